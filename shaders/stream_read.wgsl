@@ -1,0 +1,42 @@
+// Streaming read roof: every invocation sums vec4<u32> words in a grid-stride loop
+// (lane-interleaved, so neighbouring invocations read neighbouring 16-byte words), then the
+// workgroup reduces and writes one partial sum. Wrapping u32 addition keeps the result exact,
+// so the CPU can verify it. Closest in shape to what decode does: read every byte once.
+
+struct Params {
+  count: u32,      // number of vec4<u32> words
+  stride: u32,     // total invocations in the grid
+  _pad0: u32,
+  _pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> data: array<vec4<u32>>;          // (count)
+@group(0) @binding(1) var<storage, read_write> partials: array<u32>;      // (workgroups)
+@group(0) @binding(2) var<uniform> params: Params;
+
+override WG_SIZE: u32 = 256;
+
+var<workgroup> scratch: array<u32, WG_SIZE>;
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32,
+        @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+  let linear = gid.x + gid.y * nwg.x * WG_SIZE;
+  var acc = vec4<u32>(0u);
+  for (var i = linear; i < params.count; i += params.stride) {
+    acc += data[i];
+  }
+  scratch[lid] = acc.x + acc.y + acc.z + acc.w;
+  workgroupBarrier();
+  for (var s = WG_SIZE / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) {
+      scratch[lid] += scratch[lid + s];
+    }
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    partials[wid.x + wid.y * nwg.x] = scratch[0];
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The device's two roofs, measured on the device: memory bandwidth (streaming read, read+write
+ * copy, copyBufferToBuffer) and compute (FMA chains in f32 and f16, a tiled f32 matmul).
+ *
+ * Protocol: the working set is sized from the device's limits to be far larger than any cache;
+ * one warm-up, then repetitions until a minimum duration; the median is the headline and
+ * min–max the spread. Each kernel's output is checked against the CPU first: a kernel that
+ * computes the wrong thing fails the run instead of reporting a number.
+ */
+import { TokenscopeError } from '../errors.ts';
+import { readBuffer, storageBuffer, storageBufferWith, withErrorScopes } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
+import { copyKernel } from '../kernels/copy.ts';
+import { fillHash, hashSum, hashU32 } from '../kernels/fill-hash.ts';
+import { fmaExpected, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
+import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
+import { matmulF32 } from '../kernels/matmul-f32.ts';
+import { probeShapes } from '../kernels/select.ts';
+import { streamRead, sumPartials } from '../kernels/stream-read.ts';
+import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
+import type { CeilingKey, CeilingMeasurement, Ceilings } from './schema.ts';
+import { summarize } from './stats.ts';
+
+export interface CeilingOptions {
+  /** Upper bound on the bandwidth working set (bytes); the device's limits may lower it. */
+  maxWorkingSetBytes?: number;
+  protocol?: RepeatProtocol;
+  signal?: AbortSignal;
+  onProgress?: (step: string, fraction: number) => void;
+}
+
+const MiB = 1024 * 1024;
+
+/** The working set: as large as the limits allow up to the cap, a multiple of 1 MiB. */
+export function workingSetBytes(limits: { maxBufferSize: number; maxStorageBufferBindingSize: number }, cap: number): number {
+  const allowed = Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize, cap);
+  return Math.max(MiB, Math.floor(allowed / MiB) * MiB);
+}
+
+/** Measure every roof on `ctx`'s device. */
+export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}): Promise<Ceilings> {
+  const shapes = probeShapes(ctx.caps);
+  const bytes = workingSetBytes(ctx.caps.limits, opts.maxWorkingSetBytes ?? shapes.workingSetCap);
+  const protocol = opts.protocol ?? DEFAULT_PROTOCOL;
+  const timer = GpuTimer.create(ctx.device, 8);
+  const progress = opts.onProgress ?? (() => {});
+  const run = new Runner(ctx, timer, protocol, opts.signal);
+  const measurements = {} as Ceilings['measurements'];
+  const steps: [CeilingKey, string, () => Promise<CeilingMeasurement | null>][] = [
+    ['read_bandwidth_gbps', 'streaming read', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'read')],
+    ['copy_bandwidth_gbps', 'read+write copy', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'copy')],
+    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'b2b')],
+    ['f32_gflops', 'f32 FMA chains', () => measureFma(run, 'f32', shapes.fmaWorkgroups, shapes.fmaIterations)],
+    ['f16_gflops', 'f16 FMA chains', () => (ctx.caps.shaderF16 ? measureFma(run, 'f16', shapes.fmaWorkgroups, shapes.fmaIterations) : Promise.resolve(null))],
+    ['matmul_f32_gflops', 'tiled f32 matmul', () => measureMatmul(run, shapes.matmulSize)],
+  ];
+  try {
+    for (const [i, [key, name, measure]] of steps.entries()) {
+      progress(name, i / steps.length);
+      throwIfCancelled(opts.signal);
+      ctx.assertAlive();
+      measurements[key] = await withErrorScopes(ctx.device, `Measuring ${name}`, measure);
+    }
+    progress('done', 1);
+  } finally {
+    timer?.destroy();
+  }
+  return {
+    read_bandwidth_gbps: measurements.read_bandwidth_gbps!.value,
+    copy_bandwidth_gbps: measurements.copy_bandwidth_gbps!.value,
+    copy_buffer_to_buffer_gbps: measurements.copy_buffer_to_buffer_gbps!.value,
+    f32_gflops: measurements.f32_gflops!.value,
+    f16_gflops: measurements.f16_gflops?.value ?? null,
+    matmul_f32_gflops: measurements.matmul_f32_gflops!.value,
+    working_set_bytes: bytes,
+    measurements,
+  };
+}
+
+/** Times one recorded piece of GPU work per repetition, on the GPU clock when it can. */
+class Runner {
+  constructor(
+    readonly ctx: GpuContext,
+    private readonly timer: GpuTimer | null,
+    private readonly protocol: RepeatProtocol,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  get clock(): ClockKind {
+    return this.timer ? 'gpu-timestamp' : 'host';
+  }
+
+  /** One submission of `record`, timed on both clocks. */
+  async once(record: (encoder: GPUCommandEncoder, timer: GpuTimer | null) => void): Promise<RepSample> {
+    const encoder = this.ctx.device.createCommandEncoder({ label: 'ceilings' });
+    record(encoder, this.timer);
+    const commands = encoder.finish();
+    const t0 = hostNow();
+    this.ctx.device.queue.submit([commands]);
+    await this.ctx.device.queue.onSubmittedWorkDone();
+    const hostMs = hostNow() - t0;
+    const gpu = this.timer ? await this.timer.read() : [];
+    return gpu.length > 0 ? { hostMs, gpuMs: gpu[0].ns / 1e6 } : { hostMs };
+  }
+
+  async repeat(record: (encoder: GPUCommandEncoder, timer: GpuTimer | null) => void): Promise<RepSample[]> {
+    return repeat(this.protocol, () => this.once(record), this.signal);
+  }
+
+  /** Encode dispatches as one timed pass. */
+  async repeatDispatches(dispatches: Dispatch[]): Promise<RepSample[]> {
+    return this.repeat((encoder, timer) => encodeDispatches(encoder, dispatches, { timer, phase: 'probe' }));
+  }
+
+  measurement(samples: RepSample[], work: number, unit: CeilingMeasurement['unit'], shape: string): CeilingMeasurement {
+    // GB/s and GFLOP/s: 1e9 per second.
+    const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
+    const stats = summarize(values);
+    return { value: stats.p50, unit, min: stats.min, max: stats.max, samples: values, clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host', work_per_rep: work, shape, verified: true };
+  }
+}
+
+function mismatch(what: string, detail: string): TokenscopeError {
+  return new TokenscopeError(
+    'kernel-mismatch',
+    `The ${what} kernel computed the wrong result on this device (${detail}); no number is reported for it.`,
+    'This points at a driver or WebGPU implementation bug; try another browser or update the GPU driver.',
+  );
+}
+
+async function readU32(ctx: GpuContext, buffer: GPUBuffer, offset: number, bytes: number): Promise<Uint32Array> {
+  return new Uint32Array(await readBuffer(ctx.device, buffer, offset, bytes));
+}
+
+/** Streaming read, kernel copy, or copyBufferToBuffer over `bytes`, verified by re-reading what was written. */
+async function measureBandwidth(run: Runner, bytes: number, workgroupChoices: number[], mode: 'read' | 'copy' | 'b2b'): Promise<CeilingMeasurement> {
+  const { ctx } = run;
+  const words = bytes / 4;
+  const seed = 0x5eed;
+  const src = storageBuffer(ctx.device, 'ceilings.src', bytes);
+  const dst = mode === 'read' ? null : storageBuffer(ctx.device, 'ceilings.dst', bytes);
+  const maxWorkgroups = Math.max(...workgroupChoices);
+  const partials = storageBuffer(ctx.device, 'ceilings.partials', maxWorkgroups * 4);
+  const made: Dispatch[] = [];
+  try {
+    const fill = await fillHash(ctx, src, words, seed, maxWorkgroups);
+    made.push(fill);
+    await run.once((encoder) => encodeDispatches(encoder, [fill]));
+    const expected = hashSum(words, seed);
+
+    // Pick the grid this device streams fastest (CPU adapters want few long workgroups, GPUs many).
+    let best = { workgroups: workgroupChoices[0], ms: Infinity };
+    const kernelFor = async (wg: number) => {
+      const d = mode === 'copy' ? await copyKernel(ctx, src, dst!, bytes, wg) : await streamRead(ctx, src, bytes, partials, wg);
+      made.push(d);
+      return d;
+    };
+    if (mode !== 'b2b') {
+      for (const wg of workgroupChoices) {
+        const d = await kernelFor(wg);
+        await run.once((e) => encodeDispatches(e, [d]));
+        const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
+        const ms = s.gpuMs ?? s.hostMs;
+        if (ms < best.ms) best = { workgroups: wg, ms };
+      }
+    }
+    const samples =
+      mode === 'b2b'
+        ? await run.repeat((encoder, timer) => {
+            // The copy sits outside any pass, so two empty passes bracket it with timestamps.
+            const span = timer?.span('copyBufferToBuffer');
+            encoder.beginComputePass({ timestampWrites: span?.begin }).end();
+            encoder.copyBufferToBuffer(src, 0, dst!, 0, bytes);
+            encoder.beginComputePass({ timestampWrites: span?.end }).end();
+          })
+        : await run.repeatDispatches([await kernelFor(best.workgroups)]);
+
+    // Verify: what the measured kernel produced, re-read with the streaming-read kernel.
+    const checkSource = mode === 'read' ? src : dst!;
+    const check = await streamRead(ctx, checkSource, bytes, partials, maxWorkgroups);
+    made.push(check);
+    await run.once((e) => encodeDispatches(e, [check]));
+    const got = sumPartials(await readU32(ctx, partials, 0, check.workgroups[0] * check.workgroups[1] * 4));
+    if (got !== expected) throw mismatch(mode === 'read' ? 'streaming-read' : mode, `sum ${got} ≠ ${expected}`);
+    if (mode !== 'read') {
+      const sampleAt = [0, words / 2, words - 1024].map((w) => Math.floor(w));
+      for (const w of sampleAt) {
+        const got = await readU32(ctx, checkSource, w * 4, 4096);
+        for (let i = 0; i < got.length; i++) {
+          if (got[i] !== hashU32(((w + i) ^ seed) >>> 0)) throw mismatch(mode, `word ${w + i} differs`);
+        }
+      }
+    }
+    const work = mode === 'read' ? bytes : 2 * bytes;
+    const shape = mode === 'b2b' ? `copyBufferToBuffer ${bytes / MiB} MiB` : `${best.workgroups} workgroups × 256 invocations`;
+    return run.measurement(samples, work, 'GB/s', shape);
+  } finally {
+    releaseDispatches(made);
+    src.destroy();
+    dst?.destroy();
+    partials.destroy();
+  }
+}
+
+async function measureFma(run: Runner, precision: FmaPrecision, workgroups: number, iterations: number): Promise<CeilingMeasurement> {
+  const { ctx } = run;
+  const invocations = workgroups * 256;
+  const bytesPerVec = precision === 'f32' ? 16 : 8;
+  const out = storageBuffer(ctx.device, `ceilings.fma_${precision}`, invocations * bytesPerVec);
+  // f32: m = 1 makes each chain count its iterations exactly; f16 cannot count that high, so it
+  // converges to c / (1 − m) instead.
+  const m = precision === 'f32' ? 1 : 0.875;
+  const d = await fmaKernel(ctx, precision, out, workgroups, iterations, m);
+  try {
+    const samples = await run.repeatDispatches([d]);
+    const raw = await readBuffer(ctx.device, out, 0, Math.min(invocations, 64) * bytesPerVec);
+    const got = precision === 'f32' ? new Float32Array(raw) : f16ToF32(new Uint16Array(raw));
+    const tolerance = precision === 'f32' ? 1e-6 : 2e-2;
+    for (let i = 0; i < got.length / 4; i++) {
+      const want = fmaExpected(i, iterations, m);
+      for (let lane = 0; lane < 4; lane++) {
+        const g = got[i * 4 + lane];
+        if (!(Math.abs(g - want[lane]) <= tolerance * Math.max(1, Math.abs(want[lane])))) {
+          throw mismatch(`fma_${precision}`, `invocation ${i} lane ${lane}: ${g} ≠ ${want[lane]}`);
+        }
+      }
+    }
+    return run.measurement(samples, d.cost.flops, 'GFLOP/s', `${workgroups} workgroups × 256 invocations × ${iterations} iterations × 8 chains`);
+  } finally {
+    releaseDispatches([d]);
+    out.destroy();
+  }
+}
+
+async function measureMatmul(run: Runner, n: number): Promise<CeilingMeasurement> {
+  const { ctx } = run;
+  const x = seededFloats(n * n, 1);
+  const w = seededFloats(n * n, 2);
+  const X = storageBufferWith(ctx.device, 'ceilings.X', x);
+  const W = storageBufferWith(ctx.device, 'ceilings.W', w);
+  const Y = storageBuffer(ctx.device, 'ceilings.Y', n * n * 4);
+  const d = await matmulF32(ctx, 'ceilings.matmul', { X, W, Y }, { M: n, N: n, K: n });
+  try {
+    const samples = await run.repeatDispatches([d]);
+    const y = new Float32Array(await readBuffer(ctx.device, Y));
+    for (let s = 0; s < 64; s++) {
+      const r = (s * 7919) % n;
+      const c = (s * 104729 + 13) % n;
+      let ref = 0;
+      let mag = 0;
+      for (let k = 0; k < n; k++) {
+        ref += x[r * n + k] * w[c * n + k];
+        mag += Math.abs(x[r * n + k] * w[c * n + k]);
+      }
+      // f32 accumulation over n terms: |error| ≤ n·ε·Σ|x·w| in the worst case; 1e-5·Σ|x·w| is far above typical.
+      if (!(Math.abs(y[r * n + c] - ref) <= 1e-5 * mag + 1e-6)) throw mismatch('matmul_f32', `Y[${r},${c}] = ${y[r * n + c]} ≠ ${ref}`);
+    }
+    return run.measurement(samples, d.cost.flops, 'GFLOP/s', `${n}×${n}×${n}, 64×64 tiles`);
+  } finally {
+    releaseDispatches([d]);
+    X.destroy();
+    W.destroy();
+    Y.destroy();
+  }
+}
+
+/** Uniform floats in [-1, 1) from a small LCG (deterministic across runs). */
+export function seededFloats(n: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = s / 2 ** 31 - 1;
+  }
+  return out;
+}
+
+/** IEEE half → float, for reading f16 buffers. */
+export function f16ToF32(h: Uint16Array): Float32Array {
+  const out = new Float32Array(h.length);
+  for (let i = 0; i < h.length; i++) {
+    const v = h[i];
+    const sign = v & 0x8000 ? -1 : 1;
+    const exp = (v >> 10) & 0x1f;
+    const frac = v & 0x3ff;
+    out[i] = exp === 0 ? sign * 2 ** -14 * (frac / 1024) : exp === 31 ? (frac ? NaN : sign * Infinity) : sign * 2 ** (exp - 15) * (1 + frac / 1024);
+  }
+  return out;
+}

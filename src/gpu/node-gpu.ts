@@ -1,0 +1,23 @@
+/**
+ * WebGPU in Node through the `webgpu` package (Dawn). Imported only by the CLI and tests —
+ * never by browser code.
+ */
+import type { Fallbacks } from './capabilities.ts';
+import { acquireGpu, type GpuContext } from './device.ts';
+
+let gpuInstance: GPU | undefined;
+
+/** One Dawn instance per process (creating several is slow and leaks threads). */
+export async function nodeGpu(): Promise<GPU> {
+  if (!gpuInstance) {
+    const webgpu = await import('webgpu');
+    Object.assign(globalThis, webgpu.globals);
+    // Timestamps are quantized to ~65 µs by default; we want real nanoseconds.
+    gpuInstance = webgpu.create(['disable-dawn-features=timestamp_quantization']) as GPU;
+  }
+  return gpuInstance;
+}
+
+export async function acquireNodeGpu(opts: { disable?: Fallbacks; onError?: (m: string) => void } = {}): Promise<GpuContext> {
+  return acquireGpu(await nodeGpu(), { runtime: 'node', ...opts });
+}

@@ -1,0 +1,26 @@
+import { uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
+import { grid1d, gridInvocations } from './grid.ts';
+import { SHADERS } from './shaders.ts';
+
+const WG_SIZE = 256;
+
+/** Reads and writes every byte once. */
+export function copyCost(bytes: number): Cost {
+  return { flops: 0, bytes: 2 * bytes };
+}
+
+/** dst = src over `bytes` bytes, as vec4<u32> (shaders/copy.wgsl). */
+export async function copyKernel(ctx: GpuContext, src: GPUBuffer, dst: GPUBuffer, bytes: number, workgroups: number): Promise<Dispatch> {
+  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+  const params = uniformBufferWith(ctx.device, 'copy.params', new Uint32Array([bytes / 16, gridInvocations(grid, WG_SIZE), 0, 0]));
+  return makeDispatch(ctx, { name: 'copy', code: SHADERS.copy, constants: { WG_SIZE } }, {
+    owner: 'probe.copy',
+    kind: 'probe',
+    bindings: [{ buffer: src, offset: 0, size: bytes }, { buffer: dst, offset: 0, size: bytes }, params],
+    workgroups: grid,
+    owned: [params],
+    cost: copyCost(bytes),
+  });
+}

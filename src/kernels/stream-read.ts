@@ -1,0 +1,43 @@
+import { uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
+import { grid1d, gridInvocations } from './grid.ts';
+import { SHADERS } from './shaders.ts';
+
+export const STREAM_READ_WG = 256;
+
+/** Reads every byte once; writes one u32 per workgroup. */
+export function streamReadCost(bytes: number, workgroups: number): Cost {
+  return { flops: 0, bytes: bytes + workgroups * 4 };
+}
+
+/**
+ * Sum `bytes` of `data` as vec4<u32> (shaders/stream_read.wgsl) into `partials`
+ * (one u32 per workgroup; size it with `workgroups * 4`).
+ */
+export async function streamRead(
+  ctx: GpuContext,
+  data: GPUBuffer,
+  bytes: number,
+  partials: GPUBuffer,
+  workgroups: number,
+): Promise<Dispatch> {
+  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+  const total = grid[0] * grid[1];
+  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, gridInvocations(grid, STREAM_READ_WG), 0, 0]));
+  return makeDispatch(ctx, { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG } }, {
+    owner: 'probe.read',
+    kind: 'probe',
+    bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
+    workgroups: grid,
+    owned: [params],
+    cost: streamReadCost(bytes, total),
+  });
+}
+
+/** Wrapping u32 sum of the partials the kernel wrote. */
+export function sumPartials(partials: Uint32Array): number {
+  let sum = 0;
+  for (const p of partials) sum = (sum + p) >>> 0;
+  return sum;
+}

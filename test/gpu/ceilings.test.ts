@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { measureCeilings } from '../../src/bench/ceilings.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { testGpu } from './context.ts';
+
+const MiB = 1024 * 1024;
+
+describe('measured roofs', () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  it('measures every roof with verified kernels and positive numbers', async () => {
+    const c = await measureCeilings(ctx, {
+      maxWorkingSetBytes: 8 * MiB,
+      protocol: { warmup: 1, minReps: 3, maxReps: 3, minDurationMs: 0 },
+    });
+    expect(c.working_set_bytes).toBe(8 * MiB);
+    for (const key of ['read_bandwidth_gbps', 'copy_bandwidth_gbps', 'copy_buffer_to_buffer_gbps', 'f32_gflops', 'matmul_f32_gflops'] as const) {
+      const m = c.measurements[key]!;
+      expect(m.verified).toBe(true);
+      expect(m.samples).toHaveLength(3);
+      expect(c[key]).toBeGreaterThan(0);
+      expect(m.min).toBeLessThanOrEqual(m.value);
+      expect(m.max).toBeGreaterThanOrEqual(m.value);
+      expect(m.clock).toBe(ctx.caps.timestampQuery ? 'gpu-timestamp' : 'host');
+    }
+    if (ctx.caps.shaderF16) expect(c.f16_gflops).toBeGreaterThan(0);
+    else expect(c.f16_gflops).toBeNull();
+    expect(ctx.uncaptured).toEqual([]);
+  });
+
+  it('falls back to the host clock without timestamp-query', async () => {
+    const plain = await testGpu(new Set(['timestamp-query', 'shader-f16']));
+    try {
+      const c = await measureCeilings(plain, {
+        maxWorkingSetBytes: 4 * MiB,
+        protocol: { warmup: 0, minReps: 2, maxReps: 2, minDurationMs: 0 },
+      });
+      expect(c.measurements.read_bandwidth_gbps!.clock).toBe('host');
+      expect(c.f16_gflops).toBeNull();
+    } finally {
+      plain.destroy();
+    }
+  });
+});
