@@ -1,0 +1,146 @@
+/**
+ * Roofline model (Williams, Waterman & Patterson, CACM 2009) and the decode ceiling it implies.
+ * Units: FLOP/s, bytes/s, FLOP/byte, ms. Definitions: docs/METRICS.md § Roofline.
+ */
+import { requirePositive } from './stats.ts';
+
+export type Bound = 'memory-bound' | 'compute-bound' | 'overhead-bound';
+
+/** Peak compute and memory bandwidth of one device (ideally measured on it). */
+export interface Roofs {
+  computeFlopsPerS: number;
+  bandwidthBytesPerS: number;
+}
+
+/** What one phase (prefill, a decode step, a kernel) did and how long it took. */
+export interface PhaseWork {
+  flops: number;
+  /** Bytes moved to and from device memory. */
+  bytes: number;
+  ms: number;
+}
+
+export interface Verdict {
+  bound: Bound;
+  /** One plain sentence with the numbers behind the verdict. */
+  sentence: string;
+  achievedFlopsPerS: number;
+  achievedBytesPerS: number;
+  /** achieved FLOP/s ÷ compute roof. */
+  computeShare: number;
+  /** achieved bytes/s ÷ bandwidth roof. */
+  bandwidthShare: number;
+  /** FLOP per byte. */
+  intensity: number;
+  ridgePoint: number;
+  /** Roofline time: the phase cannot run faster than this, ms. */
+  floorMs: number;
+  /** floorMs ÷ ms = max(computeShare, bandwidthShare): share of the roofline's speed reached. */
+  efficiency: number;
+}
+
+/** Below this share of the roofline's prediction, neither roof explains the time. */
+export const OVERHEAD_BOUND_BELOW = 0.5;
+
+/** Arithmetic intensity = FLOPs / bytes moved to and from device memory (FLOP/byte). */
+export function arithmeticIntensity(flops: number, bytes: number): number {
+  requirePositive({ bytes });
+  return flops / bytes;
+}
+
+/**
+ * Intensity of a (quantized) weight-streaming matrix-vector product: 2·batch FLOPs per weight over
+ * the bytes per weight (Q4_0: 18/32 bytes, so 2 / 0.5625 ≈ 3.56 FLOP/byte; batch B multiplies it by B).
+ */
+export function matvecIntensity(bytesPerWeight: number, batch = 1): number {
+  requirePositive({ bytesPerWeight, batch });
+  return (2 * batch) / bytesPerWeight;
+}
+
+/** Attainable FLOP/s = min(compute roof, bandwidth × intensity). */
+export function attainableFlopsPerS(intensity: number, computeFlopsPerS: number, bandwidthBytesPerS: number): number {
+  requirePositive({ computeFlopsPerS, bandwidthBytesPerS });
+  return Math.min(computeFlopsPerS, bandwidthBytesPerS * intensity);
+}
+
+/** Ridge point = compute roof / bandwidth (FLOP/byte): below it a kernel is memory-bound. */
+export function ridgePoint(computeFlopsPerS: number, bandwidthBytesPerS: number): number {
+  requirePositive({ computeFlopsPerS, bandwidthBytesPerS });
+  return computeFlopsPerS / bandwidthBytesPerS;
+}
+
+/** Decode ceiling (tokens/s) = bandwidth / bytes read per token (weights + KV cache + activations). */
+export function decodeCeilingTokensPerS(bandwidthBytesPerS: number, bytesPerToken: number): number {
+  requirePositive({ bandwidthBytesPerS, bytesPerToken });
+  return bandwidthBytesPerS / bytesPerToken;
+}
+
+/** Decode efficiency = observed decode tokens/s ÷ the bandwidth ceiling. */
+export function decodeEfficiency(observedTokensPerS: number, ceilingTokensPerS: number): number {
+  requirePositive({ ceilingTokensPerS });
+  return observedTokensPerS / ceilingTokensPerS;
+}
+
+/** Per-token overhead (ms) = TPOT − bytes per token / bandwidth: the time the bytes do not explain. */
+export function perTokenOverheadMs(tpotMs: number, bytesPerToken: number, bandwidthBytesPerS: number): number {
+  requirePositive({ bandwidthBytesPerS });
+  return tpotMs - (1000 * bytesPerToken) / bandwidthBytesPerS;
+}
+
+/** KV-cache bytes one decode token reads at a context depth = 2 (K and V) · layers · kv_heads · head_dim · bytes/element · depth. */
+export function kvCacheBytesRead(layers: number, kvHeads: number, headDim: number, bytesPerElement: number, depth: number): number {
+  return 2 * layers * kvHeads * headDim * bytesPerElement * depth;
+}
+
+const percent = (x: number) => `${(100 * x).toFixed(0)}%`;
+const giga = (x: number) => (x / 1e9).toFixed(2);
+
+/**
+ * Which roof limits a phase, by this rule:
+ * floor = max(flops / compute roof, bytes / bandwidth) is the fastest the roofline allows and
+ * efficiency = floor / measured time (= the larger of the two achieved shares of peak).
+ * - efficiency < {@link OVERHEAD_BOUND_BELOW} (50%): **overhead-bound** — the phase is more than twice
+ *   as slow as either roof predicts, so launches, synchronisation or kernel quality set the time;
+ * - otherwise **memory-bound** when the bytes term is the larger (intensity ≤ ridge point), else
+ *   **compute-bound**.
+ */
+export function verdict(phase: PhaseWork, roofs: Roofs): Verdict {
+  requirePositive({ ms: phase.ms, ...roofs });
+  const { computeFlopsPerS, bandwidthBytesPerS } = roofs;
+  const computeMs = (1000 * phase.flops) / computeFlopsPerS;
+  const memoryMs = (1000 * phase.bytes) / bandwidthBytesPerS;
+  const floorMs = Math.max(computeMs, memoryMs);
+  const achievedFlopsPerS = phase.flops / (phase.ms / 1000);
+  const achievedBytesPerS = phase.bytes / (phase.ms / 1000);
+  const computeShare = achievedFlopsPerS / computeFlopsPerS;
+  const bandwidthShare = achievedBytesPerS / bandwidthBytesPerS;
+  const efficiency = floorMs / phase.ms;
+  const intensity = arithmeticIntensity(phase.flops, phase.bytes);
+  const ridge = ridgePoint(computeFlopsPerS, bandwidthBytesPerS);
+  const timing = `the phase took ${phase.ms.toFixed(2)} ms against a ${floorMs.toFixed(2)} ms roofline floor`;
+  const at = `at ${intensity.toFixed(2)} FLOP/byte (ridge point ${ridge.toFixed(2)})`;
+
+  let bound: Bound;
+  let sentence: string;
+  if (efficiency < OVERHEAD_BOUND_BELOW) {
+    bound = 'overhead-bound';
+    sentence =
+      `Overhead-bound: ${timing} (${percent(efficiency)} of the speed the roofs allow), reaching only ` +
+      `${percent(bandwidthShare)} of peak bandwidth and ${percent(computeShare)} of peak compute, ` +
+      'so launches, synchronisation or kernel inefficiency set the time, not the hardware.';
+  } else if (memoryMs >= computeMs) {
+    bound = 'memory-bound';
+    sentence =
+      `Memory-bound: ${giga(achievedBytesPerS)} GB/s of ${giga(bandwidthBytesPerS)} GB/s peak bandwidth ` +
+      `(${percent(bandwidthShare)}) ${at}; ${timing}.`;
+  } else {
+    bound = 'compute-bound';
+    sentence =
+      `Compute-bound: ${giga(achievedFlopsPerS)} GFLOP/s of ${giga(computeFlopsPerS)} GFLOP/s peak compute ` +
+      `(${percent(computeShare)}) ${at}; ${timing}.`;
+  }
+  return {
+    bound, sentence, achievedFlopsPerS, achievedBytesPerS, computeShare, bandwidthShare,
+    intensity, ridgePoint: ridge, floorMs, efficiency,
+  };
+}
