@@ -1,0 +1,150 @@
+/**
+ * Seeded synthetic serving workloads: arrival times as vLLM `bench serve` draws them, and prompt /
+ * output lengths from simple distributions. Everything is a pure function of the spec and its seed.
+ */
+import { TokenscopeError } from '../errors.ts';
+
+/** A uniform draw in [0, 1). */
+export type Random = () => number;
+
+/** One request of a workload, as the scheduler receives it. */
+export interface ServeRequest {
+  id: number;
+  /** ms after the start of the run. */
+  arrivalMs: number;
+  /** Prompt token ids. */
+  prompt: number[];
+  /** Target output length; the request finishes there (or earlier at EOS when the scheduler stops at EOS). */
+  maxOutputTokens: number;
+}
+
+/** Token-length distributions; every draw is an integer ≥ 1. */
+export type LengthDistribution =
+  | { kind: 'fixed'; tokens: number }
+  /** Uniform over the integers min..max, both included. */
+  | { kind: 'uniform'; min: number; max: number }
+  /** round(median · e^(σ·Z)), Z ~ N(0, 1), clamped to [1, max]. */
+  | { kind: 'lognormal'; median: number; sigma: number; max: number };
+
+export interface WorkloadSpec {
+  requests: number;
+  /** Requests per second; `Infinity` sends every request at t = 0. */
+  rate: number;
+  /** Gamma shape of the inter-arrival gaps: 1 = Poisson, < 1 burstier, `Infinity` = evenly spaced. Default 1. */
+  burstiness?: number;
+  prompt: LengthDistribution;
+  output: LengthDistribution;
+  /** Prompt ids are drawn uniformly from 0..vocabSize − 1. */
+  vocabSize: number;
+  /** Any integer; streams use it mod 2³². */
+  seed: number;
+}
+
+/**
+ * mulberry32 (Tommy Ettinger, public domain): a 32-bit state advanced by 0x6D2B79F5 and hashed to
+ * the output; period 2³², ample for workloads of thousands of requests. Returns u32 / 2³² ∈ [0, 1).
+ */
+export function mulberry32(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 15), z | 1);
+    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    return ((z ^ (z >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** Standard normal by Box–Muller: √(−2 ln U₁) · cos(2π U₂), with U₁ ∈ (0, 1]. */
+export function sampleNormal(random: Random): number {
+  const u1 = 1 - random();
+  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * random());
+}
+
+/**
+ * Gamma(shape k, scale θ) by Marsaglia & Tsang (2000): for k ≥ 1, d = k − 1/3, c = 1/√(9d);
+ * draw Z ~ N(0, 1), v = (1 + cZ)³, accept d·v when v > 0 and ln U < Z²/2 + d − d·v + d·ln v
+ * (squeeze U < 1 − 0.0331·Z⁴ first). For k < 1, Gamma(k) = Gamma(k + 1) · U^(1/k).
+ */
+export function sampleGamma(random: Random, shape: number, scale: number): number {
+  if (!(shape > 0 && scale > 0)) {
+    throw new TokenscopeError('bad-input', `gamma needs shape > 0 and scale > 0, got ${shape} and ${scale}`);
+  }
+  if (shape < 1) return sampleGamma(random, shape + 1, scale) * (1 - random()) ** (1 / shape);
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    const z = sampleNormal(random);
+    const v = (1 + c * z) ** 3;
+    if (v <= 0) continue;
+    const u = 1 - random();
+    if (u < 1 - 0.0331 * z ** 4 || Math.log(u) < (z * z) / 2 + d - d * v + d * Math.log(v)) return d * v * scale;
+  }
+}
+
+function requireInteger(name: string, value: number, min: number): void {
+  if (!(Number.isInteger(value) && value >= min)) {
+    throw new TokenscopeError('bad-input', `${name} must be an integer ≥ ${min}, got ${value}`);
+  }
+}
+
+/** One draw from a length distribution (see {@link LengthDistribution}). */
+export function sampleLength(random: Random, dist: LengthDistribution): number {
+  switch (dist.kind) {
+    case 'fixed':
+      requireInteger('fixed length', dist.tokens, 1);
+      return dist.tokens;
+    case 'uniform':
+      requireInteger('uniform min', dist.min, 1);
+      requireInteger('uniform max', dist.max, dist.min);
+      return dist.min + Math.floor(random() * (dist.max - dist.min + 1));
+    case 'lognormal':
+      requireInteger('lognormal max', dist.max, 1);
+      if (!(dist.median > 0 && dist.sigma >= 0)) {
+        throw new TokenscopeError('bad-input', `lognormal needs median > 0 and sigma ≥ 0, got ${dist.median} and ${dist.sigma}`);
+      }
+      return Math.min(dist.max, Math.max(1, Math.round(dist.median * Math.exp(dist.sigma * sampleNormal(random)))));
+  }
+}
+
+/**
+ * Arrival times (ms from the start) of n requests, with vLLM's `get_request` semantics:
+ * rate = ∞ → all at 0; burstiness = ∞ → gaps of exactly 1/rate; otherwise gaps (s) are drawn
+ * i.i.d. from Gamma(shape = burstiness, scale = 1 / (rate · burstiness)) — mean 1/rate, CV² = 1/burstiness —
+ * and the first request also waits one gap. The cumulative times are then multiplied by
+ * (n / rate) / (their last value), so the last request arrives at exactly n / rate seconds
+ * (vLLM does this to remove the 1–2% seed-to-seed spread in total duration).
+ */
+export function arrivalTimesMs(n: number, rate: number, burstiness: number, random: Random): number[] {
+  requireInteger('request count', n, 1);
+  if (!(rate > 0) || !(burstiness > 0)) {
+    throw new TokenscopeError('bad-input', `rate and burstiness must be > 0, got ${rate} and ${burstiness}`, 'Use rate Infinity to send everything at once.');
+  }
+  if (rate === Infinity) return new Array<number>(n).fill(0);
+  const times: number[] = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    t += burstiness === Infinity ? 1 / rate : sampleGamma(random, burstiness, 1 / (rate * burstiness));
+    times.push(t);
+  }
+  const factor = (1000 * (n / rate)) / t;
+  return times.map((x) => x * factor);
+}
+
+/**
+ * The workload of a spec. Arrivals, prompt lengths, output lengths and prompt ids each use their own
+ * mulberry32 stream (seed + k·0x9E3779B9), so changing one distribution leaves the others' draws unchanged.
+ */
+export function generateWorkload(spec: WorkloadSpec): ServeRequest[] {
+  requireInteger('vocabulary size', spec.vocabSize, 1);
+  if (!Number.isInteger(spec.seed)) throw new TokenscopeError('bad-input', `seed must be an integer, got ${spec.seed}`);
+  const stream = (k: number) => mulberry32(spec.seed + k * 0x9e3779b9);
+  const [arrivals, promptLengths, outputLengths, promptIds] = [0, 1, 2, 3].map(stream);
+  const times = arrivalTimesMs(spec.requests, spec.rate, spec.burstiness ?? 1, arrivals);
+  return times.map((arrivalMs, id) => ({
+    id,
+    arrivalMs,
+    prompt: Array.from({ length: sampleLength(promptLengths, spec.prompt) }, () => Math.floor(promptIds() * spec.vocabSize)),
+    maxOutputTokens: sampleLength(outputLengths, spec.output),
+  }));
+}

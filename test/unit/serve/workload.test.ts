@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { mean, stdPopulation } from '../../../src/bench/stats.ts';
+import { isTokenscopeError } from '../../../src/errors.ts';
+import {
+  arrivalTimesMs, generateWorkload, mulberry32, sampleGamma, sampleLength, type WorkloadSpec,
+} from '../../../src/serve/workload.ts';
+
+const spec: WorkloadSpec = {
+  requests: 50, rate: 4, burstiness: 1, seed: 42, vocabSize: 32000,
+  prompt: { kind: 'uniform', min: 16, max: 256 },
+  output: { kind: 'lognormal', median: 64, sigma: 0.5, max: 512 },
+};
+
+const gaps = (times: number[]) => times.map((t, i) => t - (i === 0 ? 0 : times[i - 1]));
+const cv = (xs: number[]) => stdPopulation(xs) / mean(xs);
+
+describe('mulberry32', () => {
+  it('is deterministic per seed and stays in [0, 1)', () => {
+    const a = mulberry32(7);
+    const b = mulberry32(7);
+    const draws = Array.from({ length: 1000 }, () => a());
+    expect(draws).toEqual(Array.from({ length: 1000 }, () => b()));
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...draws)).toBeLessThan(1);
+    expect(mean(draws)).toBeCloseTo(0.5, 1);
+    expect(mulberry32(8)()).not.toBe(mulberry32(7)());
+  });
+});
+
+describe('Marsaglia–Tsang gamma', () => {
+  // Gamma(k, θ): mean kθ, CV² = 1/k.
+  it.each([[0.25], [0.5], [1], [4]])('shape %d: mean kθ and CV² = 1/k over 50k draws', (k) => {
+    const random = mulberry32(1);
+    const theta = 1 / (3 * k); // rate 3 req/s, burstiness k
+    const xs = Array.from({ length: 50_000 }, () => sampleGamma(random, k, theta));
+    expect(Math.abs(mean(xs) - 1 / 3) / (1 / 3)).toBeLessThan(0.03);
+    expect(Math.abs(cv(xs) ** 2 - 1 / k) * k).toBeLessThan(0.06);
+  });
+});
+
+describe('arrivals (vLLM get_request semantics)', () => {
+  it('rate = Infinity sends everything at 0', () => {
+    expect(arrivalTimesMs(5, Infinity, 1, mulberry32(1))).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('the last arrival lands at exactly N / rate, and the mean gap is 1 / rate', () => {
+    const times = arrivalTimesMs(200, 5, 1, mulberry32(3));
+    expect(times[199]).toBeCloseTo(40_000, 9); // 200 / 5 req/s = 40 s
+    expect(mean(gaps(times))).toBeCloseTo(200, 9); // 1 / 5 s
+    expect(times[0]).toBeGreaterThan(0); // the first request also waits one gap
+  });
+
+  it('burstiness sets the CV of the gaps: CV² = 1 / burstiness (rescaling does not change it)', () => {
+    for (const [b, expected] of [[0.25, 2], [1, 1], [4, 0.5]]) {
+      const g = gaps(arrivalTimesMs(20_000, 10, b, mulberry32(11)));
+      expect(Math.abs(cv(g) - expected) / expected).toBeLessThan(0.05);
+    }
+  });
+
+  it('burstiness = Infinity spaces requests evenly', () => {
+    expect(arrivalTimesMs(4, 2, Infinity, mulberry32(1))).toEqual([500, 1000, 1500, 2000]);
+  });
+
+  it('rejects a non-positive rate or burstiness', () => {
+    for (const [rate, b] of [[0, 1], [-1, 1], [1, 0]]) {
+      try {
+        arrivalTimesMs(3, rate, b, mulberry32(1));
+        expect.unreachable();
+      } catch (e) {
+        expect(isTokenscopeError(e, 'bad-input')).toBe(true);
+      }
+    }
+  });
+});
+
+describe('lengths', () => {
+  it('fixed, uniform (both ends included) and clamped log-normal', () => {
+    const random = mulberry32(5);
+    expect(sampleLength(random, { kind: 'fixed', tokens: 128 })).toBe(128);
+    const uniform = Array.from({ length: 5000 }, () => sampleLength(random, { kind: 'uniform', min: 3, max: 6 }));
+    expect(new Set(uniform)).toEqual(new Set([3, 4, 5, 6]));
+    const logn = Array.from({ length: 5001 }, () => sampleLength(random, { kind: 'lognormal', median: 100, sigma: 1, max: 400 }));
+    const sorted = [...logn].sort((a, b) => a - b);
+    expect(Math.abs(sorted[2500] - 100)).toBeLessThanOrEqual(5);
+    expect(Math.max(...logn)).toBe(400);
+    expect(Math.min(...logn)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('rejects an empty uniform range', () => {
+    expect(() => sampleLength(mulberry32(1), { kind: 'uniform', min: 5, max: 4 })).toThrow(/uniform max/);
+  });
+});
+
+describe('generateWorkload', () => {
+  it('is a pure function of the spec and seed', () => {
+    expect(generateWorkload(spec)).toEqual(generateWorkload(spec));
+    expect(generateWorkload({ ...spec, seed: 43 })).not.toEqual(generateWorkload(spec));
+  });
+
+  it('gives ids in arrival order, prompt ids inside the vocabulary, lengths inside their ranges', () => {
+    const w = generateWorkload(spec);
+    expect(w.map((r) => r.id)).toEqual([...Array(50).keys()]);
+    expect(w[49].arrivalMs).toBeCloseTo(12_500, 9); // 50 / 4 req/s
+    for (const r of w) {
+      expect(r.prompt.length).toBeGreaterThanOrEqual(16);
+      expect(r.prompt.length).toBeLessThanOrEqual(256);
+      expect(r.prompt.every((t) => Number.isInteger(t) && t >= 0 && t < 32000)).toBe(true);
+      expect(r.maxOutputTokens).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('changing the output distribution leaves arrivals and prompts unchanged', () => {
+    const a = generateWorkload(spec);
+    const b = generateWorkload({ ...spec, output: { kind: 'fixed', tokens: 10 } });
+    expect(b.map((r) => [r.arrivalMs, r.prompt])).toEqual(a.map((r) => [r.arrivalMs, r.prompt]));
+    expect(b.every((r) => r.maxOutputTokens === 10)).toBe(true);
+  });
+});
