@@ -32,7 +32,9 @@ describe('percentile (numpy linear)', () => {
   });
 
   it('matches numpy to the last bit where numpy interpolates from the upper end', () => {
-    // numpy: np.percentile(range(1, 11), 95) == 9.549999999999999 (b − (b − a)·(1 − t) with t = 0.55).
+    // numpy computes b − (b − a)·(1 − t) for t ≥ 0.5: np.percentile(x, 66) == 6.658, where the
+    // one-sided a + (b − a)·t would give 6.6579999999999995.
+    expect(percentile([3.1, 1.2, 9.9, 4.4, 7.0, 2.5, 8.8, 6.1], 66)).toBe(6.658);
     expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)).toBe(9.549999999999999);
   });
 

@@ -3,6 +3,7 @@ import { isTokenscopeError, TokenscopeError } from '../../../src/errors.ts';
 import {
   requestTiming, runServe, type Clock, type SchedulerOptions, type ServingEngine, type StepPlan,
 } from '../../../src/serve/scheduler.ts';
+import { serveResultOfTrace, sloAttainment } from '../../../src/serve/metrics.ts';
 import type { ServeRequest } from '../../../src/serve/workload.ts';
 
 /** Time moves only when the engine works or the scheduler sleeps. */
@@ -230,6 +231,30 @@ describe('failures', () => {
     const clock = new FakeClock();
     await expect(runServe([req(0, 0, 1, 1), req(0, 1, 1, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 4 }))
       .rejects.toThrow(/appears twice/);
+  });
+});
+
+describe('goodput of a scheduled run', () => {
+  it('matches the hand-worked numbers', async () => {
+    // A (2-token prompt, 2 outputs) at 0: tokens at 10, 20 → TTFT 10, TPOT 10.
+    // B at 25: its prefill step fails. C (2-token prompt, 1 output) at 40: token at 50 → TTFT 10, TPOT counts 0.
+    // Run ends at 50 ms. SLO TTFT ≤ 10, TPOT ≤ 5: A misses TPOT, C is good → goodput 1 / 0.05 s = 20 req/s.
+    const { trace } = await serve(
+      [req(0, 0, 2, 2), req(1, 25, 2, 3), req(2, 40, 2, 1)],
+      2,
+      { maxTokensPerStep: 16, chunkSize: 16 },
+      { failStep: { index: 2, message: 'GPU device lost' } },
+    );
+    const slo = { ttft: 10, tpot: 5 };
+    const result = serveResultOfTrace(trace, slo);
+    expect(result).toMatchObject({
+      completed: 2, failed: 1, duration: 0.05,
+      request_throughput: 40, request_goodput: 20,
+      total_input_tokens: 4, total_output_tokens: 3, output_throughput: 60, total_token_throughput: 140,
+      mean_ttft_ms: 10, mean_tpot_ms: 10, errors: ['', 'GPU device lost', ''],
+    });
+    // Attainment counts the failure: 1 good of 3.
+    expect(sloAttainment(trace.requests.map(requestTiming), slo)).toBeCloseTo(1 / 3, 12);
   });
 });
 

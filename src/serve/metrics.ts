@@ -1,0 +1,293 @@
+/**
+ * Serving metrics in vLLM `bench serve`'s result layout, goodput against SLOs, capacity search
+ * (DistServe) and vLLM's printed summary. Per-request formulas come from bench/metrics.ts.
+ */
+import {
+  e2elMs, formatFixed, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs,
+  type LatencyMetric, type LatencyStats, type RequestTiming,
+} from '../bench/metrics.ts';
+import { percentileNearestRank } from '../bench/stats.ts';
+import { TokenscopeError } from '../errors.ts';
+import { requestTiming, type ServeTrace } from './scheduler.ts';
+
+/** Service-level objectives in ms; a request is good only if it meets every one given. */
+export interface Slo {
+  ttft?: number;
+  tpot?: number;
+  e2el?: number;
+}
+
+/**
+ * vLLM's result JSON. Units as vLLM writes them: `duration` and the per-request arrays `ttfts`,
+ * `itls`, `latencies` in seconds, the `*_ms` aggregates in ms. Arrays cover every request in order;
+ * a failed request has latency 0, output length 0, its TTFT and ITLs only if tokens came before it
+ * failed, and its message in `errors` ('' when it succeeded) — as vLLM fills them.
+ */
+export interface ServeResult extends LatencyStats {
+  completed: number;
+  failed: number;
+  duration: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  /** completed / duration. */
+  request_throughput: number;
+  /** good requests / duration; null without SLOs, as vLLM writes it without --goodput. */
+  request_goodput: number | null;
+  /** Σ output tokens / duration. */
+  output_throughput: number;
+  /** (Σ prompt + Σ output tokens) / duration. */
+  total_token_throughput: number;
+  input_lens: number[];
+  output_lens: number[];
+  ttfts: number[];
+  itls: number[][];
+  latencies: number[];
+  errors: string[];
+}
+
+/**
+ * Good = completed and TTFT ≤ slo.ttft, TPOT ≤ slo.tpot (TPOT counts as 0 for a one-token output,
+ * as vLLM does), E2EL ≤ slo.e2el — each only when given.
+ */
+export function meetsSlo(r: RequestTiming, slo: Slo): boolean {
+  if (!isCompleted(r)) return false;
+  const within = (limit: number | undefined, value: number) => limit === undefined || value <= limit;
+  return within(slo.ttft, ttftMs(r) as number) && within(slo.tpot, tpotMs(r) ?? 0) && within(slo.e2el, e2elMs(r) as number);
+}
+
+function requireRequests(timings: readonly RequestTiming[]): void {
+  if (timings.length === 0) throw new TokenscopeError('bad-input', 'no requests to measure', 'Run at least one request.');
+}
+
+/**
+ * SLO attainment = good / (completed + failed): errors count against it, as AIPerf counts them
+ * (vLLM's goodput divides by time instead and so ignores them).
+ */
+export function sloAttainment(timings: readonly RequestTiming[], slo: Slo): number {
+  requireRequests(timings);
+  return timings.filter((r) => meetsSlo(r, slo)).length / timings.length;
+}
+
+/** Error rate = failed / (completed + failed). */
+export function errorRate(timings: readonly RequestTiming[]): number {
+  requireRequests(timings);
+  return timings.filter((r) => !isCompleted(r)).length / timings.length;
+}
+
+/** vLLM's `bench serve` result for requests that ran for `durationS` seconds in all. */
+export function serveResult(timings: readonly RequestTiming[], durationS: number, slo?: Slo): ServeResult {
+  requireRequests(timings);
+  if (!(durationS > 0)) throw new TokenscopeError('bad-input', `duration must be > 0 s, got ${durationS}`);
+  const done = timings.filter(isCompleted);
+  const totalInput = done.reduce((sum, r) => sum + r.promptTokens, 0);
+  const totalOutput = done.reduce((sum, r) => sum + outputTokens(r), 0);
+  return {
+    completed: done.length,
+    failed: timings.length - done.length,
+    duration: durationS,
+    total_input_tokens: totalInput,
+    total_output_tokens: totalOutput,
+    request_throughput: done.length / durationS,
+    request_goodput: slo === undefined ? null : timings.filter((r) => meetsSlo(r, slo)).length / durationS,
+    output_throughput: totalOutput / durationS,
+    total_token_throughput: (totalInput + totalOutput) / durationS,
+    ...latencyStats(timings),
+    input_lens: timings.map((r) => r.promptTokens),
+    output_lens: timings.map((r) => (isCompleted(r) ? outputTokens(r) : 0)),
+    ttfts: timings.map((r) => (ttftMs(r) ?? 0) / 1000),
+    itls: timings.map((r) => itlsMs(r).map((ms) => ms / 1000)),
+    latencies: timings.map((r) => (isCompleted(r) ? (e2elMs(r) as number) / 1000 : 0)),
+    errors: timings.map((r) => r.error ?? ''),
+  };
+}
+
+/** {@link serveResult} of a scheduler run; duration = run end − run start. */
+export function serveResultOfTrace(trace: ServeTrace, slo?: Slo): ServeResult {
+  return serveResult(trace.requests.map(requestTiming), (trace.tEnd - trace.tStart) / 1000, slo);
+}
+
+/** MLPerf Inference server-scenario limits (p99 TTFT / p99 TPOT, ms), from docs/METRICS.md. */
+export const MLPERF_SLOS = {
+  'llama2-70b': { ttft: 2000, tpot: 200 },
+  'llama2-70b-interactive': { ttft: 450, tpot: 40 },
+  'llama3.1-8b': { ttft: 2000, tpot: 100 },
+  'llama3.1-8b-interactive': { ttft: 500, tpot: 30 },
+  'llama3.1-405b': { ttft: 6000, tpot: 175 },
+  'llama3.1-405b-interactive': { ttft: 4500, tpot: 80 },
+  'mixtral-8x7b': { ttft: 2000, tpot: 200 },
+} as const satisfies Record<string, Required<Pick<Slo, 'ttft' | 'tpot'>>>;
+export type MlperfPreset = keyof typeof MLPERF_SLOS;
+
+/** MLPerf's minimum run length for a valid server-scenario result. */
+export const MLPERF_MIN_DURATION_S = 600;
+
+export interface MlperfCheck {
+  /** Nearest-rank p99 (MLPerf's percentile) over completed requests, ms. */
+  p99TtftMs: number;
+  /** Over completed requests with more than one output token; 0 when there are none. */
+  p99TpotMs: number;
+  withinLimits: boolean;
+  /** The run lasted at least {@link MLPERF_MIN_DURATION_S}. */
+  longEnough: boolean;
+}
+
+/** MLPerf's pass rule: both p99s within the preset's limits (and, for a valid result, ≥ 10 minutes). */
+export function mlperfCheck(timings: readonly RequestTiming[], preset: MlperfPreset, durationS: number): MlperfCheck {
+  const done = timings.filter(isCompleted);
+  if (done.length === 0) throw new TokenscopeError('bad-input', 'no completed requests to check', 'Fix the failing requests first.');
+  const tpots = done.map(tpotMs).filter((x): x is number => x !== undefined);
+  const p99TtftMs = percentileNearestRank(done.map((r) => ttftMs(r) as number), 99);
+  const p99TpotMs = tpots.length > 0 ? percentileNearestRank(tpots, 99) : 0;
+  const limits = MLPERF_SLOS[preset];
+  return { p99TtftMs, p99TpotMs, withinLimits: p99TtftMs <= limits.ttft && p99TpotMs <= limits.tpot, longEnough: durationS >= MLPERF_MIN_DURATION_S };
+}
+
+const SLO_HINT = `Write metric=ms pairs such as "ttft=500,tpot=50" (metrics ttft, tpot, e2el), or a preset: ${Object.keys(MLPERF_SLOS).join(', ')}.`;
+
+/**
+ * Parse "ttft=500,tpot=50" (vLLM's "ttft:500 tpot:50" also works) or an MLPerf preset name into
+ * an {@link Slo}. Values are ms, non-negative; each metric at most once.
+ */
+export function parseSlo(text: string): Slo {
+  const trimmed = text.trim();
+  if (trimmed in MLPERF_SLOS) return { ...MLPERF_SLOS[trimmed as MlperfPreset] };
+  const pairs = trimmed.split(/[\s,]+/).filter((p) => p !== '');
+  if (pairs.length === 0) throw new TokenscopeError('bad-input', 'the SLO is empty', SLO_HINT);
+  const slo: Slo = {};
+  for (const pair of pairs) {
+    const match = /^([a-z0-9]+)[=:](.*)$/i.exec(pair);
+    if (!match) throw new TokenscopeError('bad-input', `"${pair}" is not a metric=ms pair`, SLO_HINT);
+    const key = match[1].toLowerCase();
+    if (key !== 'ttft' && key !== 'tpot' && key !== 'e2el') throw new TokenscopeError('bad-input', `unknown SLO metric "${match[1]}"`, SLO_HINT);
+    if (slo[key] !== undefined) throw new TokenscopeError('bad-input', `SLO metric "${key}" is given twice`, SLO_HINT);
+    const value = match[2].trim() === '' ? NaN : Number(match[2]);
+    if (!(value >= 0 && Number.isFinite(value))) {
+      throw new TokenscopeError('bad-input', `SLO value "${match[2]}" for ${key} is not a non-negative number of ms`, SLO_HINT);
+    }
+    slo[key] = value;
+  }
+  return slo;
+}
+
+/** SLO attainment measured at one arrival rate (req/s). */
+export interface RateProbe {
+  rate: number;
+  attainment: number;
+}
+
+export interface CapacityResult {
+  /** Highest rate known to meet the target; null when even `lo` misses it. */
+  rate: number | null;
+  /** 'found' inside [lo, hi]; 'below-range' when lo fails; 'above-range' when hi already passes (capacity ≥ hi). */
+  status: 'found' | 'below-range' | 'above-range';
+  /** The final bracket: lo meets the target, hi does not (when found). */
+  lo: number;
+  hi: number;
+  probes: RateProbe[];
+}
+
+/**
+ * DistServe's capacity ("per-GPU goodput"): the highest arrival rate whose SLO attainment is ≥ target,
+ * by bisection over [lo, hi], assuming attainment falls as the rate rises. Runs lo and hi first, then
+ * `iterations` midpoints: the bracket shrinks to (hi − lo) / 2^iterations.
+ */
+export async function findCapacity(
+  runAtRate: (rate: number) => Promise<number>,
+  options: { lo: number; hi: number; target?: number; iterations?: number },
+): Promise<CapacityResult> {
+  const { target = 0.9, iterations = 6 } = options;
+  let { lo, hi } = options;
+  if (!(lo > 0 && hi > lo && Number.isFinite(hi))) throw new TokenscopeError('bad-input', `rate range needs 0 < lo < hi, got ${lo}..${hi}`);
+  if (!(target > 0 && target <= 1)) throw new TokenscopeError('bad-input', `attainment target ${target} is outside (0, 1]`, 'DistServe uses 0.9.');
+  if (!(Number.isInteger(iterations) && iterations >= 0)) throw new TokenscopeError('bad-input', `iterations must be an integer ≥ 0, got ${iterations}`);
+  const probes: RateProbe[] = [];
+  const meets = async (rate: number) => {
+    const attainment = await runAtRate(rate);
+    probes.push({ rate, attainment });
+    return attainment >= target;
+  };
+  if (!(await meets(lo))) return { rate: null, status: 'below-range', lo, hi, probes };
+  if (await meets(hi)) return { rate: hi, status: 'above-range', lo, hi, probes };
+  for (let i = 0; i < iterations; i++) {
+    const mid = (lo + hi) / 2;
+    if (await meets(mid)) lo = mid;
+    else hi = mid;
+  }
+  return { rate: lo, status: 'found', lo, hi, probes };
+}
+
+/** Run each rate in increasing order; the probes come back sorted by rate. */
+export async function sweepRates(runAtRate: (rate: number) => Promise<number>, rates: readonly number[]): Promise<RateProbe[]> {
+  const probes: RateProbe[] = [];
+  for (const rate of [...rates].sort((a, b) => a - b)) probes.push({ rate, attainment: await runAtRate(rate) });
+  return probes;
+}
+
+/**
+ * Capacity from a sweep: scanning up from the lowest rate, the last rate meeting the target before
+ * the first that misses it (a lucky pass above a miss does not count); null if the lowest misses.
+ */
+export function capacityFromSweep(probes: readonly RateProbe[], target = 0.9): number | null {
+  let capacity: number | null = null;
+  for (const p of [...probes].sort((a, b) => a.rate - b.rate)) {
+    if (p.attainment < target) break;
+    capacity = p.rate;
+  }
+  return capacity;
+}
+
+/** vLLM's section titles, in the order it prints them. */
+const SECTIONS: readonly [LatencyMetric, string, string][] = [
+  ['ttft', 'TTFT', 'Time to First Token'],
+  ['tpot', 'TPOT', 'Time per Output Token (excl. 1st token)'],
+  ['itl', 'ITL', 'Inter-token Latency'],
+  ['e2el', 'E2EL', 'End-to-end Latency'],
+];
+
+/** Python's '{s:{c}^{n}}'.format(...): centre in n columns, the odd fill character goes right. */
+function banner(title: string, fill: string, width = 50): string {
+  const padding = Math.max(0, width - title.length);
+  const left = Math.floor(padding / 2);
+  return fill.repeat(left) + title + fill.repeat(padding - left);
+}
+
+export interface SummaryOptions {
+  /** vLLM's --percentile-metrics; default ttft, tpot, itl (E2EL is printed only when asked for). */
+  percentileMetrics?: readonly LatencyMetric[];
+  /** vLLM's --metric-percentiles, from those the result holds; default 99. */
+  percentiles?: readonly (90 | 95 | 99)[];
+}
+
+/**
+ * The summary vLLM `bench serve` prints, line for line: "{:<40} {:<10}" rows (counts as integers,
+ * the rest "%.2f"), 50-column banners. The goodput row appears only with SLOs, as in vLLM.
+ */
+export function formatServeSummary(result: ServeResult, options: SummaryOptions = {}): string {
+  const { percentileMetrics = ['ttft', 'tpot', 'itl'], percentiles = [99] } = options;
+  const row = (label: string, value: string) => `${label.padEnd(40)} ${value.padEnd(10)}`;
+  const count = (label: string, n: number) => row(label, String(n));
+  const fixed = (label: string, x: number) => row(label, formatFixed(x, 2));
+  const lines = [
+    banner(' Serving Benchmark Result ', '='),
+    count('Successful requests:', result.completed),
+    count('Failed requests:', result.failed),
+    fixed('Benchmark duration (s):', result.duration),
+    count('Total input tokens:', result.total_input_tokens),
+    count('Total generated tokens:', result.total_output_tokens),
+    fixed('Request throughput (req/s):', result.request_throughput),
+    ...(result.request_goodput === null ? [] : [fixed('Request goodput (req/s):', result.request_goodput)]),
+    fixed('Output token throughput (tok/s):', result.output_throughput),
+    fixed('Total token throughput (tok/s):', result.total_token_throughput),
+  ];
+  for (const [metric, name, title] of SECTIONS) {
+    if (!percentileMetrics.includes(metric)) continue;
+    lines.push(
+      banner(title, '-'),
+      fixed(`Mean ${name} (ms):`, result[`mean_${metric}_ms`]),
+      fixed(`Median ${name} (ms):`, result[`median_${metric}_ms`]),
+      ...percentiles.map((p) => fixed(`P${p} ${name} (ms):`, result[`p${p}_${metric}_ms`])),
+    );
+  }
+  lines.push('='.repeat(50));
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestTiming } from '../../../src/bench/metrics.ts';
+import { isTokenscopeError } from '../../../src/errors.ts';
+import {
+  capacityFromSweep, errorRate, findCapacity, formatServeSummary, meetsSlo, mlperfCheck, parseSlo,
+  serveResult, sloAttainment, sweepRates,
+} from '../../../src/serve/metrics.ts';
+
+const t = (promptTokens: number, tSend: number, tTokens: number[], error?: string): RequestTiming =>
+  (error === undefined ? { promptTokens, tSend, tTokens } : { promptTokens, tSend, tTokens, error });
+
+// Hand-made run of 2.5 s. TTFT / TPOT / E2EL (ms):
+// r0 120 / 31.67 / 215 · r1 300 / 30 / 330 · r2 60 / — (one token) / 60 · r3 failed · r4 350 / 32.5 / 480.
+const run = [
+  t(12, 0, [120, 150, 185, 215]),
+  t(30, 100, [400, 430]),
+  t(7, 200, [260]),
+  t(20, 300, [500], 'boom'),
+  t(16, 350, [700, 725, 760, 790, 830]),
+];
+const slo = { ttft: 250, tpot: 35 };
+
+describe('serveResult (vLLM keys)', () => {
+  const result = serveResult(run, 2.5, slo);
+
+  it('counts, totals and throughputs', () => {
+    expect(result).toMatchObject({
+      completed: 4, failed: 1, duration: 2.5,
+      total_input_tokens: 65, // 12 + 30 + 7 + 16: the failed prompt is not counted
+      total_output_tokens: 12, // 4 + 2 + 1 + 5
+      request_throughput: 1.6, // 4 / 2.5
+      output_throughput: 4.8, // 12 / 2.5
+      total_token_throughput: 30.8, // 77 / 2.5
+    });
+  });
+
+  it('goodput: r0 meets both SLOs, r2 has one token so its TPOT counts as 0; r1, r4 miss TTFT → 2 / 2.5 s', () => {
+    expect(result.request_goodput).toBe(0.8);
+    expect(serveResult(run, 2.5).request_goodput).toBeNull();
+  });
+
+  it('aggregates reuse the per-request definitions (values from numpy on the same data)', () => {
+    expect(result.mean_ttft_ms).toBe(207.5);
+    expect(result.std_ttft_ms).toBeCloseTo(120.7010770457331, 10);
+    expect(result.p99_ttft_ms).toBeCloseTo(348.5, 10);
+    expect(result.mean_tpot_ms).toBeCloseTo(31.388888888888903, 10);
+    expect(result.p95_itl_ms).toBeCloseTo(38.25, 10);
+    expect(result.median_e2el_ms).toBe(272.5);
+  });
+
+  it('per-request arrays in seconds, for every request, with vLLM\'s values for the failed one', () => {
+    expect(result.input_lens).toEqual([12, 30, 7, 20, 16]);
+    expect(result.output_lens).toEqual([4, 2, 1, 0, 5]);
+    expect(result.ttfts).toEqual([0.12, 0.3, 0.06, 0.2, 0.35]);
+    expect(result.latencies).toEqual([0.215, 0.33, 0.06, 0, 0.48]);
+    expect(result.itls[0].map((x) => x * 1000)).toEqual([30, 35, 30]);
+    expect(result.itls[2]).toEqual([]);
+    expect(result.errors).toEqual(['', '', '', 'boom', '']);
+  });
+
+  it('rejects an empty run and a zero duration', () => {
+    expect(() => serveResult([], 1)).toThrow(/no requests/);
+    expect(() => serveResult(run, 0)).toThrow(/duration/);
+  });
+});
+
+describe('SLOs', () => {
+  it('limits are inclusive and only the given ones apply', () => {
+    expect(meetsSlo(run[0], { ttft: 120 })).toBe(true);
+    expect(meetsSlo(run[0], { ttft: 119.9 })).toBe(false);
+    expect(meetsSlo(run[0], { e2el: 215, tpot: 95 / 3 })).toBe(true);
+    expect(meetsSlo(run[3], {})).toBe(false); // failed requests are never good
+  });
+
+  it('attainment counts errors against it: 2 good of 5 requests; error rate 1/5', () => {
+    expect(sloAttainment(run, slo)).toBe(0.4);
+    expect(errorRate(run)).toBe(0.2);
+  });
+
+  it.each([
+    ['ttft=500,tpot=50', { ttft: 500, tpot: 50 }],
+    [' ttft:500 tpot:50 ', { ttft: 500, tpot: 50 }],
+    ['E2EL=2000', { e2el: 2000 }],
+    ['llama3.1-8b-interactive', { ttft: 500, tpot: 30 }],
+    ['mixtral-8x7b', { ttft: 2000, tpot: 200 }],
+  ])('parseSlo(%j)', (text, expected) => {
+    expect(parseSlo(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['', /empty/],
+    ['ttft', /not a metric=ms pair/],
+    ['ttfb=5', /unknown SLO metric "ttfb"/],
+    ['ttft=fast', /"fast" for ttft is not a non-negative number/],
+    ['ttft=-1', /not a non-negative number/],
+    ['ttft=', /not a non-negative number/],
+    ['ttft=1,ttft=2', /given twice/],
+  ])('parseSlo(%j) fails clearly', (text, message) => {
+    try {
+      parseSlo(text);
+      expect.unreachable();
+    } catch (e) {
+      expect(isTokenscopeError(e, 'bad-input')).toBe(true);
+      expect((e as Error).message).toMatch(message);
+      expect((e as { hint: string }).hint).toMatch(/ttft=500,tpot=50.*llama3\.1-8b-interactive/);
+    }
+  });
+
+  it('MLPerf check: nearest-rank p99 of 4 TTFTs is the max (350 ms); TPOTs 31.67, 30, 32.5 → 32.5', () => {
+    expect(mlperfCheck(run, 'llama3.1-8b-interactive', 2.5)).toEqual({ p99TtftMs: 350, p99TpotMs: 32.5, withinLimits: false, longEnough: false });
+    expect(mlperfCheck(run, 'llama3.1-8b', 600)).toEqual({ p99TtftMs: 350, p99TpotMs: 32.5, withinLimits: true, longEnough: true });
+  });
+});
+
+describe('capacity', () => {
+  // Attainment falls from 95% to 50% above 3.3 req/s.
+  const step = async (rate: number) => (rate <= 3.3 ? 0.95 : 0.5);
+
+  it('bisects to the highest rate meeting 90%: 1..9 → 5 ✗ 3 ✓ 4 ✗ 3.5 ✗ 3.25 ✓ 3.375 ✗', async () => {
+    const c = await findCapacity(step, { lo: 1, hi: 9, iterations: 6 });
+    expect(c).toMatchObject({ status: 'found', rate: 3.25, lo: 3.25, hi: 3.375 });
+    expect(c.probes.map((p) => p.rate)).toEqual([1, 9, 5, 3, 4, 3.5, 3.25, 3.375]);
+  });
+
+  it('reports when the capacity lies outside the range', async () => {
+    expect(await findCapacity(step, { lo: 4, hi: 9 })).toMatchObject({ status: 'below-range', rate: null });
+    expect(await findCapacity(step, { lo: 1, hi: 2 })).toMatchObject({ status: 'above-range', rate: 2 });
+    expect(await findCapacity(step, { lo: 1, hi: 9, target: 0.4 })).toMatchObject({ status: 'above-range', rate: 9 });
+  });
+
+  it('rejects an empty range', async () => {
+    await expect(findCapacity(step, { lo: 2, hi: 2 })).rejects.toThrow(/0 < lo < hi/);
+  });
+
+  it('sweep: runs rates in increasing order; a lucky pass above the first miss does not count', async () => {
+    const attainment: Record<number, number> = { 1: 1, 2: 0.95, 3: 0.85, 4: 0.92 };
+    const order: number[] = [];
+    const probes = await sweepRates(async (r) => (order.push(r), attainment[r]), [3, 1, 4, 2]);
+    expect(order).toEqual([1, 2, 3, 4]);
+    expect(capacityFromSweep(probes)).toBe(2);
+    expect(capacityFromSweep([{ rate: 1, attainment: 0.5 }])).toBeNull();
+  });
+});
+
+describe('formatServeSummary', () => {
+  // Generated by running vLLM serve.py's print statements ("{:<40} {:<10}" / "{:<40} {:<10.2f}" /
+  // "{s:{c}^{n}}") with numpy on the same run.
+  const head =
+    '============ Serving Benchmark Result ============\n' +
+    'Successful requests:                     4         \n' +
+    'Failed requests:                         1         \n' +
+    'Benchmark duration (s):                  2.50      \n' +
+    'Total input tokens:                      65        \n' +
+    'Total generated tokens:                  12        \n' +
+    'Request throughput (req/s):              1.60      \n' +
+    'Request goodput (req/s):                 0.80      \n' +
+    'Output token throughput (tok/s):         4.80      \n' +
+    'Total token throughput (tok/s):          30.80     \n';
+
+  it('with E2EL and P90 + P99 selected', () => {
+    expect(formatServeSummary(serveResult(run, 2.5, slo), { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 99] })).toBe(
+      head +
+      '---------------Time to First Token----------------\n' +
+      'Mean TTFT (ms):                          207.50    \n' +
+      'Median TTFT (ms):                        210.00    \n' +
+      'P90 TTFT (ms):                           335.00    \n' +
+      'P99 TTFT (ms):                           348.50    \n' +
+      '-----Time per Output Token (excl. 1st token)------\n' +
+      'Mean TPOT (ms):                          31.39     \n' +
+      'Median TPOT (ms):                        31.67     \n' +
+      'P90 TPOT (ms):                           32.33     \n' +
+      'P99 TPOT (ms):                           32.48     \n' +
+      '---------------Inter-token Latency----------------\n' +
+      'Mean ITL (ms):                           31.88     \n' +
+      'Median ITL (ms):                         30.00     \n' +
+      'P90 ITL (ms):                            36.50     \n' +
+      'P99 ITL (ms):                            39.65     \n' +
+      '----------------End-to-end Latency----------------\n' +
+      'Mean E2EL (ms):                          271.25    \n' +
+      'Median E2EL (ms):                        272.50    \n' +
+      'P90 E2EL (ms):                           435.00    \n' +
+      'P99 E2EL (ms):                           475.50    \n' +
+      '==================================================\n',
+    );
+  });
+
+  it('vLLM defaults: TTFT, TPOT, ITL with P99; no goodput row without SLOs', () => {
+    const text = formatServeSummary(serveResult(run, 2.5));
+    expect(text).toBe(
+      head.replace('Request goodput (req/s):                 0.80      \n', '') +
+      '---------------Time to First Token----------------\n' +
+      'Mean TTFT (ms):                          207.50    \n' +
+      'Median TTFT (ms):                        210.00    \n' +
+      'P99 TTFT (ms):                           348.50    \n' +
+      '-----Time per Output Token (excl. 1st token)------\n' +
+      'Mean TPOT (ms):                          31.39     \n' +
+      'Median TPOT (ms):                        31.67     \n' +
+      'P99 TPOT (ms):                           32.48     \n' +
+      '---------------Inter-token Latency----------------\n' +
+      'Mean ITL (ms):                           31.88     \n' +
+      'Median ITL (ms):                         30.00     \n' +
+      'P99 ITL (ms):                            39.65     \n' +
+      '==================================================\n',
+    );
+    expect(text.split('\n').every((line) => line.length === 0 || line.length === 50 || line.length === 51)).toBe(true);
+  });
+});
