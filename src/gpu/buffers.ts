@@ -28,7 +28,7 @@ export function uniformBuffer(device: GPUDevice, label: string, size: number): G
 export function uniformBufferWith(device: GPUDevice, label: string, data: ArrayBufferView | ArrayBuffer): GPUBuffer {
   const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const buffer = uniformBuffer(device, label, bytes.byteLength);
-  device.queue.writeBuffer(buffer, 0, bytes);
+  device.queue.writeBuffer(buffer, 0, bytes as Uint8Array<ArrayBuffer>);
   return buffer;
 }
 

@@ -1,0 +1,54 @@
+/**
+ * `--runtime browser`: serve the built page, open it in Chromium/Chrome with the WebGPU flags,
+ * and run the job through the page's automation entry point (`window.tokenscope.runJob`), so
+ * the browser path is exactly the page's code.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { BenchJob } from '../src/bench/job.ts';
+import type { BenchResult } from '../src/bench/schema.ts';
+import { chromiumArgs, chromiumPath } from './chromium.ts';
+import { serveStatic } from './static-server.ts';
+
+export interface BrowserRunOptions {
+  browser?: string;
+  disable: string[];
+  distDir?: string;
+  onProgress?: (step: string, fraction: number) => void;
+  onLog?: (line: string) => void;
+}
+
+export async function runInBrowser(job: BenchJob, opts: BrowserRunOptions): Promise<BenchResult> {
+  const dist = resolve(opts.distDir ?? 'dist');
+  if (!existsSync(resolve(dist, 'index.html'))) {
+    throw new Error(`The built page is missing (${dist}/index.html). Run "npm run build" first.`);
+  }
+  const { chromium } = await import('playwright-core');
+  const server = await serveStatic(dist);
+  const browser = await chromium.launch({ executablePath: chromiumPath(opts.browser), args: chromiumArgs(), headless: true });
+  try {
+    const page = await browser.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') opts.onLog?.(`[page ${m.type()}] ${m.text()}`);
+    });
+    await page.exposeFunction('__tokenscopeProgress', (step: string, f: number) => opts.onProgress?.(step, f));
+    const query = opts.disable.length ? `?disable=${encodeURIComponent(opts.disable.join(','))}` : '';
+    await page.goto(server.url + query);
+    await page.waitForFunction(() => 'tokenscope' in window, undefined, { timeout: 30_000 });
+    const outcome = await page.evaluate(async (j) => {
+      const api = (window as unknown as { tokenscope: { runJob(job: unknown, onProgress: (s: string, f: number) => void): Promise<unknown> } }).tokenscope;
+      const progress = (window as unknown as { __tokenscopeProgress: (s: string, f: number) => void }).__tokenscopeProgress;
+      try {
+        return { ok: true as const, result: await api.runJob(j, progress) };
+      } catch (e) {
+        const err = e as { message?: string; hint?: string; code?: string };
+        return { ok: false as const, message: err.message ?? String(e), hint: err.hint ?? '', code: err.code ?? '' };
+      }
+    }, job);
+    if (!outcome.ok) throw new Error(outcome.hint ? `${outcome.message} — ${outcome.hint}` : outcome.message);
+    return outcome.result as BenchResult;
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}

@@ -1,0 +1,71 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.wasm': 'application/wasm',
+  '.gguf': 'application/octet-stream',
+  '.ico': 'image/x-icon',
+};
+
+export interface StaticServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve `root` on 127.0.0.1 (an ephemeral port unless given), with HTTP Range support so a
+ * GGUF can be streamed from it. `extra` maps URL prefixes to other folders (e.g. test models).
+ */
+export async function serveStatic(root: string, opts: { port?: number; extra?: Record<string, string> } = {}): Promise<StaticServer> {
+  const mounts = [...Object.entries(opts.extra ?? {}).map(([p, dir]) => [p, resolve(dir)] as const), ['/', resolve(root)] as const];
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = decodeURIComponent(url.pathname);
+    const [prefix, dir] = mounts.find(([p]) => path.startsWith(p))!;
+    let file = normalize(join(dir, path.slice(prefix.length)));
+    if (!file.startsWith(dir + sep) && file !== dir) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
+    if (!existsSync(file)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    const size = statSync(file).size;
+    const headers: Record<string, string | number> = {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'accept-ranges': 'bytes',
+      'cache-control': 'no-store',
+    };
+    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+    if (range) {
+      const start = range[1] ? Number(range[1]) : size - Number(range[2]);
+      const end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+      if (start > end || start < 0 || start >= size) {
+        res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+        return;
+      }
+      res.writeHead(206, { ...headers, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${size}` });
+      createReadStream(file, { start, end }).pipe(res);
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-length': size });
+    if (req.method === 'HEAD') res.end();
+    else createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((ok) => server.listen(opts.port ?? 0, '127.0.0.1', ok));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise((ok) => server.close(() => ok())),
+  };
+}

@@ -1,0 +1,45 @@
+import { LitElement, html } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import type { Environment } from '../bench/schema.ts';
+import { shared } from './styles.ts';
+
+const KEY_LIMITS = ['maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxStorageBuffersPerShaderStage'];
+
+function formatLimit(name: string, v: number): string {
+  return name.endsWith('Size') && v >= 1024 * 1024 ? `${(v / 2 ** 20).toFixed(0)} MiB` : v.toLocaleString('en-US');
+}
+
+/** The device card: adapter, features, key limits, browser. Shows text only (never HTML from data). */
+@customElement('ts-device-panel')
+export class DevicePanel extends LitElement {
+  static override styles = [shared];
+  @property({ attribute: false }) environment: Environment | null = null;
+
+  override render() {
+    const e = this.environment;
+    if (!e) return html`<section class="card" aria-busy="true"><h2>Your device</h2><p class="muted">Looking for a WebGPU adapter…</p></section>`;
+    const a = e.adapter;
+    return html`<section class="card" aria-labelledby="device-title">
+      <h2 id="device-title">Your device</h2>
+      ${e.cpu_adapter
+        ? html`<div class="banner warn" role="note">
+            This adapter is a CPU implementation of WebGPU (${a.architecture || a.description || a.vendor}). Numbers describe this CPU, not a GPU.
+          </div>`
+        : ''}
+      <div class="scroll">
+        <table>
+          <tbody>
+            <tr><th scope="row">Vendor</th><td>${a.vendor || '—'}</td></tr>
+            <tr><th scope="row">Architecture</th><td>${a.architecture || '—'}</td></tr>
+            <tr><th scope="row">Device</th><td>${a.device || '—'}</td></tr>
+            <tr><th scope="row">Description</th><td>${a.description || '—'}</td></tr>
+            <tr><th scope="row">Fallback adapter</th><td>${a.isFallbackAdapter ? 'yes' : 'no'}</td></tr>
+            <tr><th scope="row">Features</th><td class="mono">${e.features.join(', ') || 'none'}${e.disabled_features.length ? html`<br /><span class="muted">disabled by request: ${e.disabled_features.join(', ')}</span>` : ''}</td></tr>
+            ${KEY_LIMITS.filter((k) => k in e.limits).map((k) => html`<tr><th scope="row" class="mono">${k}</th><td class="num">${formatLimit(k, e.limits[k])}</td></tr>`)}
+            <tr><th scope="row">Browser</th><td class="mono">${e.user_agent}</td></tr>
+          </tbody>
+        </table>
+      </div>
+    </section>`;
+  }
+}

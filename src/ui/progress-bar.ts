@@ -1,0 +1,36 @@
+import { LitElement, html, css } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import { shared } from './styles.ts';
+
+/** What is running, how far along, and an ETA from the elapsed time. */
+@customElement('ts-progress')
+export class ProgressBar extends LitElement {
+  static override styles = [
+    shared,
+    css`
+      progress {
+        width: 100%;
+        height: 12px;
+      }
+      .row {
+        display: flex;
+        justify-content: space-between;
+        gap: 12px;
+        font-size: 0.9rem;
+      }
+    `,
+  ];
+  @property() step = '';
+  @property({ type: Number }) fraction = 0;
+  @property({ type: Number }) startedAt = 0;
+
+  override render() {
+    const elapsed = (performance.now() - this.startedAt) / 1000;
+    const eta = this.fraction > 0.05 ? Math.max(0, elapsed / this.fraction - elapsed) : NaN;
+    return html`<div class="row" aria-live="polite">
+        <span>${this.step}</span>
+        <span class="muted">${(this.fraction * 100).toFixed(0)}%${Number.isFinite(eta) ? ` · about ${eta.toFixed(0)} s left` : ''}</span>
+      </div>
+      <progress max="1" .value=${this.fraction} aria-label="Progress"></progress>`;
+  }
+}

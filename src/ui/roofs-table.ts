@@ -1,0 +1,51 @@
+import { LitElement, html } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../bench/schema.ts';
+import { shared } from './styles.ts';
+
+const LABELS: Record<CeilingKey, [string, string]> = {
+  read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
+  copy_bandwidth_gbps: ['Copy kernel', 'reads and writes every byte (bytes counted both ways)'],
+  copy_buffer_to_buffer_gbps: ['copyBufferToBuffer', "the driver's own copy, for reference"],
+  f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic'],
+  f16_gflops: ['f16 FMA peak', 'the same in half precision (needs shader-f16)'],
+  matmul_f32_gflops: ['Tiled f32 matmul', 'what a real prefill kernel reaches; the compute roof used below'],
+};
+
+function fmt(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
+/** The measured roofs with median, spread, sample count and clock. */
+@customElement('ts-roofs-table')
+export class RoofsTable extends LitElement {
+  static override styles = [shared];
+  @property({ attribute: false }) ceilings: Ceilings | null = null;
+
+  override render() {
+    const c = this.ceilings;
+    if (!c) return html``;
+    return html`<div class="scroll">
+      <table>
+        <caption class="muted" style="text-align:left;caption-side:bottom;padding-top:6px">
+          Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
+        </caption>
+        <thead>
+          <tr><th scope="col">Roof</th><th scope="col" class="num">Median</th><th scope="col" class="num">Min–max</th><th scope="col" class="num">n</th><th scope="col">Clock</th><th scope="col">Kernel shape</th></tr>
+        </thead>
+        <tbody>
+          ${CEILING_KEYS.map((key) => {
+            const m = c.measurements[key];
+            const [name, what] = LABELS[key];
+            return html`<tr>
+              <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}</span></th>
+              ${m
+                ? html`<td class="num">${fmt(m.value)} ${m.unit}</td><td class="num">${fmt(m.min)}–${fmt(m.max)}</td><td class="num">${m.samples.length}</td><td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td><td class="mono">${m.shape}</td>`
+                : html`<td colspan="5" class="muted">not supported on this device</td>`}
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </div>`;
+  }
+}

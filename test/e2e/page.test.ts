@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import type { StaticServer } from '../../cli/static-server.ts';
+import { canvasHasInk, launch, screenshot, startPage, watchErrors } from './browser.ts';
+
+describe('the page in Chromium', () => {
+  let server: StaticServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startPage();
+    browser = await launch(true);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('shows the device card and completes a roofs measurement with a drawn chart', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+    await page.goto(`${server.url}?probe-mib=32`);
+    await expect.poll(() => page.locator('ts-device-panel table').textContent(), { timeout: 20_000 }).toContain('swiftshader');
+    await expect.poll(() => page.locator('ts-device-panel table').textContent()).toContain('timestamp-query');
+    await page.getByRole('button', { name: 'Measure roofs' }).click();
+    await page.locator('ts-roofline-chart canvas').waitFor({ timeout: 120_000 });
+    await expect.poll(() => page.locator('ts-roofs-table table').textContent()).toContain('GB/s');
+    expect(await page.locator('ts-roofs-table table').textContent()).toContain('GFLOP/s');
+    expect(await canvasHasInk(page, 'ts-roofline-chart canvas')).toBe(true);
+    expect(await page.getByRole('button', { name: 'Measure roofs' }).isEnabled()).toBe(true);
+    await screenshot(page, 'roofs-desktop');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('explains what to do when WebGPU is unavailable', async () => {
+    const plain = await launch(false);
+    try {
+      const page = await plain.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.url);
+      const alert = page.getByRole('alert');
+      await alert.waitFor({ timeout: 20_000 });
+      const text = await alert.textContent();
+      expect(text).toMatch(/no GPU adapter|not available/);
+      expect(text).toMatch(/Chrome|Edge|Safari|Firefox/);
+      await screenshot(page, 'no-webgpu');
+      expect(errors).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
