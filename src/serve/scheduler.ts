@@ -178,6 +178,7 @@ export async function runServe(
   validate(requests, engine, options);
   const tStart = clock.now();
   const traces = requests.map((r): RequestTrace => ({ id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN }));
+  // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
   const byArrival = requests.map((request, i) => ({ request, trace: traces[i], prefilled: 0, lastToken: -1 }))
     .sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
   const steps: StepRecord[] = [];
