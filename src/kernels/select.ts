@@ -6,6 +6,7 @@
  * fast on both, so shapes are chosen here from the capability record (and tuned further at
  * start where a kernel offers choices).
  */
+import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 
 export interface ProbeShapes {
@@ -26,4 +27,101 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
     return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
   }
   return { workingSetCap: 1024 * MiB, bandwidthWorkgroups: [1024, 4096, 16384, 65536], fmaWorkgroups: 8192, fmaIterations: 4096, matmulSize: 2048 };
+}
+
+/** A grid-stride elementwise kernel's shape: workgroup size and grid for `n` elements. */
+export interface ElementwiseShape {
+  wgSize: number;
+  workgroups: [number, number, number];
+}
+
+/** GPUs: one element per invocation. CPU adapters: at most 16 long workgroups. */
+export function elementwiseShape(caps: Capabilities, n: number): ElementwiseShape {
+  const wgSize = caps.cpuLike ? 64 : 256;
+  const wanted = Math.ceil(n / wgSize);
+  const groups = caps.cpuLike ? Math.min(wanted, 16) : wanted;
+  const max = caps.limits.maxComputeWorkgroupsPerDimension;
+  const y = Math.ceil(groups / max);
+  return { wgSize, workgroups: [Math.max(1, Math.ceil(groups / y)), y, 1] };
+}
+
+/** Kernels that reduce one row per workgroup (rmsnorm, argmax, sampling). */
+export interface RowReductionShape {
+  /** A power of two. */
+  wgSize: number;
+  /** Reduce with subgroup operations (else a tree in workgroup memory). */
+  subgroups: boolean;
+}
+
+export function rowReductionShape(caps: Capabilities): RowReductionShape {
+  return { wgSize: caps.cpuLike ? 64 : 256, subgroups: caps.subgroups };
+}
+
+/** Heads of a model as the attention kernels see them. */
+export interface AttentionHeads {
+  nHeads: number;
+  nKvHeads: number;
+  headDim: number;
+}
+
+export interface DecodeAttentionShape {
+  wgSize: number;
+  /** Keys scored per block (staged scores in workgroup memory). */
+  keyBlock: number;
+  /** Workgroups per (row, kv head), each over its own stretch of the context ("split-K"). */
+  splits: number;
+}
+
+export interface PrefillAttentionShape {
+  wgSize: number;
+  /** Query rows per workgroup; each workgroup serves them for all heads of one kv head. */
+  rowTile: number;
+  /** Keys staged in workgroup memory per block. */
+  keyBlock: number;
+}
+
+/** Workgroup bytes of shaders/attention_prefill.wgsl (mirrors its `var<workgroup>` declarations). */
+export function prefillWorkgroupBytes(headDim: number, group: number, rowTile: number, keyBlock: number): number {
+  const queries = rowTile * group;
+  return 4 * (2 * queries * headDim + 2 * keyBlock * headDim + queries * keyBlock + 3 * queries);
+}
+
+/** Workgroup bytes of shaders/attention_decode.wgsl. */
+export function decodeWorkgroupBytes(headDim: number, group: number, keyBlock: number): number {
+  return 4 * (2 * group * headDim + group * keyBlock + 3 * group);
+}
+
+/**
+ * Attention shapes for steps of `R` rows. Decode: GPUs split each (row, kv head) across enough
+ * workgroups to fill the device (~512 in all); CPU adapters keep one per (row, kv head).
+ * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory.
+ */
+export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number): { decode: DecodeAttentionShape; prefill: PrefillAttentionShape } {
+  const group = heads.nHeads / heads.nKvHeads;
+  const limit = caps.limits.maxComputeWorkgroupStorageSize;
+  const wgSize = caps.cpuLike ? 64 : 128;
+  const decodeBlock = Math.max(8, Math.floor(wgSize / group));
+  if (decodeWorkgroupBytes(heads.headDim, group, decodeBlock) > limit) {
+    throw tooWide(heads, limit);
+  }
+  const splits = caps.cpuLike ? 1 : Math.min(32, Math.max(1, Math.ceil(512 / (R * heads.nKvHeads))));
+  let prefill: PrefillAttentionShape | undefined;
+  for (const rowTile of [16, 8, 4, 2, 1]) {
+    if (rowTile > 1 && (rowTile * group > 32 || rowTile >= 2 * R)) continue;
+    const keyBlock = [32, 16, 8].find((kb) => prefillWorkgroupBytes(heads.headDim, group, rowTile, kb) <= limit);
+    if (keyBlock) {
+      prefill = { wgSize, rowTile, keyBlock };
+      break;
+    }
+  }
+  if (!prefill) throw tooWide(heads, limit);
+  return { decode: { wgSize, keyBlock: decodeBlock, splits }, prefill };
+}
+
+function tooWide(heads: AttentionHeads, limit: number): TokenscopeError {
+  return new TokenscopeError(
+    'model-unsupported',
+    `Attention over ${heads.nHeads / heads.nKvHeads} heads of ${heads.headDim} per kv head needs more than the ${limit} bytes of workgroup memory this device allows.`,
+    'Pick a model with smaller heads, or a GPU with more workgroup memory.',
+  );
 }

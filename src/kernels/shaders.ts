@@ -8,6 +8,10 @@ import copy from '../../shaders/copy.wgsl?raw';
 import fmaF32 from '../../shaders/fma_f32.wgsl?raw';
 import fmaF16 from '../../shaders/fma_f16.wgsl?raw';
 import matmulF32 from '../../shaders/matmul_f32.wgsl?raw';
+import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
+import rmsnormSubgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
+import swiglu from '../../shaders/swiglu.wgsl?raw';
+import add from '../../shaders/add.wgsl?raw';
 
 export const SHADERS = {
   fill_hash: fillHash,
@@ -16,6 +20,10 @@ export const SHADERS = {
   fma_f32: fmaF32,
   fma_f16: fmaF16,
   matmul_f32: matmulF32,
+  rmsnorm,
+  rmsnorm_subgroups: rmsnormSubgroups,
+  swiglu,
+  add,
 } as const;
 
 export type ShaderName = keyof typeof SHADERS;

@@ -1,0 +1,102 @@
+/**
+ * Test-only helpers for kernel tests: seeded data, upload/readback, running dispatches inside
+ * validation error scopes, and the normalised error used to score a kernel against the CPU.
+ */
+import { readBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { encodeDispatches, releaseDispatches, type Dispatch } from '../../src/kernels/kernel.ts';
+
+/** mulberry32: a seeded uniform generator in [0, 1). */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** n standard-normal values (Box–Muller) times `scale`, rounded to f32. */
+export function randn(rand: () => number, n: number, scale = 1): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = scale * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+  return out;
+}
+
+/** Normalised mean squared error Σ(a − e)² / Σe² (ggml's test-backend-ops NMSE). */
+export function nmse(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  if (actual.length !== expected.length) throw new Error(`length ${actual.length} ≠ ${expected.length}`);
+  let err = 0;
+  let ref = 0;
+  for (let i = 0; i < expected.length; i++) {
+    err += (actual[i] - expected[i]) ** 2;
+    ref += expected[i] ** 2;
+  }
+  return ref === 0 ? err : err / ref;
+}
+
+export function maxAbsError(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
+  let max = 0;
+  for (let i = 0; i < expected.length; i++) max = Math.max(max, Math.abs(actual[i] - expected[i]));
+  return max;
+}
+
+export function upload(ctx: GpuContext, label: string, data: ArrayBufferView): GPUBuffer {
+  return storageBufferWith(ctx.device, label, data);
+}
+
+export async function readF32(ctx: GpuContext, buffer: GPUBuffer, n: number): Promise<Float32Array> {
+  return new Float32Array(await readBuffer(ctx.device, buffer, 0, 4 * n));
+}
+
+export async function readU32(ctx: GpuContext, buffer: GPUBuffer, n: number): Promise<Uint32Array> {
+  return new Uint32Array(await readBuffer(ctx.device, buffer, 0, 4 * n));
+}
+
+/** Record and submit dispatches in one pass (no readback). */
+export function submit(ctx: GpuContext, dispatches: readonly Dispatch[]): void {
+  const encoder = ctx.device.createCommandEncoder({ label: 'test.submit' });
+  encodeDispatches(encoder, dispatches);
+  ctx.device.queue.submit([encoder.finish()]);
+}
+
+/**
+ * Run `fn` in validation / OOM / internal error scopes (an error fails the test); buffers it
+ * registers with `keep` and the dispatches it returns from `track` are freed afterwards.
+ */
+export async function gpuCase<T>(ctx: GpuContext, what: string, fn: (scope: GpuScope) => Promise<T>): Promise<T> {
+  const scope = new GpuScope(ctx);
+  try {
+    return await withErrorScopes(ctx.device, what, () => fn(scope));
+  } finally {
+    scope.release();
+  }
+}
+
+export class GpuScope {
+  private readonly buffers: GPUBuffer[] = [];
+  private readonly dispatches: Dispatch[] = [];
+  constructor(readonly ctx: GpuContext) {}
+
+  /** A storage buffer holding `data`, freed with the scope. */
+  upload(label: string, data: ArrayBufferView): GPUBuffer {
+    return this.keep(upload(this.ctx, label, data));
+  }
+
+  keep(buffer: GPUBuffer): GPUBuffer {
+    this.buffers.push(buffer);
+    return buffer;
+  }
+
+  track<D extends Dispatch | Dispatch[]>(d: D): D {
+    this.dispatches.push(...(Array.isArray(d) ? d : [d]));
+    return d;
+  }
+
+  release(): void {
+    releaseDispatches(this.dispatches);
+    for (const b of this.buffers) b.destroy();
+  }
+}
