@@ -1,0 +1,327 @@
+/**
+ * GGUF v2/v3 reader over a random-access `ByteSource`.
+ *
+ * The header is parsed from a window at the start of the file that grows (doubling, capped)
+ * until the whole header fits: the parser is synchronous and restarts on a bigger window, so
+ * only the header is ever read up front. Tensor data stays in the source until `tensorBytes`.
+ *
+ * Every count, length and offset is checked against the file size before it is used, so a
+ * truncated or hostile file fails fast with a `model-format` error that names the byte offset.
+ */
+import { TokenscopeError } from '../../errors.ts';
+import { concatBytes, type ByteSource } from './source.ts';
+import {
+  GGUFValueType as T, FIXED_VALUE_SIZE, ggmlTypeName, isSupportedType, minValueSize, isValueType, shapeProblem,
+  tensorByteSize, valueTypeName, type GGMLType, type GGUFArray, type GGUFMetadata, type GGUFValue, 
+} from './types.ts';
+
+export interface GGUFTensorInfo {
+  readonly name: string;
+  readonly type: GGMLType;
+  /** GGML order: dims[0] is the fastest-varying (the row length). */
+  readonly dims: readonly number[];
+  /** Absolute byte offset of the data in the file. */
+  readonly offset: number;
+  readonly byteSize: number;
+}
+
+export interface ReadOptions {
+  /** Refuse headers (metadata + tensor table) larger than this. Default 256 MiB. */
+  maxHeaderBytes?: number;
+}
+
+const MAGIC = 0x46554747; // "GGUF" little-endian
+const DEFAULT_ALIGNMENT = 32;
+const INITIAL_WINDOW = 1 << 20;
+const DEFAULT_MAX_HEADER = 256 << 20;
+const MAX_DIMS = 4; // GGML_MAX_DIMS
+const MAX_ARRAY_NESTING = 8;
+/** Smallest encodings, used to bound counts: key len + type + a 1-byte value; name len + n_dims + 1 dim + type + offset. */
+const MIN_KV_BYTES = 8 + 4 + 1;
+const MIN_TENSOR_INFO_BYTES = 8 + 4 + 8 + 4 + 8;
+
+export class GGUF {
+  private readonly byName: ReadonlyMap<string, GGUFTensorInfo>;
+
+  constructor(
+    readonly source: ByteSource,
+    readonly version: 2 | 3,
+    readonly metadata: GGUFMetadata,
+    /** In file order. */
+    readonly tensors: readonly GGUFTensorInfo[],
+    readonly alignment: number,
+    /** Absolute offset of the (aligned) data section. */
+    readonly dataOffset: number,
+  ) {
+    this.byName = new Map(tensors.map((t) => [t.name, t]));
+  }
+
+  tensor(name: string): GGUFTensorInfo | undefined {
+    return this.byName.get(name);
+  }
+
+  /** One tensor's bytes, read from the source now. */
+  tensorBytes(tensor: string | GGUFTensorInfo): Promise<Uint8Array> {
+    const info = typeof tensor === 'string' ? this.byName.get(tensor) : tensor;
+    if (!info) {
+      throw new TokenscopeError('bad-input', `${this.source.name} has no tensor '${String(tensor)}'`,
+        'List the tensors with gguf.tensors to see what the file holds.');
+    }
+    return this.source.read(info.offset, info.byteSize);
+  }
+}
+
+export async function readGGUF(source: ByteSource, options: ReadOptions = {}): Promise<GGUF> {
+  const cap = Math.min(source.size, options.maxHeaderBytes ?? DEFAULT_MAX_HEADER);
+  let window = await source.read(0, Math.min(cap, INITIAL_WINDOW));
+  for (;;) {
+    try {
+      const h = new HeaderParser(window, source.size, source.name).parse();
+      return new GGUF(source, h.version, h.metadata, h.tensors, h.alignment, h.dataOffset);
+    } catch (e) {
+      if (!(e instanceof NeedMoreBytes)) throw e;
+      if (e.end > cap) {
+        throw formatError(source.name, `the header needs more than ${cap} bytes, the limit`,
+          'Raise maxHeaderBytes if this is a real model with an enormous vocabulary.');
+      }
+      const next = Math.min(cap, Math.max(e.end, window.length * 2));
+      window = concatBytes([window, await source.read(window.length, next - window.length)]);
+    }
+  }
+}
+
+/** Thrown by the parser when the window ends before the file does; not an error. */
+class NeedMoreBytes {
+  constructor(readonly end: number) {}
+}
+
+function formatError(file: string, what: string, hint = 'The file is damaged or not a GGUF model: download it again.') {
+  return new TokenscopeError('model-format', `${file}: ${what}`, hint);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+class HeaderParser {
+  private pos = 0;
+  private readonly view: DataView;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly fileSize: number,
+    private readonly file: string,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  parse() {
+    const magic = this.u32('magic');
+    if (magic !== MAGIC) {
+      const seen = [...this.bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+      throw formatError(this.file, `not a GGUF file: it starts with bytes ${seen}, not "GGUF"`,
+        'Pick a .gguf file (convert others with llama.cpp\'s convert_hf_to_gguf.py).');
+    }
+    const version = this.version();
+    const tensorCount = this.count('tensor count', MIN_TENSOR_INFO_BYTES);
+    const kvCount = this.count('metadata key/value count', MIN_KV_BYTES);
+
+    const metadata = new Map<string, GGUFValue>();
+    for (let i = 0; i < kvCount; i++) {
+      const at = this.pos;
+      const key = this.string(`metadata key #${i}`);
+      if (key === '') throw this.error(`metadata key #${i} at byte ${at} is empty`);
+      if (metadata.has(key)) throw this.error(`metadata key '${key}' at byte ${at} appears twice`);
+      metadata.set(key, this.value(this.u32(`type of '${key}'`), `'${key}'`, 0));
+    }
+    const alignment = this.alignment(metadata.get('general.alignment'));
+
+    const infos = [];
+    for (let i = 0; i < tensorCount; i++) infos.push(this.tensorInfo(i));
+    const dataOffset = Math.ceil(this.pos / alignment) * alignment;
+    const tensors = infos.map((t) => this.placeTensor(t, dataOffset, alignment));
+    this.checkNoOverlap(tensors);
+    return { version, metadata, tensors, alignment, dataOffset };
+  }
+
+  private version(): 2 | 3 {
+    const version = this.u32('version');
+    if (version === 2 || version === 3) return version;
+    const swapped = ((version & 0xff) << 24 | (version & 0xff00) << 8 | (version >>> 8) & 0xff00 | version >>> 24) >>> 0;
+    const what = swapped === 2 || swapped === 3 ? `a big-endian GGUF v${swapped}` : `GGUF version ${version}`;
+    const hint = version === 1 ? 'Re-convert it with a current llama.cpp.' : 'Use a little-endian GGUF v2 or v3 file.';
+    throw new TokenscopeError('model-unsupported', `${this.file}: ${what}; tokenscope reads little-endian v2 and v3`, hint);
+  }
+
+  private alignment(value: GGUFValue | undefined): number {
+    if (value === undefined) return DEFAULT_ALIGNMENT;
+    if (value.type !== T.UINT32) {
+      throw this.error(`general.alignment has type ${valueTypeName(value.type)}, expected UINT32`);
+    }
+    const a = value.value;
+    if (a === 0 || (a & (a - 1)) !== 0) throw this.error(`general.alignment ${a} is not a power of two`);
+    return a;
+  }
+
+  private tensorInfo(i: number) {
+    const at = this.pos;
+    const name = this.string(`tensor #${i} name`);
+    if (name === '') throw this.error(`tensor #${i} at byte ${at} has an empty name`);
+    const what = `tensor '${name}'`;
+    const dimsAt = this.pos;
+    const nDims = this.u32(`${what} dimension count`);
+    if (nDims < 1 || nDims > MAX_DIMS) throw this.error(`${what} has ${nDims} dimensions at byte ${dimsAt} (1 to ${MAX_DIMS} allowed)`);
+    const dims: number[] = [];
+    for (let d = 0; d < nDims; d++) {
+      const dimAt = this.pos;
+      const n = this.u64(`${what} dimension ${d}`);
+      if (n < 1n || n > BigInt(this.fileSize)) throw this.error(`${what} dimension ${d} is ${n} at byte ${dimAt}, impossible in this file`);
+      dims.push(Number(n));
+    }
+    const typeAt = this.pos;
+    const type = this.u32(`${what} type`);
+    if (!isSupportedType(type)) {
+      const typeName = ggmlTypeName(type);
+      if (typeName === undefined) throw this.error(`${what} has unknown tensor type id ${type} at byte ${typeAt}`);
+      throw new TokenscopeError('model-unsupported',
+        `${this.file}: ${what} has type ${typeName} (${type}); tokenscope reads F32, F16, Q8_0 and Q4_0`,
+        'Use an F16, Q8_0 or Q4_0 file, or requantize an F16 one with `npm run quantize`.');
+    }
+    const problem = shapeProblem(type, dims);
+    if (problem) throw this.error(`${what}: ${problem}`);
+    const offsetAt = this.pos;
+    const offset = this.u64(`${what} offset`);
+    return { name, type, dims, offset, offsetAt };
+  }
+
+  private placeTensor(t: ReturnType<HeaderParser['tensorInfo']>, dataOffset: number, alignment: number): GGUFTensorInfo {
+    const what = `tensor '${t.name}'`;
+    const byteSize = tensorByteSize(t.type, t.dims);
+    if (t.offset % BigInt(alignment) !== 0n) {
+      throw this.error(`${what} has offset ${t.offset} (at byte ${t.offsetAt}), not a multiple of the alignment ${alignment}`);
+    }
+    const end = BigInt(dataOffset) + t.offset + BigInt(byteSize);
+    if (!Number.isSafeInteger(byteSize) || end > BigInt(this.fileSize)) {
+      throw this.error(`${what} (${t.dims.join('×')}, ${byteSize} bytes at data offset ${t.offset}) ends at byte ${end}, ` +
+        `past the end of the file (${this.fileSize} bytes)`);
+    }
+    return { name: t.name, type: t.type, dims: t.dims, offset: dataOffset + Number(t.offset), byteSize };
+  }
+
+  private checkNoOverlap(tensors: readonly GGUFTensorInfo[]): void {
+    const seen = new Set<string>();
+    for (const t of tensors) {
+      if (seen.has(t.name)) throw this.error(`tensor '${t.name}' appears twice in the tensor table`);
+      seen.add(t.name);
+    }
+    const sorted = [...tensors].sort((a, b) => a.offset - b.offset);
+    for (let i = 1; i < sorted.length; i++) {
+      const prev = sorted[i - 1];
+      if (sorted[i].offset < prev.offset + prev.byteSize) {
+        throw this.error(`tensors '${prev.name}' and '${sorted[i].name}' overlap at byte ${sorted[i].offset}`);
+      }
+    }
+  }
+
+  private value(type: number, what: string, depth: number): GGUFValue {
+    switch (type) {
+      case T.UINT8: return { type, value: this.view.getUint8(this.need(1, what)) };
+      case T.INT8: return { type, value: this.view.getInt8(this.need(1, what)) };
+      case T.UINT16: return { type, value: this.view.getUint16(this.need(2, what), true) };
+      case T.INT16: return { type, value: this.view.getInt16(this.need(2, what), true) };
+      case T.UINT32: return { type, value: this.u32(what) };
+      case T.INT32: return { type, value: this.view.getInt32(this.need(4, what), true) };
+      case T.FLOAT32: return { type, value: this.view.getFloat32(this.need(4, what), true) };
+      case T.UINT64: return { type, value: this.u64(what) };
+      case T.INT64: return { type, value: this.view.getBigInt64(this.need(8, what), true) };
+      case T.FLOAT64: return { type, value: this.view.getFloat64(this.need(8, what), true) };
+      case T.BOOL: return { type, value: this.bool(what) };
+      case T.STRING: return { type, value: this.string(what) };
+      case T.ARRAY: return this.array(what, depth);
+      default: throw this.error(`${what} has unknown value type ${type} at byte ${this.pos - 4}`);
+    }
+  }
+
+  private array(what: string, depth: number): GGUFArray {
+    if (depth >= MAX_ARRAY_NESTING) throw this.error(`${what} nests arrays more than ${MAX_ARRAY_NESTING} deep at byte ${this.pos}`);
+    const typeAt = this.pos;
+    const itemType = this.u32(`${what} item type`);
+    if (!isValueType(itemType)) throw this.error(`${what} has unknown array item type ${itemType} at byte ${typeAt}`);
+    const n = this.count(`${what} item count`, minValueSize(itemType));
+    const each = <V>(read: (item: string) => V) => Array.from({ length: n }, (_, i) => read(`${what}[${i}]`));
+    const raw = () => this.raw(n * FIXED_VALUE_SIZE[itemType]!, `${what} items`);
+    switch (itemType) {
+      case T.STRING: return { type: T.ARRAY, itemType, items: each((item) => this.string(item)) };
+      case T.BOOL: return { type: T.ARRAY, itemType, items: each((item) => this.bool(item)) };
+      case T.ARRAY: return { type: T.ARRAY, itemType, items: each((item) => this.array(item, depth + 1)) };
+      case T.UINT8: return { type: T.ARRAY, itemType, items: new Uint8Array(raw()) };
+      case T.INT8: return { type: T.ARRAY, itemType, items: new Int8Array(raw()) };
+      case T.UINT16: return { type: T.ARRAY, itemType, items: new Uint16Array(raw()) };
+      case T.INT16: return { type: T.ARRAY, itemType, items: new Int16Array(raw()) };
+      case T.UINT32: return { type: T.ARRAY, itemType, items: new Uint32Array(raw()) };
+      case T.INT32: return { type: T.ARRAY, itemType, items: new Int32Array(raw()) };
+      case T.FLOAT32: return { type: T.ARRAY, itemType, items: new Float32Array(raw()) };
+      case T.UINT64: return { type: T.ARRAY, itemType, items: new BigUint64Array(raw()) };
+      case T.INT64: return { type: T.ARRAY, itemType, items: new BigInt64Array(raw()) };
+      case T.FLOAT64: return { type: T.ARRAY, itemType, items: new Float64Array(raw()) };
+    }
+  }
+
+  /**
+   * A copy of the next `n` bytes in a fresh (aligned) buffer, for typed arrays. Typed arrays use
+   * the host's byte order; every platform with WebGPU is little-endian, like the file.
+   */
+  private raw(n: number, what: string): ArrayBuffer {
+    const at = this.need(n, what);
+    return this.bytes.slice(at, at + n).buffer;
+  }
+
+  /** Advances past `n` bytes and returns where they start, or throws if the file or the window ends first. */
+  private need(n: number, what: string): number {
+    const at = this.pos;
+    if (at + n > this.fileSize) {
+      throw this.error(`truncated: ${what} at byte ${at} needs ${n} bytes, but the file ends at byte ${this.fileSize}`);
+    }
+    if (at + n > this.bytes.length) throw new NeedMoreBytes(at + n);
+    this.pos = at + n;
+    return at;
+  }
+
+  private u32(what: string): number {
+    return this.view.getUint32(this.need(4, what), true);
+  }
+
+  private u64(what: string): bigint {
+    return this.view.getBigUint64(this.need(8, what), true);
+  }
+
+  /** A u64 count of items that each take at least `minItemBytes`: bounded by what the rest of the file could hold. */
+  private count(what: string, minItemBytes: number): number {
+    const at = this.pos;
+    const n = this.u64(what);
+    const room = BigInt(this.fileSize - this.pos);
+    if (n * BigInt(minItemBytes) > room) {
+      throw this.error(`${what} at byte ${at} is ${n}, more than the remaining ${room} bytes could hold (truncated or corrupt)`);
+    }
+    return Number(n);
+  }
+
+  private bool(what: string): boolean {
+    const at = this.need(1, what);
+    const b = this.bytes[at];
+    if (b > 1) throw this.error(`${what} at byte ${at} is a bool with value ${b}`);
+    return b === 1;
+  }
+
+  private string(what: string): string {
+    const length = this.count(`${what} length`, 1);
+    const at = this.need(length, what);
+    try {
+      return utf8.decode(this.bytes.subarray(at, at + length));
+    } catch {
+      throw this.error(`${what} at byte ${at} is not valid UTF-8`);
+    }
+  }
+
+  private error(what: string): TokenscopeError {
+    return formatError(this.file, what);
+  }
+}
