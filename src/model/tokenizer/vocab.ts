@@ -1,0 +1,81 @@
+/**
+ * The vocabulary as stored in GGUF metadata, checked once for both tokenizer kinds.
+ */
+import { TokenscopeError } from '../../errors.ts';
+import { metaBool, metaFloats, metaInts, metaString, metaStrings, metaUint, required } from '../gguf/metadata.ts';
+import { concatBytes } from '../gguf/source.ts';
+import type { GGUFMetadata } from '../gguf/types.ts';
+import { TokenType, type Tokenizer } from './types.ts';
+
+export interface Vocabulary {
+  model: string;
+  tokens: string[];
+  /** SentencePiece merge priorities (higher merges first); zeros when absent. */
+  scores: Float32Array;
+  /** TokenType per token; NORMAL when absent. */
+  types: Int32Array;
+  bosId: number;
+  eosId: number;
+  unkId: number | undefined;
+  addBos: boolean;
+}
+
+/** SentencePiece vocabularies fix BOS = 1 and EOS = 2 unless told otherwise; byte-level BPE ones must say. */
+export function specialTokenIds(meta: GGUFMetadata, vocabSize: number): { bosId: number; eosId: number } {
+  const spm = metaString(meta, 'tokenizer.ggml.model') === 'llama';
+  const id = (key: string, spmDefault: number) => {
+    const value = required(metaUint(meta, key) ?? (spm ? spmDefault : undefined), key);
+    if (value >= vocabSize) {
+      throw new TokenscopeError('model-format', `${key} ${value} is outside the vocabulary of ${vocabSize} tokens`,
+        'The tokenizer metadata is damaged; re-convert the model.');
+    }
+    return value;
+  };
+  return { bosId: id('tokenizer.ggml.bos_token_id', 1), eosId: id('tokenizer.ggml.eos_token_id', 2) };
+}
+
+export function readVocabulary(meta: GGUFMetadata): Vocabulary {
+  const model = required(metaString(meta, 'tokenizer.ggml.model'), 'tokenizer.ggml.model');
+  const tokens = required(metaStrings(meta, 'tokenizer.ggml.tokens'), 'tokenizer.ggml.tokens');
+  const sized = <A extends { length: number }>(key: string, a: A | undefined, fill: () => A): A => {
+    if (a !== undefined && a.length !== tokens.length) {
+      throw new TokenscopeError('model-format', `${key} has ${a.length} entries for ${tokens.length} tokens`,
+        'The tokenizer metadata is damaged; re-convert the model.');
+    }
+    return a ?? fill();
+  };
+  const unkId = metaUint(meta, 'tokenizer.ggml.unknown_token_id');
+  return {
+    model,
+    tokens,
+    scores: sized('tokenizer.ggml.scores', metaFloats(meta, 'tokenizer.ggml.scores'), () => new Float32Array(tokens.length)),
+    types: sized('tokenizer.ggml.token_type', metaInts(meta, 'tokenizer.ggml.token_type'),
+      () => new Int32Array(tokens.length).fill(TokenType.NORMAL)),
+    ...specialTokenIds(meta, tokens.length),
+    unkId: unkId !== undefined && unkId < tokens.length ? unkId : undefined,
+    addBos: metaBool(meta, 'tokenizer.ggml.add_bos_token') ?? model === 'llama',
+  };
+}
+
+/** Token text → id; the first id wins when a text repeats. */
+export function tokenIds(tokens: readonly string[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  tokens.forEach((t, id) => {
+    if (!ids.has(t)) ids.set(t, id);
+  });
+  return ids;
+}
+
+export function checkId(id: number, vocabSize: number): void {
+  if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+    throw new TokenscopeError('bad-input', `token id ${id} is outside the vocabulary (0 to ${vocabSize - 1})`,
+      'Decode only ids this model produced.');
+  }
+}
+
+export const utf8Encoder = new TextEncoder();
+
+/** Joins the bytes of every token, then decodes once, so characters split across byte tokens come out whole. */
+export function decodeAll(tokenizer: Tokenizer, ids: readonly number[]): string {
+  return new TextDecoder().decode(concatBytes(ids.map((id, i) => tokenizer.decodeToken(id, i > 0 ? ids[i - 1] : undefined))));
+}
