@@ -1,0 +1,19 @@
+/**
+ * One call from a byte source to a checked model: header, config and tensor roles.
+ */
+import { readModelConfig, type ModelConfig } from './config.ts';
+import { readGGUF, type GGUF, type ReadOptions } from './gguf/reader.ts';
+import type { ByteSource } from './gguf/source.ts';
+import { modelTensors, type ModelTensors } from './tensors.ts';
+
+export interface OpenModel {
+  gguf: GGUF;
+  config: ModelConfig;
+  tensors: ModelTensors;
+}
+
+export async function openModel(source: ByteSource, options?: ReadOptions): Promise<OpenModel> {
+  const gguf = await readGGUF(source, options);
+  const config = readModelConfig(gguf);
+  return { gguf, config, tensors: modelTensors(gguf, config) };
+}
