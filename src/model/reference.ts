@@ -1,0 +1,264 @@
+/**
+ * CPU reference forward pass: the oracle the GPU engine is checked against. It reads like
+ * llama2.c's run.c `forward()`: one op per line, in the order the math runs, f32 buffers whose
+ * shapes are given where they are declared. Weights are dequantized to f32 once, at load, so a
+ * Q8_0/Q4_0 file runs through the same code. Sums accumulate in doubles, which keeps the result
+ * within f32 rounding of any f32 implementation.
+ */
+import { TokenscopeError } from '../errors.ts';
+import type { ModelConfig } from './config.ts';
+import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
+import { elementCount } from './gguf/types.ts';
+import { dequantize } from './quant.ts';
+import type { LayerTensors, ModelTensors } from './tensors.ts';
+
+/** Matrices are (rows, columns) row-major: (out, in), the transpose of GGUF's [in, out] dims. */
+export interface LayerWeights {
+  attnNorm: Float32Array; // (dim)
+  wq: Float32Array; // (qDim, dim)   qDim = nHeads * headDim
+  wk: Float32Array; // (kvDim, dim)  kvDim = nKvHeads * headDim
+  wv: Float32Array; // (kvDim, dim)
+  bq: Float32Array; // (qDim), zeros when the model has no Q/K/V bias
+  bk: Float32Array; // (kvDim)
+  bv: Float32Array; // (kvDim)
+  wo: Float32Array; // (dim, qDim)
+  ffnNorm: Float32Array; // (dim)
+  wGate: Float32Array; // (hiddenDim, dim)
+  wUp: Float32Array; // (hiddenDim, dim)
+  wDown: Float32Array; // (dim, hiddenDim)
+}
+
+export interface ReferenceWeights {
+  tokenEmbd: Float32Array; // (vocabSize, dim)
+  layers: LayerWeights[];
+  outputNorm: Float32Array; // (dim)
+  output: Float32Array; // (vocabSize, dim), the same array as tokenEmbd when tied
+}
+
+/** Reads and dequantizes every tensor (each once: tied embeddings share one array). */
+export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tensors: ModelTensors): Promise<ReferenceWeights> {
+  const loaded = new Map<string, Float32Array>();
+  const load = async (t: GGUFTensorInfo): Promise<Float32Array> => {
+    let values = loaded.get(t.name);
+    if (!values) {
+      values = dequantize(t.type, await gguf.tensorBytes(t), elementCount(t.dims));
+      loaded.set(t.name, values);
+    }
+    return values;
+  };
+  // A model without Q/K/V bias gets zeros, so the forward pass has no branch for it.
+  const bias = (t: GGUFTensorInfo | undefined, length: number) => (t ? load(t) : new Float32Array(length));
+  const qDim = config.nHeads * config.headDim;
+  const kvDim = config.nKvHeads * config.headDim;
+  const layer = async (t: LayerTensors): Promise<LayerWeights> => ({
+    attnNorm: await load(t.attnNorm),
+    wq: await load(t.wq),
+    wk: await load(t.wk),
+    wv: await load(t.wv),
+    bq: await bias(t.bq, qDim),
+    bk: await bias(t.bk, kvDim),
+    bv: await bias(t.bv, kvDim),
+    wo: await load(t.wo),
+    ffnNorm: await load(t.ffnNorm),
+    wGate: await load(t.wGate),
+    wUp: await load(t.wUp),
+    wDown: await load(t.wDown),
+  });
+  const layers: LayerWeights[] = [];
+  for (const t of tensors.layers) layers.push(await layer(t));
+  return {
+    tokenEmbd: await load(tensors.tokenEmbd),
+    layers,
+    outputNorm: await load(tensors.outputNorm),
+    output: await load(tensors.output),
+  };
+}
+
+export interface ReferenceOptions {
+  /** Positions the KV cache holds. Default: the context length, at most 2048. */
+  seqLen?: number;
+}
+
+export class ReferenceModel {
+  readonly seqLen: number;
+  private readonly x: Float32Array; // (dim) the residual stream at the current position
+  private readonly xb: Float32Array; // (dim) normed input of a sub-layer, then its output
+  private readonly q: Float32Array; // (qDim)
+  private readonly attnOut: Float32Array; // (qDim) heads concatenated
+  private readonly hb: Float32Array; // (hiddenDim)
+  private readonly hb2: Float32Array; // (hiddenDim)
+  private readonly att: Float32Array; // (seqLen) one head's attention scores
+  private readonly keyCache: Float32Array; // (nLayers, seqLen, kvDim)
+  private readonly valueCache: Float32Array; // (nLayers, seqLen, kvDim)
+  private readonly logits: Float32Array; // (vocabSize)
+
+  constructor(readonly config: ModelConfig, readonly weights: ReferenceWeights, options: ReferenceOptions = {}) {
+    const c = config;
+    const qDim = c.nHeads * c.headDim;
+    const kvDim = c.nKvHeads * c.headDim;
+    this.seqLen = options.seqLen ?? Math.min(c.contextLength, 2048);
+    this.x = new Float32Array(c.dim);
+    this.xb = new Float32Array(c.dim);
+    this.q = new Float32Array(qDim);
+    this.attnOut = new Float32Array(qDim);
+    this.hb = new Float32Array(c.hiddenDim);
+    this.hb2 = new Float32Array(c.hiddenDim);
+    this.att = new Float32Array(this.seqLen);
+    this.keyCache = new Float32Array(c.nLayers * this.seqLen * kvDim);
+    this.valueCache = new Float32Array(c.nLayers * this.seqLen * kvDim);
+    this.logits = new Float32Array(c.vocabSize);
+  }
+
+  /** Logits for the token at `pos`, given that positions 0..pos-1 were run before. The array is reused by the next call. */
+  forward(token: number, pos: number): Float32Array {
+    const c = this.config;
+    const w = this.weights;
+    if (!(pos >= 0 && pos < this.seqLen) || !(token >= 0 && token < c.vocabSize)) {
+      throw new TokenscopeError('bad-input', `token ${token} at position ${pos} is outside vocab ${c.vocabSize} / sequence ${this.seqLen}`,
+        'Pass a larger seqLen or a valid token id.');
+    }
+    const qDim = c.nHeads * c.headDim;
+    const kvDim = c.nKvHeads * c.headDim;
+    const x = this.x;
+    x.set(w.tokenEmbd.subarray(token * c.dim, (token + 1) * c.dim));
+    for (let l = 0; l < c.nLayers; l++) {
+      const lw = w.layers[l];
+      const cacheAt = (l * this.seqLen + pos) * kvDim;
+      const k = this.keyCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim) this position's key
+      const v = this.valueCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim)
+
+      rmsnorm(this.xb, x, lw.attnNorm, c.rmsEps);
+      matmul(this.q, this.xb, lw.wq, c.dim, qDim);
+      matmul(k, this.xb, lw.wk, c.dim, kvDim);
+      matmul(v, this.xb, lw.wv, c.dim, kvDim);
+      addInPlace(this.q, lw.bq);
+      addInPlace(k, lw.bk);
+      addInPlace(v, lw.bv);
+      rope(this.q, pos, c.nHeads, c);
+      rope(k, pos, c.nKvHeads, c);
+      attention(this.attnOut, this.q, this.keyCache, this.valueCache, this.att, l, pos, this.seqLen, c);
+      matmul(this.xb, this.attnOut, lw.wo, qDim, c.dim);
+      addInPlace(x, this.xb);
+
+      rmsnorm(this.xb, x, lw.ffnNorm, c.rmsEps);
+      matmul(this.hb, this.xb, lw.wGate, c.dim, c.hiddenDim);
+      matmul(this.hb2, this.xb, lw.wUp, c.dim, c.hiddenDim);
+      swiglu(this.hb, this.hb, this.hb2);
+      matmul(this.xb, this.hb, lw.wDown, c.hiddenDim, c.dim);
+      addInPlace(x, this.xb);
+    }
+    rmsnorm(x, x, w.outputNorm, c.rmsEps);
+    matmul(this.logits, x, w.output, c.dim, c.vocabSize);
+    return this.logits;
+  }
+}
+
+/** Runs `promptIds` from position 0, then `steps` greedy (argmax) tokens; returns the generated ids only. */
+export function generateGreedy(model: ReferenceModel, promptIds: readonly number[], steps: number): number[] {
+  const generated: number[] = [];
+  let token = promptIds[0];
+  for (let pos = 0; generated.length < steps; pos++) {
+    const logits = model.forward(token, pos);
+    if (pos + 1 < promptIds.length) {
+      token = promptIds[pos + 1];
+    } else {
+      token = argmax(logits);
+      generated.push(token);
+    }
+  }
+  return generated;
+}
+
+/** o = weight * x / rms(x), rms = sqrt(mean(x²) + eps). `o` may be `x`. */
+export function rmsnorm(o: Float32Array, x: Float32Array, weight: Float32Array, eps: number): void {
+  let ss = 0;
+  for (let i = 0; i < x.length; i++) ss += x[i] * x[i];
+  const scale = 1 / Math.sqrt(ss / x.length + eps);
+  for (let i = 0; i < x.length; i++) o[i] = weight[i] * (scale * x[i]);
+}
+
+/** out (d) = W (d, n) · x (n). */
+export function matmul(out: Float32Array, x: Float32Array, w: Float32Array, n: number, d: number): void {
+  for (let i = 0; i < d; i++) {
+    let sum = 0;
+    const row = i * n;
+    for (let j = 0; j < n; j++) sum += w[row + j] * x[j];
+    out[i] = sum;
+  }
+}
+
+export function addInPlace(x: Float32Array, y: Float32Array): void {
+  for (let i = 0; i < x.length; i++) x[i] += y[i];
+}
+
+/**
+ * Rotates the first `ropeDim` dims of each head by position-dependent angles pos·θ^(-2i/ropeDim).
+ * adjacent: pairs (x[2i], x[2i+1]); neox: pairs (x[i], x[i + ropeDim/2]). Dims past ropeDim pass through.
+ */
+export function rope(vec: Float32Array, pos: number, nHeads: number, c: Pick<ModelConfig, 'headDim' | 'ropeDim' | 'ropeTheta' | 'ropeStyle'>): void {
+  const half = c.ropeDim / 2;
+  for (let h = 0; h < nHeads; h++) {
+    const head = h * c.headDim;
+    for (let i = 0; i < half; i++) {
+      const angle = pos * c.ropeTheta ** (-(2 * i) / c.ropeDim);
+      const cos = Math.cos(angle);
+      const sin = Math.sin(angle);
+      const a = c.ropeStyle === 'adjacent' ? head + 2 * i : head + i;
+      const b = c.ropeStyle === 'adjacent' ? a + 1 : a + half;
+      const [v0, v1] = [vec[a], vec[b]];
+      vec[a] = v0 * cos - v1 * sin;
+      vec[b] = v0 * sin + v1 * cos;
+    }
+  }
+}
+
+/**
+ * Causal grouped-query attention for one position: query head h reads KV head h / (nHeads / nKvHeads)
+ * over positions 0..pos, scores scaled by 1/sqrt(headDim).
+ */
+export function attention(
+  out: Float32Array, q: Float32Array, keyCache: Float32Array, valueCache: Float32Array, att: Float32Array,
+  layer: number, pos: number, seqLen: number, c: Pick<ModelConfig, 'nHeads' | 'nKvHeads' | 'headDim'>,
+): void {
+  const kvDim = c.nKvHeads * c.headDim;
+  const group = c.nHeads / c.nKvHeads;
+  const scale = 1 / Math.sqrt(c.headDim);
+  for (let h = 0; h < c.nHeads; h++) {
+    const qh = h * c.headDim;
+    const kvh = Math.floor(h / group) * c.headDim;
+    for (let t = 0; t <= pos; t++) {
+      const kt = (layer * seqLen + t) * kvDim + kvh;
+      let score = 0;
+      for (let i = 0; i < c.headDim; i++) score += q[qh + i] * keyCache[kt + i];
+      att[t] = score * scale;
+    }
+    softmax(att.subarray(0, pos + 1));
+    for (let i = 0; i < c.headDim; i++) {
+      let sum = 0;
+      for (let t = 0; t <= pos; t++) sum += att[t] * valueCache[(layer * seqLen + t) * kvDim + kvh + i];
+      out[qh + i] = sum;
+    }
+  }
+}
+
+export function softmax(x: Float32Array): void {
+  const max = x.reduce((m, v) => Math.max(m, v), -Infinity);
+  let sum = 0;
+  for (let i = 0; i < x.length; i++) {
+    x[i] = Math.exp(x[i] - max);
+    sum += x[i];
+  }
+  for (let i = 0; i < x.length; i++) x[i] /= sum;
+}
+
+/** o = silu(gate) * up, silu(g) = g / (1 + e^-g). `o` may be `gate`. */
+export function swiglu(o: Float32Array, gate: Float32Array, up: Float32Array): void {
+  for (let i = 0; i < o.length; i++) o[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
+}
+
+/** Index of the largest value; ties go to the lowest index. */
+export function argmax(x: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i;
+  return best;
+}
