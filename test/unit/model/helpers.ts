@@ -1,0 +1,22 @@
+/** Assertions shared by the model tests. */
+import { expect } from 'vitest';
+import { TokenscopeError, type ErrorCode } from '../../../src/errors.ts';
+
+/** Runs `action` and checks it fails with a TokenscopeError of `code` whose message matches. Returns the error. */
+export async function expectTokenscopeError(
+  action: () => unknown,
+  code: ErrorCode,
+  message: RegExp,
+): Promise<TokenscopeError> {
+  let thrown: unknown;
+  try {
+    await action();
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown, 'expected a TokenscopeError').toBeInstanceOf(TokenscopeError);
+  const error = thrown as TokenscopeError;
+  expect({ code: error.code, message: error.message }).toMatchObject({ code, message: expect.stringMatching(message) });
+  expect(error.hint.length).toBeGreaterThan(0);
+  return error;
+}
