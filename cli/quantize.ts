@@ -5,7 +5,7 @@
  * rounding): 2-D weights whose rows split into 32-element blocks become Q8_0/Q4_0, the rest keep
  * their type. Streams tensor by tensor, so memory holds one tensor at a time.
  */
-import { open, rm } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TokenscopeError, describeError } from '../src/errors.ts';
@@ -70,7 +70,7 @@ export async function quantizeFile(inPath: string, outPath: string, target: Targ
   }
 }
 
-async function writeAll(handle: import('node:fs/promises').FileHandle, bytes: Uint8Array): Promise<void> {
+async function writeAll(handle: FileHandle, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) {
     const { bytesWritten } = await handle.write(bytes, at, bytes.length - at);
     at += bytesWritten;

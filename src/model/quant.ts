@@ -55,7 +55,7 @@ function halfTable(): Float32Array {
 }
 
 /** Decodes `elements` values of `type` from `bytes` (which must hold exactly that many). */
-export function dequantize(type: GGMLType, bytes: Uint8Array, elements: number): Float32Array {
+export function dequantize(type: GGMLType, bytes: Uint8Array, elements: number): Float32Array<ArrayBuffer> {
   const block = GGML_BLOCK[type];
   const expected = (elements / block.elements) * block.bytes;
   if (!Number.isInteger(expected) || bytes.length !== expected) {

@@ -11,7 +11,7 @@
 import { TokenscopeError } from '../../errors.ts';
 import { concatBytes, type ByteSource } from './source.ts';
 import {
-  GGUFValueType as T, FIXED_VALUE_SIZE, ggmlTypeName, isSupportedType, minValueSize, isValueType, shapeProblem,
+  GGUFValueType as T, FIXED_VALUE_SIZE, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, ggmlTypeName, isPowerOfTwo, isSupportedType, minValueSize, isValueType, shapeProblem,
   tensorByteSize, valueTypeName, type GGMLType, type GGUFArray, type GGUFMetadata, type GGUFValue, 
 } from './types.ts';
 
@@ -30,8 +30,6 @@ export interface ReadOptions {
   maxHeaderBytes?: number;
 }
 
-const MAGIC = 0x46554747; // "GGUF" little-endian
-const DEFAULT_ALIGNMENT = 32;
 const INITIAL_WINDOW = 1 << 20;
 const DEFAULT_MAX_HEADER = 256 << 20;
 const MAX_DIMS = 4; // GGML_MAX_DIMS
@@ -115,7 +113,7 @@ class HeaderParser {
 
   parse() {
     const magic = this.u32('magic');
-    if (magic !== MAGIC) {
+    if (magic !== GGUF_MAGIC) {
       const seen = [...this.bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
       throw formatError(this.file, `not a GGUF file: it starts with bytes ${seen}, not "GGUF"`,
         'Pick a .gguf file (convert others with llama.cpp\'s convert_hf_to_gguf.py).');
@@ -152,13 +150,12 @@ class HeaderParser {
   }
 
   private alignment(value: GGUFValue | undefined): number {
-    if (value === undefined) return DEFAULT_ALIGNMENT;
+    if (value === undefined) return GGUF_DEFAULT_ALIGNMENT;
     if (value.type !== T.UINT32) {
       throw this.error(`general.alignment has type ${valueTypeName(value.type)}, expected UINT32`);
     }
-    const a = value.value;
-    if (a === 0 || (a & (a - 1)) !== 0) throw this.error(`general.alignment ${a} is not a power of two`);
-    return a;
+    if (!isPowerOfTwo(value.value)) throw this.error(`general.alignment ${value.value} is not a power of two`);
+    return value.value;
   }
 
   private tensorInfo(i: number) {
@@ -173,7 +170,8 @@ class HeaderParser {
     for (let d = 0; d < nDims; d++) {
       const dimAt = this.pos;
       const n = this.u64(`${what} dimension ${d}`);
-      if (n < 1n || n > BigInt(this.fileSize)) throw this.error(`${what} dimension ${d} is ${n} at byte ${dimAt}, impossible in this file`);
+      // Every type stores an element in more than half a byte, so no dim can exceed twice the file size.
+      if (n < 1n || n > 2n * BigInt(this.fileSize)) throw this.error(`${what} dimension ${d} is ${n} at byte ${dimAt}, impossible in this file`);
       dims.push(Number(n));
     }
     const typeAt = this.pos;

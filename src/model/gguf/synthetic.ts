@@ -8,7 +8,7 @@ import { encodeTensor } from '../quantize.ts';
 import { globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
 import { BYTE_TO_CHAR } from '../tokenizer/bpe.ts';
 import { TokenType } from '../tokenizer/types.ts';
-import { GGMLType, meta, shapeProblem, type GGMLTypeName, type GGUFValue } from './types.ts';
+import { GGMLType, elementCount, meta, shapeProblem, type GGMLTypeName, type GGUFValue } from './types.ts';
 import { encodeGGUF, type TensorToWrite } from './writer.ts';
 
 export interface TestModelOptions {
@@ -48,13 +48,14 @@ export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGU
   };
   const random = mulberry32(o.seed ?? 1);
   const tensors: TensorToWrite[] = [];
-  const add = (role: TensorRole, spec: { name: string; dims: number[] }, scale: number, offset = 0) => {
+  /** A tensor of uniform values in center ± scale. */
+  const add = (role: TensorRole, spec: { name: string; dims: number[] }, scale: number, center = 0) => {
     const matrix = spec.dims.length > 1;
     const typeName = o.types?.[role] ?? (matrix ? o.types?.default : undefined) ?? 'F32';
     const type = GGMLType[typeName];
     const problem = shapeProblem(type, spec.dims);
     if (problem) throw badInput(`${spec.name} cannot be ${typeName}: ${problem}`);
-    const values = Float32Array.from({ length: spec.dims.reduce((a, b) => a * b) }, () => offset + scale * (2 * random() - 1));
+    const values = Float32Array.from({ length: elementCount(spec.dims) }, () => center + scale * (2 * random() - 1));
     tensors.push({ name: spec.name, type, dims: spec.dims, data: encodeTensor(values, type) });
   };
   const fanIn = (spec: { dims: number[] }) => 1 / Math.sqrt(spec.dims[0]);

@@ -5,6 +5,15 @@
  * files are read; v2 and v3 share one layout (v3 only added the big-endian variant).
  */
 
+/** "GGUF" read as a little-endian u32. */
+export const GGUF_MAGIC = 0x46554747;
+/** Tensor data alignment when `general.alignment` is absent. */
+export const GGUF_DEFAULT_ALIGNMENT = 32;
+
+export function isPowerOfTwo(n: number): boolean {
+  return Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+}
+
 /** Metadata value type ids, as stored in the file. */
 export const GGUFValueType = {
   UINT8: 0,

@@ -5,7 +5,7 @@
 import { TokenscopeError } from '../../errors.ts';
 import { concatBytes } from './source.ts';
 import {
-  GGUFValueType as T, FIXED_VALUE_SIZE, ggmlTypeName, shapeProblem, tensorByteSize, type GGMLType, type GGUFArray,
+  GGUFValueType as T, FIXED_VALUE_SIZE, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, ggmlTypeName, isPowerOfTwo, shapeProblem, tensorByteSize, type GGMLType, type GGUFArray,
   type GGUFMetadata, type GGUFScalar, type GGUFValue,
 } from './types.ts';
 
@@ -24,7 +24,6 @@ export interface ByteSink {
   write(bytes: Uint8Array): Promise<void> | void;
 }
 
-const DEFAULT_ALIGNMENT = 32;
 const MAX_NAME_BYTES = 63; // GGML_MAX_NAME - 1: llama.cpp refuses longer tensor names
 
 /** Writes a whole file to `sink`, asking `data` for each tensor's bytes in order. Returns the bytes written. */
@@ -63,7 +62,7 @@ export function ggufLayout(metadata: GGUFMetadata, tensors: readonly TensorSpec[
   const sizes = tensors.map(tensorSize);
   const names = new Set<string>();
   const w = new ByteWriter();
-  w.u32(0x46554747); // "GGUF"
+  w.u32(GGUF_MAGIC);
   w.u32(3);
   w.u64(tensors.length);
   w.u64(metadata.size);
@@ -91,8 +90,8 @@ export function ggufLayout(metadata: GGUFMetadata, tensors: readonly TensorSpec[
 
 function alignmentOf(metadata: GGUFMetadata): number {
   const v = metadata.get('general.alignment');
-  if (v === undefined) return DEFAULT_ALIGNMENT;
-  if (v.type !== T.UINT32 || v.value === 0 || (v.value & (v.value - 1)) !== 0) {
+  if (v === undefined) return GGUF_DEFAULT_ALIGNMENT;
+  if (v.type !== T.UINT32 || !isPowerOfTwo(v.value)) {
     throw badInput('general.alignment must be a UINT32 power of two');
   }
   return v.value;

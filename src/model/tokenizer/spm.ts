@@ -59,12 +59,13 @@ export class SentencePieceTokenizer implements Tokenizer {
     for (;;) {
       let best = -1;
       let bestScore = NO_MERGE;
-      pairs.forEach((p, i) => {
+      for (let i = 0; i < pairs.length; i++) {
+        const p = pairs[i];
         if (p && p.score > bestScore) {
           best = i;
           bestScore = p.score;
         }
-      });
+      }
       if (best < 0) return symbols;
       symbols.splice(best, 2, pairs[best]!.id);
       pairs.splice(best, 1);
