@@ -8,7 +8,7 @@ import { buildTestModel } from '../../../src/model/gguf/synthetic.ts';
 import { GGMLType, GGUFValueType as T, meta, type GGUFValue } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { modelTensors } from '../../../src/model/tensors.ts';
-import { expectTokenscopeError } from './helpers.ts';
+import { expectLlamaCppLayout, expectTokenscopeError } from './helpers.ts';
 import { STORIES_GGUF, storiesTitle } from './paths.ts';
 
 describe.skipIf(!STORIES_GGUF)(storiesTitle('stories260K.gguf'), () => {
@@ -35,13 +35,9 @@ describe.skipIf(!STORIES_GGUF)(storiesTitle('stories260K.gguf'), () => {
     });
   });
 
-  it('lays the tensor table out contiguously, each tensor 32-aligned, the last ending at the file end', () => {
-    const byOffset = [...gguf.tensors].sort((a, b) => a.offset - b.offset);
-    expect(byOffset[0].offset).toBe(gguf.dataOffset);
-    for (let i = 1; i < byOffset.length; i++) {
-      expect(byOffset[i].offset).toBe(Math.ceil((byOffset[i - 1].offset + byOffset[i - 1].byteSize) / 32) * 32);
-    }
-    const last = byOffset[byOffset.length - 1];
+  it('lays the tensors out as llama.cpp requires, the last ending at the file end', () => {
+    expectLlamaCppLayout(gguf);
+    const last = gguf.tensors[gguf.tensors.length - 1];
     expect(last.offset + last.byteSize).toBe(source.size);
   });
 
@@ -125,6 +121,7 @@ describe('metadata values', () => {
     expect(gguf.alignment).toBe(64);
     expect(gguf.tensors.map((t) => t.offset - gguf.dataOffset)).toEqual([0, 64]);
     expect(gguf.dataOffset % 64).toBe(0);
+    expectLlamaCppLayout(gguf);
     expect(bytes.length).toBe(gguf.dataOffset + 128);
   });
 });

@@ -9,6 +9,7 @@ import { metaUint } from '../../../src/model/gguf/metadata.ts';
 import { GGMLType } from '../../../src/model/gguf/types.ts';
 import { openModel, type OpenModel } from '../../../src/model/open.ts';
 import { argmax, loadReferenceWeights, ReferenceModel, type ReferenceWeights } from '../../../src/model/reference.ts';
+import { expectLlamaCppLayout } from './helpers.ts';
 import { REPO_ROOT, STORIES_EXPECTED, STORIES_GGUF, storiesTitle } from './paths.ts';
 
 const run = promisify(execFile);
@@ -50,6 +51,7 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
     expect([metaUint(gguf.metadata, 'general.file_type'), metaUint(gguf.metadata, 'general.quantization_version')]).toEqual([7, 2]);
     expect(config).toMatchObject({ dim: 64, nLayers: 5, vocabSize: 512 });
     expect(gguf.version).toBe(3);
+    expectLlamaCppLayout(gguf);
   });
 
   it('writes the same bytes every time', () => {
