@@ -65,7 +65,8 @@ export function globalTensorSpecs(c: ShapeConfig): Record<Exclude<keyof ModelTen
   };
 }
 
-const BIASES: ReadonlySet<string> = new Set(['bq', 'bk', 'bv']);
+/** The optional Q/K/V bias roles (present when config.qkvBias). */
+export const BIAS_ROLES: ReadonlySet<string> = new Set(['bq', 'bk', 'bv']);
 
 export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   const get = (spec: { name: string; dims: number[] }) => {
@@ -80,7 +81,7 @@ export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   const layers = Array.from({ length: config.nLayers }, (_, l) => {
     const specs = layerTensorSpecs(config, l);
     const entries = Object.entries(specs)
-      .filter(([role]) => config.qkvBias || !BIASES.has(role))
+      .filter(([role]) => config.qkvBias || !BIAS_ROLES.has(role))
       .map(([role, spec]) => [role, get(spec)]);
     return Object.fromEntries(entries) as LayerTensors;
   });

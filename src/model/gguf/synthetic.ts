@@ -5,7 +5,7 @@
  */
 import { TokenscopeError } from '../../errors.ts';
 import { encodeTensor } from '../quantize.ts';
-import { globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
+import { BIAS_ROLES, globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
 import { BYTE_TO_CHAR } from '../tokenizer/bpe.ts';
 import { TokenType } from '../tokenizer/types.ts';
 import { GGMLType, elementCount, meta, shapeProblem, type GGMLTypeName, type GGUFValue } from './types.ts';
@@ -48,37 +48,26 @@ export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGU
   };
   const random = mulberry32(o.seed ?? 1);
   const tensors: TensorToWrite[] = [];
-  /** A tensor of uniform values in center ± scale. */
-  const add = (role: TensorRole, spec: { name: string; dims: number[] }, scale: number, center = 0) => {
+  /** Uniform values: embeddings ±1, matrices ±1/sqrt(fan-in), norm weights 1 ± 0.1, biases ±0.1. */
+  const add = (role: TensorRole, spec: { name: string; dims: number[] }) => {
     const matrix = spec.dims.length > 1;
     const typeName = o.types?.[role] ?? (matrix ? o.types?.default : undefined) ?? 'F32';
     const type = GGMLType[typeName];
     const problem = shapeProblem(type, spec.dims);
     if (problem) throw badInput(`${spec.name} cannot be ${typeName}: ${problem}`);
+    const scale = role === 'tokenEmbd' ? 1 : matrix ? 1 / Math.sqrt(spec.dims[0]) : 0.1;
+    const center = role.endsWith('Norm') ? 1 : 0;
     const values = Float32Array.from({ length: elementCount(spec.dims) }, () => center + scale * (2 * random() - 1));
     tensors.push({ name: spec.name, type, dims: spec.dims, data: encodeTensor(values, type) });
   };
-  const fanIn = (spec: { dims: number[] }) => 1 / Math.sqrt(spec.dims[0]);
   const global = globalTensorSpecs(config);
-  add('tokenEmbd', global.tokenEmbd, 1);
-  add('outputNorm', global.outputNorm, 0.1, 1);
-  if (!o.tiedEmbeddings) add('output', global.output, fanIn(global.output));
+  add('tokenEmbd', global.tokenEmbd);
+  add('outputNorm', global.outputNorm);
+  if (!o.tiedEmbeddings) add('output', global.output);
   for (let l = 0; l < o.nLayers; l++) {
-    const s = layerTensorSpecs(config, l);
-    add('attnNorm', s.attnNorm, 0.1, 1);
-    add('wq', s.wq, fanIn(s.wq));
-    add('wk', s.wk, fanIn(s.wk));
-    add('wv', s.wv, fanIn(s.wv));
-    if (arch === 'qwen2') {
-      add('bq', s.bq, 0.1);
-      add('bk', s.bk, 0.1);
-      add('bv', s.bv, 0.1);
+    for (const [role, spec] of Object.entries(layerTensorSpecs(config, l)) as [TensorRole, { name: string; dims: number[] }][]) {
+      if (arch === 'qwen2' || !BIAS_ROLES.has(role)) add(role, spec);
     }
-    add('wo', s.wo, fanIn(s.wo));
-    add('ffnNorm', s.ffnNorm, 0.1, 1);
-    add('wGate', s.wGate, fanIn(s.wGate));
-    add('wUp', s.wUp, fanIn(s.wUp));
-    add('wDown', s.wDown, fanIn(s.wDown));
   }
 
   const metadata = new Map<string, GGUFValue>([
