@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { playwright } from '@vitest/browser-playwright';
 import { chromiumArgs, chromiumPath } from './cli/chromium.ts';
@@ -9,8 +11,12 @@ import { chromiumArgs, chromiumPath } from './cli/chromium.ts';
  *  - gpu-browser: the same GPU test files in headless Chromium (SwiftShader; no shader-f16).
  *  - e2e:         the built page (`dist/`) driven by Playwright in Chromium.
  */
+/** Where GPU tests find the real test model: ../shared/models, else models/cache (see models/catalog.ts). */
+const MODEL_DIR = [resolve(import.meta.dirname, '../shared/models'), resolve(import.meta.dirname, 'models/cache')].find((d) => existsSync(resolve(d, 'stories260K.gguf'))) ?? '';
+
 export default defineConfig({
   server: { fs: { allow: ['..'] } },
+  define: { __TEST_MODEL_DIR__: JSON.stringify(MODEL_DIR) },
   test: {
     projects: [
       {

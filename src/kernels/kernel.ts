@@ -100,7 +100,7 @@ export interface EncodeOptions {
   timer?: GpuTimer | null;
   /** Label of the whole pass (a phase, e.g. "prefill" or "decode"). */
   phase?: string;
-  /** Profile mode: each dispatch in its own timed pass, labelled "kind|label". Perturbs timing. */
+  /** Profile mode: each dispatch in its own timed pass, labelled "phase|kind|label". Perturbs timing. */
   perKernel?: boolean;
 }
 
@@ -108,7 +108,7 @@ export interface EncodeOptions {
 export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], opts: EncodeOptions = {}): void {
   if (opts.perKernel && opts.timer) {
     for (const d of dispatches) {
-      const pass = encoder.beginComputePass({ label: d.label, timestampWrites: opts.timer.timestampWrites(`${d.kind}|${d.label}`) });
+      const pass = encoder.beginComputePass({ label: d.label, timestampWrites: opts.timer.timestampWrites(`${opts.phase ?? ''}|${d.kind}|${d.label}`) });
       encodeOne(pass, d);
       pass.end();
     }

@@ -1,0 +1,127 @@
+/**
+ * The model catalog: presets with the exact shapes of real models (run with synthetic weights —
+ * speed only), and known public GGUF files. No weights are committed.
+ *
+ * Shapes are copied from each model's published config.json (hidden_size, intermediate_size,
+ * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
+ * rope_theta, rms_norm_eps, tie_word_embeddings).
+ */
+import type { ModelConfig } from '../src/model/config.ts';
+
+export interface ModelPreset {
+  /** Stable id used by --model and the page, e.g. "llama-3.2-1b". */
+  id: string;
+  /** The model whose shape this is. */
+  title: string;
+  config: ModelConfig;
+}
+
+type Shape = Omit<ModelConfig, 'name' | 'bosId' | 'eosId' | 'ropeDim' | 'qkvBias' | 'ropeStyle'> & Partial<Pick<ModelConfig, 'ropeDim'>>;
+
+function preset(id: string, title: string, s: Shape): ModelPreset {
+  return {
+    id,
+    title,
+    config: {
+      ...s,
+      name: `${title} (synthetic weights)`,
+      ropeDim: s.ropeDim ?? s.headDim,
+      ropeStyle: s.architecture === 'qwen2' ? 'neox' : 'adjacent',
+      qkvBias: s.architecture === 'qwen2',
+      bosId: 1,
+      eosId: 2,
+    },
+  };
+}
+
+export const PRESETS: readonly ModelPreset[] = [
+  preset('stories260k', 'TinyStories stories260K', {
+    architecture: 'llama', dim: 64, hiddenDim: 172, nLayers: 5, nHeads: 8, nKvHeads: 4, headDim: 8, vocabSize: 512,
+    contextLength: 512, ropeTheta: 10000, rmsEps: 1e-5, tiedEmbeddings: false,
+  }),
+  preset('stories15m', 'TinyStories stories15M', {
+    architecture: 'llama', dim: 288, hiddenDim: 768, nLayers: 6, nHeads: 6, nKvHeads: 6, headDim: 48, vocabSize: 32000,
+    contextLength: 256, ropeTheta: 10000, rmsEps: 1e-5, tiedEmbeddings: false,
+  }),
+  preset('smollm2-135m', 'SmolLM2-135M', {
+    architecture: 'llama', dim: 576, hiddenDim: 1536, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, vocabSize: 49152,
+    contextLength: 8192, ropeTheta: 100000, rmsEps: 1e-5, tiedEmbeddings: true,
+  }),
+  preset('smollm2-360m', 'SmolLM2-360M', {
+    architecture: 'llama', dim: 960, hiddenDim: 2560, nLayers: 32, nHeads: 15, nKvHeads: 5, headDim: 64, vocabSize: 49152,
+    contextLength: 8192, ropeTheta: 100000, rmsEps: 1e-5, tiedEmbeddings: true,
+  }),
+  preset('qwen2.5-0.5b', 'Qwen2.5-0.5B', {
+    architecture: 'qwen2', dim: 896, hiddenDim: 4864, nLayers: 24, nHeads: 14, nKvHeads: 2, headDim: 64, vocabSize: 151936,
+    contextLength: 32768, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+  }),
+  preset('llama-3.2-1b', 'Llama-3.2-1B', {
+    architecture: 'llama', dim: 2048, hiddenDim: 8192, nLayers: 16, nHeads: 32, nKvHeads: 8, headDim: 64, vocabSize: 128256,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true,
+  }),
+  preset('llama-3.2-3b', 'Llama-3.2-3B', {
+    architecture: 'llama', dim: 3072, hiddenDim: 8192, nLayers: 28, nHeads: 24, nKvHeads: 8, headDim: 128, vocabSize: 128256,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true,
+  }),
+  preset('llama-3.1-8b', 'Llama-3.1-8B', {
+    architecture: 'llama', dim: 4096, hiddenDim: 14336, nLayers: 32, nHeads: 32, nKvHeads: 8, headDim: 128, vocabSize: 128256,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: false,
+  }),
+];
+
+/** A public GGUF file a visitor's browser may fetch (tests never do; they use ../shared/models). */
+export interface KnownModelFile {
+  id: string;
+  title: string;
+  url: string;
+  /** Bytes, when known; the loader reports the real size from the server either way. */
+  size: number | null;
+  /** Hex sha256, when known; a download is checked against it. */
+  sha256: string | null;
+  /** Where tests and the CLI look for a local copy (relative to the project root). */
+  localPaths: string[];
+}
+
+export const KNOWN_FILES: readonly KnownModelFile[] = [
+  {
+    id: 'stories260k-gguf',
+    title: 'TinyStories stories260K (F32, real weights)',
+    url: 'https://huggingface.co/ggml-org/models/resolve/main/tinyllamas/stories260K.gguf',
+    size: 1_185_376,
+    sha256: '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d',
+    localPaths: ['../shared/models/stories260K.gguf', 'models/cache/stories260K.gguf'],
+  },
+  {
+    id: 'smollm2-135m-instruct-q8_0',
+    title: 'SmolLM2-135M-Instruct Q8_0 (real weights)',
+    url: 'https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct-GGUF/resolve/main/smollm2-135m-instruct-q8_0.gguf',
+    size: null,
+    sha256: null,
+    localPaths: ['models/cache/smollm2-135m-instruct-q8_0.gguf'],
+  },
+  {
+    id: 'qwen2.5-0.5b-instruct-q4_0',
+    title: 'Qwen2.5-0.5B-Instruct Q4_0 (real weights)',
+    url: 'https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q4_0.gguf',
+    size: null,
+    sha256: null,
+    localPaths: ['models/cache/qwen2.5-0.5b-instruct-q4_0.gguf'],
+  },
+];
+
+export function findPreset(id: string): ModelPreset | undefined {
+  return PRESETS.find((p) => p.id === id.toLowerCase());
+}
+
+export function findKnownFile(id: string): KnownModelFile | undefined {
+  return KNOWN_FILES.find((f) => f.id === id.toLowerCase());
+}
+
+/** Parameters of a config (weights only), for labels like "1.24 B". */
+export function parameterCount(c: ModelConfig): number {
+  const qDim = c.nHeads * c.headDim;
+  const kvDim = c.nKvHeads * c.headDim;
+  const perLayer = 2 * c.dim + c.dim * qDim + 2 * c.dim * kvDim + qDim * c.dim + 3 * c.dim * c.hiddenDim + (c.qkvBias ? qDim + 2 * kvDim : 0);
+  const embeddings = c.vocabSize * c.dim * (c.tiedEmbeddings ? 1 : 2);
+  return embeddings + c.nLayers * perLayer + c.dim;
+}

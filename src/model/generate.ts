@@ -1,0 +1,149 @@
+/**
+ * One request through the engine: prefill (in chunks of at most `maxRows` rows), then decode
+ * one token per step. Decode feeds each sampled token back on the GPU and keeps one step in
+ * flight ahead of the host, so the GPU never waits for the 4-byte readback of the previous token.
+ *
+ * Records raw host timestamps (when each token id was on the host) and, with a timer, the GPU
+ * time of every pass; every metric is computed from these records elsewhere.
+ */
+import { TokenscopeError } from '../errors.ts';
+import { GpuTimer, type PassTime } from '../gpu/timer.ts';
+import type { KernelClass } from '../kernels/kernel.ts';
+import { prefillRows } from '../kernels/rows.ts';
+import type { Engine, StepOutcome } from './engine.ts';
+
+export interface GenerateOptions {
+  slot?: number;
+  /** Tokens already in the KV cache before the prompt (llama-bench's -d depth). */
+  startPos?: number;
+  /** Prefill chunk size (default: the engine's maxRows). */
+  chunk?: number;
+  /** Stop at this token id (it counts as output). */
+  stopAt?: number;
+  /** Time GPU passes: per phase, or (profile) per kernel. */
+  gpuTiming?: 'off' | 'phases' | 'kernels';
+  signal?: AbortSignal;
+  onToken?: (token: number, index: number) => void;
+}
+
+/** GPU time of one kernel dispatch in profile mode. */
+export interface KernelTime {
+  phase: 'prefill' | 'decode';
+  /** Decode step index, or prefill chunk index. */
+  step: number;
+  kind: KernelClass;
+  label: string;
+  ns: number;
+}
+
+export interface GenerationRecord {
+  promptTokens: number[];
+  outputTokens: number[];
+  /** Host clock (ms) at request start and when each output token id was available. */
+  tSend: number;
+  tTokens: number[];
+  /** GPU ms of the prefill (all chunks) and of each decode step, when timed. */
+  gpuPrefillMs: number | null;
+  gpuDecodeMs: number[] | null;
+  /** Profile mode only. */
+  kernels: KernelTime[] | null;
+}
+
+const MAX_TIMED_PASSES = 2048;
+
+function cancelled(): TokenscopeError {
+  return new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.');
+}
+
+export async function generate(engine: Engine, prompt: readonly number[], nGen: number, opts: GenerateOptions = {}): Promise<GenerationRecord> {
+  const slot = opts.slot ?? 0;
+  const start = opts.startPos ?? 0;
+  const chunk = Math.min(opts.chunk ?? engine.shape.maxRows, engine.shape.maxRows);
+  if (prompt.length < 1) throw new TokenscopeError('bad-input', 'The prompt is empty.', 'Give at least one token (BOS counts).');
+  if (nGen < 1) throw new TokenscopeError('bad-input', 'Generate at least one token.', 'Use --gen 1 or more.');
+  const end = start + prompt.length + nGen - 1;
+  if (end > engine.shape.maxSeq) {
+    throw new TokenscopeError('bad-input', `Prompt (${prompt.length}) + output (${nGen}) at depth ${start} needs ${end} positions; the context holds ${engine.shape.maxSeq}.`, 'Shorten the prompt or output, or raise --context.');
+  }
+  const mode = opts.gpuTiming ?? 'phases';
+  const chunks = Math.ceil(prompt.length / chunk);
+  const perKernel = mode === 'kernels';
+  const timer = mode === 'off' ? null : GpuTimer.create(engine.ctx.device, perKernel ? MAX_TIMED_PASSES : Math.min(MAX_TIMED_PASSES, 2 * (chunks + nGen)));
+  const passes: PassTime[] = [];
+  const drainTimer = async () => {
+    if (timer && timer.size > 0) passes.push(...(await timer.read()));
+  };
+
+  const record: GenerationRecord = {
+    promptTokens: [...prompt],
+    outputTokens: [],
+    tSend: performance.now(),
+    tTokens: [],
+    gpuPrefillMs: null,
+    gpuDecodeMs: null,
+    kernels: null,
+  };
+  const accept = (o: StepOutcome): boolean => {
+    const token = o.tokens[0];
+    record.outputTokens.push(token);
+    record.tTokens.push(o.tDone);
+    opts.onToken?.(token, record.outputTokens.length - 1);
+    return token === opts.stopAt || record.outputTokens.length >= nGen;
+  };
+
+  try {
+    // Prefill: every chunk submitted back to back; only the last one samples.
+    let last: Promise<StepOutcome> | undefined;
+    for (let c = 0; c < chunks; c++) {
+      const tokens = prompt.slice(c * chunk, (c + 1) * chunk);
+      const isLast = c === chunks - 1;
+      const step = engine.submit(
+        { rows: prefillRows(slot, start + c * chunk, tokens.length), tokens, sample: isLast ? [tokens.length - 1] : [] },
+        { timer, phase: `prefill#${c}`, perKernel },
+      );
+      if (isLast) last = step;
+      else await step;
+      if (perKernel) await step.then(drainTimer);
+    }
+    let done = accept(await last!);
+
+    // Decode: one step in flight ahead of the host (none in profile mode, which reads timers per step).
+    const ahead = perKernel ? 0 : 1;
+    const inflight: Promise<StepOutcome>[] = [];
+    let submitted = 1;
+    let pos = start + prompt.length;
+    while (!done) {
+      if (opts.signal?.aborted) throw cancelled();
+      while (submitted < nGen && inflight.length <= ahead) {
+        inflight.push(engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0] }, { timer, phase: `decode#${submitted}`, perKernel }));
+        submitted++;
+      }
+      const outcome = await inflight.shift()!;
+      if (perKernel) await drainTimer();
+      done = accept(outcome);
+    }
+    await Promise.allSettled(inflight);
+    await drainTimer();
+  } finally {
+    timer?.destroy();
+  }
+  if (timer) attributeGpuTime(record, passes, perKernel);
+  return record;
+}
+
+/** Sum pass times into the prefill and each decode step (and, in profile mode, per kernel). */
+function attributeGpuTime(record: GenerationRecord, passes: PassTime[], perKernel: boolean): void {
+  let prefill = 0;
+  const decode = new Map<number, number>();
+  const kernels: KernelTime[] = [];
+  for (const p of passes) {
+    const [phaseTag, kind, ...label] = p.label.split('|');
+    const [phase, index] = phaseTag.split('#');
+    if (phase === 'prefill') prefill += p.ns;
+    else if (phase === 'decode' && Number(index) < record.outputTokens.length) decode.set(Number(index), (decode.get(Number(index)) ?? 0) + p.ns);
+    if (perKernel && kind) kernels.push({ phase: phase as KernelTime['phase'], step: Number(index), kind: kind as KernelClass, label: label.join('|'), ns: p.ns });
+  }
+  record.gpuPrefillMs = prefill / 1e6;
+  record.gpuDecodeMs = [...decode.entries()].sort((a, b) => a[0] - b[0]).map(([, ns]) => ns / 1e6);
+  record.kernels = perKernel ? kernels : null;
+}

@@ -1,0 +1,137 @@
+/**
+ * From a model choice to a ready engine: plan the memory and refuse what cannot fit (before any
+ * allocation), upload or synthesise the weights, allocate the engine, compile the pipelines of
+ * the common step shapes — timing each cold-start stage apart.
+ */
+import { findPreset, parameterCount, type ModelPreset } from '../../models/catalog.ts';
+import { TokenscopeError } from '../errors.ts';
+import { withErrorScopes } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import type { WeightFormat } from '../kernels/weights.ts';
+import type { ModelConfig } from './config.ts';
+import { Engine } from './engine.ts';
+import { GGMLType } from './gguf/types.ts';
+import { loadGgufWeights, syntheticFormat, syntheticWeights, type GpuWeights, type Quantization } from './gpu-weights.ts';
+import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, type MemoryPlan } from './memory.ts';
+import type { OpenModel } from './open.ts';
+import { quantizedType } from './quantize.ts';
+
+export type ModelChoice =
+  | { kind: 'preset'; preset: ModelPreset; quant: Quantization; seed?: number }
+  | { kind: 'gguf'; model: OpenModel; quant?: Quantization; id: string };
+
+/** What a result says about the model it measured. */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  architecture: string;
+  parameters: number;
+  /** Bytes of the weight matrices as the kernels read them (quantized data + scales). */
+  weight_bytes: number;
+  quantization: string;
+  synthetic: boolean;
+  /** "synthetic weights — speed only" or "real weights". */
+  label: string;
+  config: ModelConfig;
+}
+
+export interface ColdStart {
+  /** Parsing the file header (0 for presets). */
+  parse_ms: number;
+  /** Reading, converting and uploading (or generating) the weights. */
+  upload_ms: number;
+  /** Building the pipelines and bind groups of the common step shapes. */
+  compile_ms: number;
+}
+
+export interface LoadedModel {
+  engine: Engine;
+  info: ModelInfo;
+  cold: ColdStart;
+  plan: MemoryPlan;
+}
+
+const GGML_FORMAT: Partial<Record<number, WeightFormat>> = { [GGMLType.F32]: 'f32', [GGMLType.F16]: 'f16', [GGMLType.Q8_0]: 'q8_0', [GGMLType.Q4_0]: 'q4_0' };
+const QUANT_TYPE: Record<Quantization, GGMLType> = { f32: GGMLType.F32, f16: GGMLType.F16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0 };
+
+/** Resolve "--model X" when X names a preset. */
+export function presetChoice(id: string, quant: Quantization = 'q4_0', seed = 1): ModelChoice {
+  const preset = findPreset(id);
+  if (!preset) throw new TokenscopeError('bad-input', `Unknown model preset "${id}".`, 'List them with --list-models.');
+  return { kind: 'preset', preset, quant, seed };
+}
+
+function configOf(choice: ModelChoice): ModelConfig {
+  return choice.kind === 'preset' ? choice.preset.config : choice.model.config;
+}
+
+/** The GPU format of every matrix, before anything is read or allocated. */
+export function plannedMatrices(choice: ModelChoice): MatrixPlan[] {
+  const config = configOf(choice);
+  if (choice.kind === 'preset') return matrixPlan(config, (_role, cols) => syntheticFormat(choice.quant, cols));
+  const { gguf } = choice.model;
+  const quant = choice.quant;
+  return matrixPlan(config, (label) => {
+    const info = gguf.tensor(`${label}.weight`);
+    if (!info) throw new TokenscopeError('model-format', `${gguf.source.name}: tensor '${label}.weight' is missing.`, 'The file is incomplete; re-convert it.');
+    const type = quant && (info.type === GGMLType.F32 || info.type === GGMLType.F16) ? quantizedType(info, QUANT_TYPE[quant]) : info.type;
+    const format = GGML_FORMAT[type];
+    if (!format) throw new TokenscopeError('model-unsupported', `Tensor ${info.name} has a type the GPU kernels do not read.`, 'Use an F32, F16, Q8_0 or Q4_0 GGUF.');
+    return format;
+  });
+}
+
+export interface LoadOptions {
+  shape: EngineShape;
+  /** Refuse plans over this many bytes (WebGPU cannot tell how much memory the device has). */
+  budgetBytes?: number;
+  onProgress?: (step: string, fraction: number) => void;
+  /** Step shapes to compile up front: [rows, sampled rows]. Default: decode and a full prefill chunk. */
+  warmShapes?: [number, number][];
+  parseMs?: number;
+}
+
+export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: LoadOptions): Promise<LoadedModel> {
+  const config = configOf(choice);
+  const plan = planMemory(config, plannedMatrices(choice), opts.shape);
+  checkFits(plan, ctx.caps, config.name, opts.budgetBytes);
+  if (opts.shape.maxSeq > config.contextLength) {
+    throw new TokenscopeError('bad-input', `A context of ${opts.shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter --context.');
+  }
+  const progress = opts.onProgress ?? (() => {});
+  const t0 = performance.now();
+  const weights: GpuWeights = await withErrorScopes(ctx.device, `Uploading ${config.name}`, () =>
+    choice.kind === 'preset'
+      ? syntheticWeights(ctx, config, choice.quant, choice.seed ?? 1, (f) => progress('generating weights on the GPU', f))
+      : loadGgufWeights(ctx, choice.model, { quant: choice.quant, onProgress: (f) => progress('uploading weights', f) }),
+  );
+  await ctx.device.queue.onSubmittedWorkDone();
+  const t1 = performance.now();
+  const engine = Engine.create(ctx, config, weights, opts.shape, plan);
+  const shapes = opts.warmShapes ?? [
+    [1, 1],
+    [Math.min(opts.shape.maxRows, 64), 1],
+  ];
+  progress('compiling pipelines', 0);
+  await withErrorScopes(ctx.device, `Compiling ${config.name}`, async () => {
+    for (const [R, head] of shapes) await engine.program(R, head, 'one-slot');
+  });
+  const t2 = performance.now();
+  const id = choice.kind === 'preset' ? choice.preset.id : choice.id;
+  return {
+    engine,
+    plan,
+    cold: { parse_ms: opts.parseMs ?? 0, upload_ms: t1 - t0, compile_ms: t2 - t1 },
+    info: {
+      id,
+      name: config.name,
+      architecture: config.architecture,
+      parameters: parameterCount(config),
+      weight_bytes: weights.matrixBytes,
+      quantization: weights.quantization,
+      synthetic: weights.synthetic,
+      label: weights.synthetic ? 'synthetic weights — speed only' : 'real weights',
+      config,
+    },
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * How much device memory a model needs, computed before anything is allocated, and checked
+ * against the device's limits — so a model that does not fit is refused with a clear error
+ * instead of a crash halfway through an upload.
+ */
+import { TokenscopeError } from '../errors.ts';
+import type { Capabilities } from '../gpu/capabilities.ts';
+import { weightBytes, type WeightFormat } from '../kernels/weights.ts';
+import type { ModelConfig } from './config.ts';
+
+/** One matrix the engine will hold, with the format it will have on the GPU. */
+export interface MatrixPlan {
+  label: string;
+  format: WeightFormat;
+  rows: number;
+  cols: number;
+}
+
+export interface EngineShape {
+  /** KV-cache positions per sequence. */
+  maxSeq: number;
+  /** Sequences that can be in flight at once (KV-cache slots). */
+  slots: number;
+  /** Most rows (tokens) one step processes: the prefill chunk plus batched decodes. */
+  maxRows: number;
+}
+
+export interface MemoryPlan {
+  weightBytes: number;
+  /** f32 vectors: norms and biases. */
+  vectorBytes: number;
+  kvCacheBytes: number;
+  activationBytes: number;
+  totalBytes: number;
+  /** The largest single buffer that cannot be split (a layer's K or V cache, the logits). */
+  largestBufferBytes: number;
+  /** The largest buffer bound whole to one binding. */
+  largestBindingBytes: number;
+}
+
+/** The matrices of a model, labelled by GGUF tensor name (without ".weight"), with their GPU formats. */
+export function matrixPlan(config: ModelConfig, formatOf: (label: string, cols: number) => WeightFormat): MatrixPlan[] {
+  const qDim = config.nHeads * config.headDim;
+  const kvDim = config.nKvHeads * config.headDim;
+  const plans: MatrixPlan[] = [{ label: 'token_embd', format: formatOf('token_embd', config.dim), rows: config.vocabSize, cols: config.dim }];
+  for (let l = 0; l < config.nLayers; l++) {
+    const m = (role: string, rows: number, cols: number) => {
+      const label = `blk.${l}.${role}`;
+      plans.push({ label, format: formatOf(label, cols), rows, cols });
+    };
+    m('attn_q', qDim, config.dim);
+    m('attn_k', kvDim, config.dim);
+    m('attn_v', kvDim, config.dim);
+    m('attn_output', config.dim, qDim);
+    m('ffn_gate', config.hiddenDim, config.dim);
+    m('ffn_up', config.hiddenDim, config.dim);
+    m('ffn_down', config.dim, config.hiddenDim);
+  }
+  if (!config.tiedEmbeddings) plans.push({ label: 'output', format: formatOf('output', config.dim), rows: config.vocabSize, cols: config.dim });
+  return plans;
+}
+
+/** Per-row f32 activations a step holds: x, xb, q, k, v, attention out, two FFN buffers, a spare. */
+export function activationFloatsPerRow(c: ModelConfig): number {
+  const qDim = c.nHeads * c.headDim;
+  const kvDim = c.nKvHeads * c.headDim;
+  return 3 * c.dim + 2 * qDim + 2 * kvDim + 2 * c.hiddenDim;
+}
+
+export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape): MemoryPlan {
+  const qDim = config.nHeads * config.headDim;
+  const kvDim = config.nKvHeads * config.headDim;
+  const weights = matrices.reduce((sum, m) => sum + weightBytes(m.format, m.rows, m.cols), 0);
+  const vectors = 4 * (config.dim * (2 * config.nLayers + 1) + (config.qkvBias ? config.nLayers * (qDim + 2 * kvDim) : 0));
+  const kvLayer = shape.slots * shape.maxSeq * kvDim * 4;
+  const kv = 2 * config.nLayers * kvLayer;
+  const logits = shape.maxRows * config.vocabSize * 4;
+  const activations = shape.maxRows * activationFloatsPerRow(config) * 4 + logits;
+  const largestActivation = shape.maxRows * Math.max(config.hiddenDim, qDim, config.vocabSize) * 4;
+  return {
+    weightBytes: weights,
+    vectorBytes: vectors,
+    kvCacheBytes: kv,
+    activationBytes: activations,
+    totalBytes: weights + vectors + kv + activations,
+    largestBufferBytes: Math.max(kvLayer, largestActivation),
+    largestBindingBytes: Math.max(kvLayer, largestActivation),
+  };
+}
+
+const GiB = 2 ** 30;
+const fmtBytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`);
+
+/**
+ * Refuse a plan that cannot work on this device: a buffer over maxBufferSize or a binding over
+ * maxStorageBufferBindingSize, or a total over the caller's memory budget (WebGPU does not tell
+ * how much memory a device has, so the budget comes from the user or the runtime).
+ */
+export function checkFits(plan: MemoryPlan, caps: Pick<Capabilities, 'limits'>, what: string, budgetBytes?: number): void {
+  const { maxBufferSize, maxStorageBufferBindingSize } = caps.limits;
+  const shrink = 'Choose a smaller model, a shorter context (--context) or fewer batch slots, or a more compact quantization.';
+  if (plan.largestBufferBytes > maxBufferSize) {
+    throw new TokenscopeError('model-too-large', `${what} needs a ${fmtBytes(plan.largestBufferBytes)} buffer, but this device allows at most ${fmtBytes(maxBufferSize)} per buffer.`, shrink);
+  }
+  if (plan.largestBindingBytes > maxStorageBufferBindingSize) {
+    throw new TokenscopeError(
+      'model-too-large',
+      `${what} needs to bind ${fmtBytes(plan.largestBindingBytes)} at once, but this device binds at most ${fmtBytes(maxStorageBufferBindingSize)}.`,
+      shrink,
+    );
+  }
+  if (budgetBytes !== undefined && plan.totalBytes > budgetBytes) {
+    throw new TokenscopeError(
+      'model-too-large',
+      `${what} needs ${fmtBytes(plan.totalBytes)} of GPU memory (weights ${fmtBytes(plan.weightBytes)}, KV cache ${fmtBytes(plan.kvCacheBytes)}, activations ${fmtBytes(plan.activationBytes)}), more than the ${fmtBytes(budgetBytes)} budget.`,
+      shrink,
+    );
+  }
+}

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { isTokenscopeError } from '../../src/errors.ts';
+import { generate } from '../../src/model/generate.ts';
+import { loadModel, presetChoice, type LoadedModel } from '../../src/model/load.ts';
+import type { OpenModel } from '../../src/model/open.ts';
+import { loadReferenceWeights, ReferenceModel, generateGreedy } from '../../src/model/reference.ts';
+import { testGpu } from './context.ts';
+import { HAVE_MODEL, MISSING, openStories, quantizedStories, storiesExpected } from './models.ts';
+import { nmse } from './harness.ts';
+
+const SHAPE = { maxSeq: 256, slots: 1, maxRows: 32 };
+
+async function load(ctx: GpuContext, model: OpenModel, maxSeq = SHAPE.maxSeq): Promise<LoadedModel> {
+  return loadModel(ctx, { kind: 'gguf', model, id: 'stories260k' }, { shape: { ...SHAPE, maxSeq } });
+}
+
+describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the engine on stories260K — ${MISSING}`, () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  it('greedy generation from BOS reproduces the expected 200 tokens exactly (f32)', async () => {
+    const expected = await storiesExpected();
+    const loaded = await load(ctx, await openStories());
+    try {
+      const g = await withErrorScopes(ctx.device, 'generate', () => generate(loaded.engine, [1], 200));
+      expect([1, ...g.outputTokens]).toEqual(expected.token_ids);
+      expect(g.tTokens).toHaveLength(200);
+      // GPU phase times exist where timestamps do, and each is within the host time of its phase.
+      if (ctx.caps.timestampQuery) {
+        expect(g.gpuDecodeMs).toHaveLength(199);
+        expect(g.gpuPrefillMs!).toBeGreaterThan(0);
+        expect(g.gpuPrefillMs!).toBeLessThanOrEqual(g.tTokens[0] - g.tSend);
+      }
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
+  it('prompted generation with chunked prefill matches the CPU reference token for token', async () => {
+    const model = await openStories();
+    const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+    const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394];
+    const want = generateGreedy(reference, prompt, 24);
+    const loaded = await load(ctx, model);
+    try {
+      // 37 prompt tokens in chunks of 16, 16 and 5 (not a multiple of any tile size).
+      const g = await generate(loaded.engine, prompt, 24, { chunk: 16 });
+      expect(g.outputTokens).toEqual(want);
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
+  it.each(['f32', 'q8_0', 'q4_0'] as const)('whole-model logits agree with the CPU reference (%s)', async (quant) => {
+    const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
+    const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+    const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+    let refLogits = new Float32Array();
+    prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
+    const loaded = await load(ctx, model);
+    try {
+      expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
+      await generate(loaded.engine, prompt, 1);
+      const gpu = await loaded.engine.readLogits(0);
+      // Both sides use the same dequantized weights in f32; only summation order differs, so the
+      // normalised error is at f32 rounding level (~1e-12); 1e-8 leaves room and still catches any real bug.
+      expect(nmse(gpu, refLogits)).toBeLessThan(1e-8);
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+});
+
+describe('engine limits', () => {
+  it('refuses a model too large for the device before allocating anything', async () => {
+    const ctx = await testGpu();
+    try {
+      const before = ctx.uncaptured.length;
+      const choice = presetChoice('llama-3.1-8b', 'f32');
+      // A context this long needs a KV cache per layer far over any binding limit.
+      const err = await loadModel(ctx, choice, { shape: { maxSeq: 131072, slots: 4, maxRows: 64 } }).catch((e) => e);
+      expect(isTokenscopeError(err, 'model-too-large')).toBe(true);
+      expect(err.message).toMatch(/Llama-3.1-8B/);
+      expect(err.hint).toMatch(/smaller model|shorter context/);
+      const budget = await loadModel(ctx, choice, { shape: { maxSeq: 256, slots: 1, maxRows: 16 }, budgetBytes: 2 ** 30 }).catch((e) => e);
+      expect(isTokenscopeError(budget, 'model-too-large')).toBe(true);
+      expect(budget.message).toMatch(/GiB of GPU memory/);
+      expect(ctx.uncaptured.length).toBe(before);
+    } finally {
+      ctx.destroy();
+    }
+  });
+});
