@@ -125,3 +125,76 @@ function tooWide(heads: AttentionHeads, limit: number): TokenscopeError {
     'Pick a model with smaller heads, or a GPU with more workgroup memory.',
   );
 }
+
+/** Up to this many rows (tokens) a linear layer runs as a matvec; beyond, as the tiled matmul. */
+export const MATVEC_MAX_TOKENS = 8;
+
+/** Decode-shaped linear layer (shaders/matvec*.wgsl). */
+export interface MatvecShape {
+  kernel: 'matvec';
+  /** Reduce with subgroupAdd, the workgroup being one subgroup (else a tree in workgroup memory). */
+  subgroups: boolean;
+  /** Invocations splitting one row's input features (a power of two). */
+  lanes: number;
+  /** Weight rows each invocation works on at once (1–8): X loaded once feeds this many rows. */
+  rowBlock: number;
+  /** Output features per workgroup (a multiple of rowBlock). */
+  rowsPerWorkgroup: number;
+}
+
+/** Prefill-shaped linear layer (shaders/matmul_tiled*.wgsl). */
+export interface MatmulShape {
+  kernel: 'matmul';
+  /** f16 tiles and products with f32 accumulation (needs shader-f16). */
+  f16: boolean;
+  /** Tokens per workgroup tile (a multiple of 4). */
+  tileM: number;
+  /** Output features per workgroup tile (a multiple of 4). */
+  tileN: number;
+}
+
+export type LinearShape = MatvecShape | MatmulShape;
+
+/**
+ * Candidate shapes for a linear layer over `R` rows, the static default first (the autotuner in
+ * src/kernels/autotune.ts times the others). Matvec: with subgroups the workgroup is one subgroup
+ * of the smallest size the device may pick, so subgroupAdd is a whole-workgroup sum. CPU adapters
+ * run a subgroup as one SIMD register: each invocation takes as many weight rows as its registers
+ * allow (8 / R), and a workgroup a few such blocks; GPUs want many small workgroups. Matmul: f16
+ * tiles on GPUs with shader-f16; CPU adapters compute f16 slower than f32 (their FMA roofs say so).
+ */
+export function linearShapes(caps: Capabilities, R: number): LinearShape[] {
+  if (R > MATVEC_MAX_TOKENS) {
+    const tiles = caps.cpuLike ? [[32, 32], [64, 64], [32, 64]] : [[64, 64], [32, 64], [64, 32]];
+    const precisions = caps.shaderF16 ? (caps.cpuLike ? [false, true] : [true, false]) : [false];
+    return precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
+  }
+  const sgSize = caps.subgroupMinSize;
+  const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
+  const lanes = subgroups ? Math.min(sgSize, 64) : caps.cpuLike ? 8 : 64;
+  const rowBlock = caps.cpuLike ? Math.max(1, Math.floor(MATVEC_MAX_TOKENS / R)) : R <= 2 ? 4 : 2;
+  const perWorkgroup = caps.cpuLike ? [4, 1, 16] : [1, 4];
+  const blocks = [rowBlock, Math.max(1, rowBlock / 2), Math.min(8, rowBlock * 2)].filter((b, i, all) => all.indexOf(b) === i);
+  const out: LinearShape[] = [];
+  for (const rb of blocks) {
+    for (const k of perWorkgroup) out.push({ kernel: 'matvec', subgroups, lanes, rowBlock: rb, rowsPerWorkgroup: rb * k });
+  }
+  if (subgroups) out.push({ kernel: 'matvec', subgroups: false, lanes, rowBlock, rowsPerWorkgroup: rowBlock * perWorkgroup[0] });
+  return out;
+}
+
+/** The static default shape for a linear layer over `R` rows. */
+export function linearShape(caps: Capabilities, R: number): LinearShape {
+  return linearShapes(caps, R)[0];
+}
+
+/** Invocations per token of the embedding gather (one workgroup per token). */
+export function embeddingWorkgroupSize(caps: Capabilities): number {
+  return caps.cpuLike ? 16 : 64;
+}
+
+/** Workgroups (of 64) for the synthetic-weight fill of `words` u32 words: CPU adapters ≤ 32 long ones. */
+export function fillWorkgroups(caps: Capabilities, words: number): number {
+  const wanted = Math.ceil(words / (64 * 4));
+  return Math.max(1, caps.cpuLike ? Math.min(wanted, 32) : wanted);
+}

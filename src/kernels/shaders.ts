@@ -10,8 +10,29 @@ import fmaF16 from '../../shaders/fma_f16.wgsl?raw';
 import matmulF32 from '../../shaders/matmul_f32.wgsl?raw';
 import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnormSubgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
+import rope from '../../shaders/rope.wgsl?raw';
+import kvStore from '../../shaders/kv_store.wgsl?raw';
+import attentionDecode from '../../shaders/attention_decode.wgsl?raw';
+import attentionCombine from '../../shaders/attention_combine.wgsl?raw';
+import attentionPrefill from '../../shaders/attention_prefill.wgsl?raw';
 import swiglu from '../../shaders/swiglu.wgsl?raw';
 import add from '../../shaders/add.wgsl?raw';
+import argmax from '../../shaders/argmax.wgsl?raw';
+import argmaxSubgroups from '../../shaders/argmax_subgroups.wgsl?raw';
+import sample from '../../shaders/sample.wgsl?raw';
+import linearIo from '../../shaders/linear_io.wgsl?raw';
+import matvecCore from '../../shaders/matvec_core.wgsl?raw';
+import matvec from '../../shaders/matvec.wgsl?raw';
+import matvecSubgroups from '../../shaders/matvec_subgroups.wgsl?raw';
+import matmulTiledCore from '../../shaders/matmul_tiled_core.wgsl?raw';
+import matmulTiled from '../../shaders/matmul_tiled.wgsl?raw';
+import matmulTiledF16 from '../../shaders/matmul_tiled_f16.wgsl?raw';
+import embedding from '../../shaders/embedding.wgsl?raw';
+import weightsF32 from '../../shaders/weights_f32.wgsl?raw';
+import weightsF16 from '../../shaders/weights_f16.wgsl?raw';
+import weightsQ8_0 from '../../shaders/weights_q8_0.wgsl?raw';
+import weightsQ4_0 from '../../shaders/weights_q4_0.wgsl?raw';
+import weightsFill from '../../shaders/weights_fill.wgsl?raw';
 
 export const SHADERS = {
   fill_hash: fillHash,
@@ -22,8 +43,31 @@ export const SHADERS = {
   matmul_f32: matmulF32,
   rmsnorm,
   rmsnorm_subgroups: rmsnormSubgroups,
+  rope,
+  kv_store: kvStore,
+  attention_decode: attentionDecode,
+  attention_combine: attentionCombine,
+  attention_prefill: attentionPrefill,
   swiglu,
   add,
+  argmax,
+  argmax_subgroups: argmaxSubgroups,
+  sample,
+  // Linear layers and embeddings: a kernel body joined with linear_io (bindings, output) and one
+  // weights_<format> library (w_raw/w_dequant); see src/kernels/linear.ts.
+  linear_io: linearIo,
+  matvec_core: matvecCore,
+  matvec,
+  matvec_subgroups: matvecSubgroups,
+  matmul_tiled_core: matmulTiledCore,
+  matmul_tiled: matmulTiled,
+  matmul_tiled_f16: matmulTiledF16,
+  embedding,
+  weights_f32: weightsF32,
+  weights_f16: weightsF16,
+  weights_q8_0: weightsQ8_0,
+  weights_q4_0: weightsQ4_0,
+  weights_fill: weightsFill,
 } as const;
 
 export type ShaderName = keyof typeof SHADERS;

@@ -60,7 +60,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
     const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
     const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
     const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
-    let refLogits = new Float32Array();
+    let refLogits: Float32Array = new Float32Array();
     prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
     const loaded = await load(ctx, model);
     try {
