@@ -1,0 +1,43 @@
+// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X): the memory-bound
+// shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
+// features of ROW_BLOCK weight rows at a time, so every weight byte is read once for all TOKENS
+// rows of X and every X vector loaded once feeds ROW_BLOCK weight rows. The per-lane partial sums
+// are reduced by the variant's main (matvec.wgsl: workgroup memory; matvec_subgroups.wgsl:
+// subgroupAdd). Joined with linear_io.wgsl (bindings, store) and a weight-format library
+// (weights_*.wgsl: w_raw, w_dequant).
+// FLOPs = 2·TOKENS·rows·cols.
+
+override LANES: u32 = 8;         // invocations splitting one row's input features (power of two)
+override ROW_BLOCK: u32 = 4;     // weight rows each invocation works on at once (≤ 8)
+override ROWS_PER_WG: u32 = 8;   // output features per workgroup, a multiple of ROW_BLOCK
+override TOKENS: u32 = 1;        // rows of X and Y (≤ 8)
+
+const MAX_ROW_BLOCK = 8u;
+const MAX_TOKENS = 8u;
+const MAX_PARTIALS = 64u;            // MAX_ROW_BLOCK · MAX_TOKENS
+
+fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
+}
+
+// This lane's partial dot products for rows row0..row0+ROW_BLOCK-1, index i·TOKENS + t.
+// Rows past the shard are clamped to its last row (their results are never stored).
+fn partial_dots(row0: u32, lane: u32) -> array<f32, MAX_PARTIALS> {
+  var acc = array<f32, MAX_PARTIALS>();
+  let chunks = params.cols / (4u * CHUNK_VECS);
+  let x_stride = params.cols / 4u;
+  let last = params.rows - 1u;
+  for (var c = lane; c < chunks; c += LANES) {
+    var raw: array<WRaw, MAX_ROW_BLOCK>;
+    for (var i = 0u; i < ROW_BLOCK; i++) { raw[i] = w_raw(min(row0 + i, last), c); }
+    for (var v = 0u; v < CHUNK_VECS; v++) {
+      var xv: array<vec4<f32>, MAX_TOKENS>;
+      for (var t = 0u; t < TOKENS; t++) { xv[t] = X[t * x_stride + c * CHUNK_VECS + v]; }
+      for (var i = 0u; i < ROW_BLOCK; i++) {
+        let w = w_dequant(raw[i], v);
+        for (var t = 0u; t < TOKENS; t++) { acc[i * TOKENS + t] += dot(w, xv[t]); }
+      }
+    }
+  }
+  return acc;
+}

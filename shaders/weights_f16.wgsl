@@ -1,0 +1,16 @@
+// Weight-format library: f16, read as u32 pairs with unpack2x16float (no shader-f16 needed).
+// Joined after a kernel body that defines W_BINDING and `params` with `cols`.
+
+@group(0) @binding(W_BINDING) var<storage, read> W: array<vec2<u32>>;   // (rows, cols/4): 4 halves each
+
+const CHUNK_VECS = 1u;
+alias WRaw = vec2<u32>;
+
+// Chunk c (weights 4c..4c+3) of `row`, as loaded.
+fn w_raw(row: u32, c: u32) -> WRaw {
+  return W[row * (params.cols / 4u) + c];
+}
+
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  return vec4<f32>(unpack2x16float(raw.x), unpack2x16float(raw.y));
+}

@@ -1,0 +1,18 @@
+// Weight-format library: f32 (see src/kernels/weights.ts for the packed layout).
+// Joined after a kernel body that defines W_BINDING and `params` with `cols`; a chunk is the unit
+// one invocation loads: CHUNK_VECS vec4s of consecutive weights of one row.
+
+@group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<f32>>;   // (rows, cols/4)
+
+const CHUNK_VECS = 1u;
+alias WRaw = vec4<f32>;
+
+// Chunk c (weights 4c..4c+3) of `row`, as loaded.
+fn w_raw(row: u32, c: u32) -> WRaw {
+  return W[row * (params.cols / 4u) + c];
+}
+
+// Weights 4v..4v+3 of a loaded chunk.
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  return raw;
+}

@@ -1,0 +1,32 @@
+// Weight-format library: q4_0 (GGUF blocks of 16 bytes of nibbles + f16 scale, repacked: quants
+// first, then scales two per word; see src/kernels/weights.ts). Byte j of a block holds element j
+// in its low nibble and element j+16 in its high nibble; value = (q − 8)·d. Joined after a kernel
+// body that defines W_BINDING and `params` with `cols` and `scale_base`.
+
+@group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<u32>>;             // (rows, cols/32): 16 bytes each
+@group(0) @binding(W_BINDING + 1u) var<storage, read> W_scales: array<u32>;       // same buffer; f16 pairs from params.scale_base
+
+const CHUNK_VECS = 8u;   // one block
+struct WRaw {
+  q: vec4<u32>,
+  d: f32,
+}
+
+fn block_scale(block: u32) -> f32 {
+  let pair = unpack2x16float(W_scales[params.scale_base + block / 2u]);
+  return select(pair.x, pair.y, (block & 1u) == 1u);
+}
+
+// Block c of `row`, as loaded.
+fn w_raw(row: u32, c: u32) -> WRaw {
+  let block = row * (params.cols / 32u) + c;
+  return WRaw(W[block], block_scale(block));
+}
+
+// Weights 4v..4v+3 of a loaded block: word v & 3 holds elements 4(v&3).. in its low nibbles and
+// 16 + 4(v&3).. in its high nibbles, so v < 4 reads low nibbles and v ≥ 4 high ones.
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  let shift = vec4<u32>(0u, 8u, 16u, 24u) + select(0u, 4u, v >= 4u);
+  let q = (vec4<u32>(raw.q[v & 3u]) >> shift) & vec4<u32>(15u);
+  return (vec4<f32>(q) - 8.0) * raw.d;
+}

@@ -1,0 +1,31 @@
+// Weight-format library: q8_0 (GGUF blocks of 32 int8 + f16 scale, repacked: quants first, then
+// scales two per word; see src/kernels/weights.ts). Joined after a kernel body that defines
+// W_BINDING and `params` with `cols` and `scale_base`.
+
+@group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<u32>>;             // (rows, cols/32, 2): 16 int8 each
+@group(0) @binding(W_BINDING + 1u) var<storage, read> W_scales: array<u32>;       // same buffer; f16 pairs from params.scale_base
+
+const CHUNK_VECS = 8u;   // one block
+struct WRaw {
+  lo: vec4<u32>,   // elements 0..15
+  hi: vec4<u32>,   // elements 16..31
+  d: f32,
+}
+
+fn block_scale(block: u32) -> f32 {
+  let pair = unpack2x16float(W_scales[params.scale_base + block / 2u]);
+  return select(pair.x, pair.y, (block & 1u) == 1u);
+}
+
+// Block c of `row`, as loaded.
+fn w_raw(row: u32, c: u32) -> WRaw {
+  let block = row * (params.cols / 32u) + c;
+  return WRaw(W[2u * block], W[2u * block + 1u], block_scale(block));
+}
+
+// Weights 4v..4v+3 of a loaded block: four sign-extended bytes times d.
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  let word = select(raw.lo, raw.hi, v >= 4u)[v & 3u];
+  let bytes = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word)) >> vec4<u32>(24u);
+  return vec4<f32>(bytes) * raw.d;
+}

@@ -1,0 +1,192 @@
+/**
+ * Causal GQA attention over the KV cache with online softmax, scale 1/sqrt(headDim):
+ * for each row r and query head h, out[r, h] = softmax(q[r, h] · K[slot_r, 0…pos_r]ᵀ) · V[…],
+ * with kv head h / (nHeads / nKvHeads). Two implementations share one binding contract:
+ *  - decode (shaders/attention_decode.wgsl + attention_combine.wgsl): rows of any slots and
+ *    positions; each (row, kv head) split across `splits` workgroups, then merged;
+ *  - prefill (shaders/attention_prefill.wgsl): all rows of ONE slot (a prefill or prefill chunk,
+ *    best with consecutive positions), tiled over rows with K/V blocks in workgroup memory.
+ * `attention` picks between them from what the engine knows about the step's rows.
+ */
+import { storageBuffer, uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { TokenscopeError } from '../errors.ts';
+import { gridInvocations } from './grid.ts';
+import { makeDispatch, ZERO_COST, type Cost, type Dispatch } from './kernel.ts';
+import { ROW_BYTES, type RowDesc } from './rows.ts';
+import { attentionShapes, elementwiseShape, type AttentionHeads, type DecodeAttentionShape, type PrefillAttentionShape } from './select.ts';
+import { SHADERS } from './shaders.ts';
+
+export interface AttentionShape extends AttentionHeads {
+  /** Positions per slot in the cache. */
+  maxSeq: number;
+}
+
+export interface AttentionBuffers {
+  q: GPUBuffer;       // (R, nHeads·headDim)
+  kCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim)
+  vCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim)
+  rows: GPUBuffer;    // (R): (slot, pos); keys 0…pos of slot must already be in the cache
+  out: GPUBuffer;     // (R, nHeads·headDim)
+}
+
+/** What the engine knows about a step's rows when it builds its dispatches. */
+export type RowLayout = 'one-slot' | 'any';
+
+export interface AttentionKernel {
+  /** Record these in order. */
+  dispatches: Dispatch[];
+  /**
+   * Set the dispatches' cost for a step's rows (positions live on the GPU; the engine knows
+   * them because it writes the row table). Until the first call the cost is zero.
+   */
+  setRows(rows: readonly RowDesc[]): void;
+}
+
+/**
+ * Distinct (slot, key) pairs a step must read: per slot, keys 0…max pos. Batched decode rows of
+ * different slots each read their own keys; rows of one slot share theirs.
+ */
+function distinctKeys(rows: readonly RowDesc[]): number {
+  const longest = new Map<number, number>();
+  for (const { slot, pos } of rows) longest.set(slot, Math.max(longest.get(slot) ?? 0, pos + 1));
+  let keys = 0;
+  for (const len of longest.values()) keys += len;
+  return keys;
+}
+
+/**
+ * FLOPs 4·Σ_r (pos_r+1)·headDim·nHeads (q·k and p·v, 2 each per dim); bytes: K and V of every
+ * distinct (slot, key) read once, q read, out written, the row table read. `splits` > 0 adds the
+ * decode kernel's partials (written by pass 1, read by pass 2).
+ */
+export function attentionCost(shape: AttentionHeads, rows: readonly RowDesc[], splits = 0): Cost {
+  const { nHeads, nKvHeads, headDim } = shape;
+  const scored = rows.reduce((n, row) => n + row.pos + 1, 0);
+  const qBytes = 4 * rows.length * nHeads * headDim;
+  const partialBytes = 2 * 4 * rows.length * nHeads * splits * (headDim + 2);
+  return {
+    flops: 4 * scored * headDim * nHeads,
+    bytes: 2 * 4 * distinctKeys(rows) * nKvHeads * headDim + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
+  };
+}
+
+function checkShape(owner: string, shape: AttentionShape): number {
+  if (shape.headDim % 4 !== 0 || shape.nHeads % shape.nKvHeads !== 0) {
+    throw new TokenscopeError(
+      'model-unsupported',
+      `${owner}: attention needs headDim a multiple of 4 and nHeads a multiple of nKvHeads (got ${shape.headDim}, ${shape.nHeads}/${shape.nKvHeads}).`,
+      'Pick a model with a standard head layout.',
+    );
+  }
+  return shape.nHeads / shape.nKvHeads;
+}
+
+function paramsBuffer(ctx: GpuContext, label: string, u32: number[], scale: number): GPUBuffer {
+  const data = new DataView(new ArrayBuffer(16));
+  u32.forEach((v, i) => data.setUint32(4 * i, v, true));
+  data.setFloat32(12, scale, true);
+  return uniformBufferWith(ctx.device, label, data.buffer);
+}
+
+/** Split-K decode attention for rows of any slots and positions: two dispatches (partials, combine). */
+export async function attentionDecode(
+  ctx: GpuContext,
+  owner: string,
+  bufs: AttentionBuffers,
+  R: number,
+  shape: AttentionShape,
+  choice: DecodeAttentionShape = attentionShapes(ctx.caps, shape, R).decode,
+): Promise<AttentionKernel> {
+  const group = checkShape(owner, shape);
+  const { nHeads, headDim } = shape;
+  const { splits } = choice;
+  const d4 = headDim / 4;
+  const partAcc = storageBuffer(ctx.device, `${owner}.partAcc`, 4 * R * nHeads * splits * headDim); // (R, nHeads, splits, headDim)
+  const partMl = storageBuffer(ctx.device, `${owner}.partMl`, 8 * R * nHeads * splits); // (R, nHeads, splits, 2)
+  const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim));
+  const partial = await makeDispatch(
+    ctx,
+    {
+      name: 'attention_decode',
+      code: SHADERS.attention_decode,
+      constants: { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock },
+    },
+    {
+      owner,
+      kind: 'attention',
+      bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params],
+      workgroups: [splits, shape.nKvHeads, R],
+      cost: ZERO_COST,
+      owned: [params, partAcc, partMl],
+    },
+  );
+  const count = R * nHeads * d4;
+  const grid = elementwiseShape(ctx.caps, count);
+  const combineParams = uniformBufferWith(ctx.device, `${owner}.combineParams`, new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), splits, d4]));
+  const combine = await makeDispatch(ctx, { name: 'attention_combine', code: SHADERS.attention_combine, constants: { WG_SIZE: grid.wgSize } }, {
+    owner,
+    kind: 'attention',
+    bindings: [partAcc, partMl, bufs.out, combineParams],
+    workgroups: grid.workgroups,
+    cost: ZERO_COST,
+    owned: [combineParams],
+  });
+  return {
+    dispatches: [partial, combine],
+    setRows(rows) {
+      const total = attentionCost(shape, rows, splits);
+      const partialBytes = 4 * R * nHeads * splits * (headDim + 2);
+      const outBytes = 4 * R * nHeads * headDim;
+      const combineCost = { flops: 3 * R * nHeads * splits * headDim, bytes: partialBytes + outBytes };
+      partial.cost = { flops: total.flops, bytes: total.bytes - combineCost.bytes };
+      combine.cost = combineCost;
+    },
+  };
+}
+
+/**
+ * Tiled prefill attention. Contract: every row of the step has the same slot (rows[0]'s);
+ * positions may be anything (consecutive is the efficient case). One dispatch.
+ */
+export async function attentionPrefill(
+  ctx: GpuContext,
+  owner: string,
+  bufs: AttentionBuffers,
+  R: number,
+  shape: AttentionShape,
+  choice: PrefillAttentionShape = attentionShapes(ctx.caps, shape, R).prefill,
+): Promise<AttentionKernel> {
+  const group = checkShape(owner, shape);
+  const params = paramsBuffer(ctx, `${owner}.params`, [R, shape.nHeads, shape.maxSeq], 1 / Math.sqrt(shape.headDim));
+  const dispatch = await makeDispatch(
+    ctx,
+    {
+      name: 'attention_prefill',
+      code: SHADERS.attention_prefill,
+      constants: { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
+    },
+    {
+      owner,
+      kind: 'attention',
+      bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, bufs.out, params],
+      workgroups: [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
+      cost: ZERO_COST,
+      owned: [params],
+    },
+  );
+  return {
+    dispatches: [dispatch],
+    setRows(rows) {
+      dispatch.cost = attentionCost(shape, rows);
+    },
+  };
+}
+
+/**
+ * The engine-facing attention for a step of R rows: the prefill kernel when the engine guarantees
+ * all rows share one slot and there are several of them, else the decode kernel.
+ */
+export function attention(ctx: GpuContext, owner: string, bufs: AttentionBuffers, R: number, shape: AttentionShape, layout: RowLayout): Promise<AttentionKernel> {
+  return layout === 'one-slot' && R > 1 ? attentionPrefill(ctx, owner, bufs, R, shape) : attentionDecode(ctx, owner, bufs, R, shape);
+}

@@ -1,0 +1,61 @@
+/**
+ * Embedding lookup with dequantization, for every weight format (shaders/embedding.wgsl joined
+ * with the format's weights_<format>.wgsl). Token ids ≥ the table's rows read nothing and yield
+ * a zero row.
+ */
+import { uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { grid1d } from './grid.ts';
+import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
+import { embeddingWorkgroupSize } from './select.ts';
+import { SHADERS } from './shaders.ts';
+import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+
+/** R table rows read (quants + scales), R ids read, R rows of f32 written. */
+export function embeddingCost(format: WeightFormat, cols: number, R: number): Cost {
+  return { flops: 0, bytes: weightBytes(format, R, cols) + 4 * R + 4 * R * cols };
+}
+
+/**
+ * Record out[t] = table[tokens[t]] for t < R: tokens u32 (R), out f32 (R, table.cols).
+ * One dispatch per shard of the table; the whole lookup's cost is carried by the first.
+ */
+export async function embedding(
+  ctx: GpuContext,
+  owner: string,
+  table: WeightTensor,
+  tokens: GPUBuffer,
+  out: GPUBuffer,
+  R: number,
+): Promise<Dispatch[]> {
+  if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
+  if (tokens.size < R * 4 || out.size < R * table.cols * 4) throw new RangeError(`${owner}: buffers too small for ${R} tokens of ${table.cols}`);
+  const WG_SIZE = embeddingWorkgroupSize(ctx.caps);
+  const spec = {
+    name: `embedding+${table.format}`,
+    code: [SHADERS.embedding, WEIGHT_LIBRARY[table.format]].join('\n'),
+    constants: { WG_SIZE },
+  };
+  const last = table.shards.length - 1;
+  return Promise.all(
+    table.shards.map((shard, i) => {
+      const name = table.shards.length > 1 ? `${owner}.shard${i}` : owner;
+      const layout = packedLayout(table.format, shard.rows, table.cols);
+      const params = uniformBufferWith(
+        ctx.device,
+        `${name}.params`,
+        new Uint32Array([shard.rows, table.cols, shard.rowStart, table.rows, R, i === last ? 1 : 0, layout.scaleBase, 0]),
+      );
+      const bindings: Binding[] = [tokens, out, params, shard.buffer];
+      if (isQuantized(table.format)) bindings.push(shard.buffer);
+      return makeDispatch(ctx, spec, {
+        owner: name,
+        kind: 'embedding',
+        bindings,
+        workgroups: grid1d(R, ctx.caps.limits.maxComputeWorkgroupsPerDimension),
+        cost: i === 0 ? embeddingCost(table.format, table.cols, R) : { flops: 0, bytes: 4 * R },
+        owned: [params],
+      });
+    }),
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * Linear layers Y = X · Wᵀ (+ bias) (+ Y) for every weight format: a multi-row matvec for decode
+ * (R ≤ 8 rows, memory-bound: each weight byte read once for all R rows) and a tiled matmul for
+ * prefill (compute-bound). One dispatch per weight shard, each writing its own columns of Y.
+ *
+ * Shaders are joined from parts (WGSL declarations are order-free, so a plain concatenation):
+ *   matvec[_subgroups] + matvec_core | matmul_tiled[_f16] + matmul_tiled_core,
+ *   then linear_io (bindings, output) and weights_<format> (w_raw/w_dequant).
+ * The variant comes first so its `enable` directive leads the module.
+ */
+import { TokenscopeError } from '../errors.ts';
+import { uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import type { ShaderSpec } from '../gpu/pipelines.ts';
+import { grid1d } from './grid.ts';
+import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
+import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
+import { SHADERS } from './shaders.ts';
+import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+
+export interface LinearOptions {
+  /** (rows) f32, added to every row of Y. */
+  bias?: GPUBuffer;
+  /** Y += result (residual fusion). */
+  accumulate?: boolean;
+  /** Kernel and shape, e.g. from autotuneLinear; default: select.ts's static choice for R. */
+  shape?: LinearShape;
+}
+
+/** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl). */
+const TILE_K = 32;
+
+/**
+ * FLOPs 2·R·rows·cols; bytes the floor: weights once (quants + scales), X once, Y once, plus the
+ * bias and Y's previous value when read.
+ */
+export function linearCost(format: WeightFormat, rows: number, cols: number, R: number, opts: { bias?: boolean; accumulate?: boolean } = {}): Cost {
+  const bytes = weightBytes(format, rows, cols) + 4 * R * cols + 4 * R * rows * (opts.accumulate ? 2 : 1) + (opts.bias ? 4 * rows : 0);
+  return { flops: 2 * R * rows * cols, bytes };
+}
+
+/** The pipeline for a shape and format (constants that do not depend on the shard). */
+export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: { bias?: boolean; accumulate?: boolean } = {}): ShaderSpec {
+  const io = { ADD_BIAS: opts.bias ? 1 : 0, ACCUMULATE: opts.accumulate ? 1 : 0 };
+  if (shape.kernel === 'matvec') {
+    const body = shape.subgroups ? 'matvec_subgroups' : 'matvec';
+    return {
+      name: `${body}+${format}`,
+      code: [SHADERS[body], SHADERS.matvec_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, ROWS_PER_WG: shape.rowsPerWorkgroup, TOKENS: R, ...io },
+    };
+  }
+  const body = shape.f16 ? 'matmul_tiled_f16' : 'matmul_tiled';
+  return {
+    name: `${body}+${format}`,
+    code: [SHADERS[body], SHADERS.matmul_tiled_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+    constants: { TILE_M: shape.tileM, TILE_N: shape.tileN, ...io },
+  };
+}
+
+/** Throws a typed error when `shape` cannot run `R` rows on this device. */
+export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number): void {
+  const { caps } = ctx;
+  const bad = (why: string) => new TokenscopeError('bad-input', `Linear shape ${JSON.stringify(shape)} for ${R} rows: ${why}.`, 'Use linearShape() or autotuneLinear() for this device.');
+  const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+  if (shape.kernel === 'matvec') {
+    if (R > MATVEC_MAX_TOKENS) throw bad(`the matvec handles at most ${MATVEC_MAX_TOKENS} rows`);
+    if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
+    if (!(shape.rowBlock >= 1 && shape.rowBlock <= 8 && shape.rowsPerWorkgroup % shape.rowBlock === 0)) throw bad('rowBlock must be 1–8 and divide rowsPerWorkgroup');
+    return;
+  }
+  if (shape.f16 && !caps.shaderF16) throw bad('f16 tiles need shader-f16');
+  if (shape.tileM % 4 !== 0 || shape.tileN % 4 !== 0 || (shape.tileM * shape.tileN) / 16 > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('tiles must be multiples of 4 within the workgroup limit');
+  if (TILE_K * (shape.tileM + shape.tileN) * (shape.f16 ? 2 : 4) > caps.limits.maxComputeWorkgroupStorageSize) throw bad('tiles exceed workgroup memory');
+}
+
+/**
+ * Record Y = X · Wᵀ (+ bias) (+ Y) for R rows: x (R, w.cols) f32, y (R, w.rows) f32. X and Y (and
+ * the bias) must be distinct buffers. Returns one dispatch per shard of `w`.
+ */
+export async function linear(
+  ctx: GpuContext,
+  owner: string,
+  w: WeightTensor,
+  x: GPUBuffer,
+  y: GPUBuffer,
+  R: number,
+  opts: LinearOptions = {},
+): Promise<Dispatch[]> {
+  if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
+  if (x.size < R * w.cols * 4 || y.size < R * w.rows * 4 || (opts.bias && opts.bias.size < w.rows * 4)) {
+    throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
+  }
+  const shape = opts.shape ?? linearShape(ctx.caps, R);
+  checkLinearShape(ctx, shape, R);
+  const io = { bias: opts.bias !== undefined, accumulate: opts.accumulate };
+  const spec = linearSpec(w.format, shape, R, io);
+  return Promise.all(
+    w.shards.map((shard, i) => {
+      const name = w.shards.length > 1 ? `${owner}.shard${i}` : owner;
+      const layout = packedLayout(w.format, shard.rows, w.cols);
+      const params = uniformBufferWith(ctx.device, `${name}.params`, new Uint32Array([shard.rows, w.cols, R, w.rows, shard.rowStart, layout.scaleBase, 0, 0]));
+      const bindings: Binding[] = [x, y, params, opts.bias ?? x, shard.buffer];
+      if (isQuantized(w.format)) bindings.push(shard.buffer);
+      const workgroups: [number, number, number] =
+        shape.kernel === 'matvec'
+          ? grid1d(Math.ceil(shard.rows / shape.rowsPerWorkgroup), ctx.caps.limits.maxComputeWorkgroupsPerDimension)
+          : [Math.ceil(shard.rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
+      return makeDispatch(ctx, spec, {
+        owner: name,
+        kind: shape.kernel,
+        bindings,
+        workgroups,
+        cost: linearCost(w.format, shard.rows, w.cols, R, io),
+        owned: [params],
+      });
+    }),
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * Sampling on the GPU: greedy `argmax` (shaders/argmax.wgsl, argmax_subgroups.wgsl) and
+ * `sample` with temperature, top-k, top-p and a counter-based RNG (shaders/sample.wgsl).
+ * Both write one u32 token per row, so the engine can copy tokens into the next step's input on
+ * the GPU and read back 4 bytes per token.
+ */
+import { uniformBuffer, uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
+import { rowReductionShape } from './select.ts';
+import { SHADERS } from './shaders.ts';
+
+export interface SamplingParams {
+  /** 0: greedy (argmax, ties → lowest index). */
+  temperature: number;
+  /** Keep the k most likely tokens; 0 (or ≥ vocab): off. */
+  topK: number;
+  /** Keep the smallest most-likely set with this much probability (after top-k); ≥ 1: off. */
+  topP: number;
+  /** u32 seed; with `step` and the row it picks the draw: hash(seed, step, row). */
+  seed: number;
+  /** Per-step counter (u32). */
+  step: number;
+}
+
+/** One compare per logit; logits read once, one token written per row. */
+export function argmaxCost(R: number, vocab: number): Cost {
+  return { flops: R * vocab, bytes: 4 * R * (vocab + 1) };
+}
+
+/**
+ * FLOPs: ~3 per logit per pass (key, compare, add; an exp counts 1 more), over the passes the
+ * parameters turn on — max, 32 top-k counts, 33 top-p sums, the kept mass, the draw. Bytes: the
+ * logits once (the repeated passes hit the cache) and one token per row.
+ */
+export function sampleCost(R: number, vocab: number, p: SamplingParams): Cost {
+  const sampled = p.temperature > 0;
+  const topK = sampled && p.topK > 0 && p.topK < vocab ? 32 : 0;
+  const topP = sampled && p.topP < 1 ? 33 : 0;
+  const weighted = sampled ? 4 : 3;
+  const perLogit = 1 + 3 * topK + weighted * (topP + 2);
+  return { flops: R * vocab * perLogit, bytes: 4 * R * (vocab + 1) };
+}
+
+/** tokens (R) u32 = argmax of each row of logits (R, vocab); ties → lowest index. */
+export function argmax(ctx: GpuContext, owner: string, logits: GPUBuffer, tokens: GPUBuffer, R: number, vocab: number): Promise<Dispatch> {
+  const shape = rowReductionShape(ctx.caps);
+  const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, 0, 0, 0]));
+  const name = shape.subgroups ? 'argmax_subgroups' : 'argmax';
+  return makeDispatch(ctx, { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } }, {
+    owner,
+    kind: 'sampling',
+    bindings: [logits, tokens, params],
+    workgroups: [R, 1, 1],
+    cost: argmaxCost(R, vocab),
+    owned: [params],
+  });
+}
+
+export interface SampleKernel {
+  dispatch: Dispatch;
+  /** Rewrite the parameters (queue.writeBuffer, so it lands before the next submit) and the cost. */
+  write(p: SamplingParams): void;
+}
+
+/** Bytes of the sample kernel's uniform for `p` (the layout of shaders/sample.wgsl's Params). */
+export function sampleParamsData(vocab: number, p: SamplingParams): ArrayBuffer {
+  const data = new DataView(new ArrayBuffer(32));
+  data.setUint32(0, vocab, true);
+  data.setUint32(4, p.topK >>> 0, true);
+  data.setUint32(8, p.seed >>> 0, true);
+  data.setUint32(12, p.step >>> 0, true);
+  data.setFloat32(16, p.temperature, true);
+  data.setFloat32(20, p.topP, true);
+  return data.buffer;
+}
+
+/** tokens (R) u32 drawn from each row of logits (R, vocab) under `params` (rewritten per step with `write`). */
+export async function sample(
+  ctx: GpuContext,
+  owner: string,
+  logits: GPUBuffer,
+  tokens: GPUBuffer,
+  R: number,
+  vocab: number,
+  params: SamplingParams,
+): Promise<SampleKernel> {
+  const shape = rowReductionShape(ctx.caps);
+  const uniform = uniformBuffer(ctx.device, `${owner}.params`, 32);
+  const dispatch = await makeDispatch(ctx, { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: shape.wgSize } }, {
+    owner,
+    kind: 'sampling',
+    bindings: [logits, tokens, uniform],
+    workgroups: [R, 1, 1],
+    cost: sampleCost(R, vocab, params),
+    owned: [uniform],
+  });
+  const write = (p: SamplingParams) => {
+    ctx.device.queue.writeBuffer(uniform, 0, new Uint8Array(sampleParamsData(vocab, p)));
+    dispatch.cost = sampleCost(R, vocab, p);
+  };
+  write(params);
+  return { dispatch, write };
+}

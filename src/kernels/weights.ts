@@ -1,0 +1,227 @@
+/**
+ * Weight matrices on the GPU: GGUF-shaped (`rows` = output features, `cols` = input features,
+ * each row contiguous), repacked at load into the layout the shaders read, sharded by rows when a
+ * tensor exceeds the device's storage-binding limit, or synthesized on the GPU for benchmarks.
+ *
+ * Packed layout of one shard of `r` rows (all words little-endian u32, one GPU buffer per shard):
+ *   f32   r·cols f32, row-major.
+ *   f16   r·cols f16, row-major (read as u32 pairs with unpack2x16float: no shader-f16 needed).
+ *   q8_0  values: r·(cols/32) blocks of 8 words (the block's 32 int8 in GGUF order), row-major;
+ *         then scales: one f16 per block, two per word (block 2i in the low half of word i).
+ *   q4_0  values: r·(cols/32) blocks of 4 words (the 16 GGUF bytes: byte j holds element j in the
+ *         low nibble and j+16 in the high nibble; value = (q − 8)·d); then scales as for q8_0.
+ * GGUF blocks (34 / 18 bytes) are not 4-byte aligned; splitting quants from scales makes every
+ * block of quants a whole number of 16-byte vectors.
+ */
+import { TokenscopeError } from '../errors.ts';
+import { align, storageBuffer, storageBufferWith, uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { encodeDispatches, makeDispatch, releaseDispatches } from './kernel.ts';
+import { grid1d, gridInvocations } from './grid.ts';
+import { fillWorkgroups } from './select.ts';
+import { SHADERS } from './shaders.ts';
+
+export type WeightFormat = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+
+export interface WeightShard {
+  buffer: GPUBuffer;
+  /** First row (output feature) of the tensor held by this shard. */
+  rowStart: number;
+  rows: number;
+}
+
+export interface WeightTensor {
+  label: string;
+  format: WeightFormat;
+  rows: number;
+  cols: number;
+  shards: WeightShard[];
+  /** Bytes a full read touches (quants + scales: 4.5 bits per weight for q4_0). */
+  bytes: number;
+}
+
+export interface ShardOptions {
+  /** Largest shard in bytes; default the device's storage-binding and buffer limits (tests force small shards). */
+  maxShardBytes?: number;
+}
+
+/** GGUF bytes per 32 weights (f32/f16 per element × 32). */
+const BYTES_PER_32: Record<WeightFormat, number> = { f32: 128, f16: 64, q8_0: 34, q4_0: 18 };
+/** u32 words of values (quants) per 32 weights in the packed layout. */
+const VALUE_WORDS_PER_32: Record<WeightFormat, number> = { f32: 32, f16: 16, q8_0: 8, q4_0: 4 };
+const FILL_WG_SIZE = 64;
+
+/** The WGSL library that reads each format (w_raw/w_dequant), joined after a kernel body. */
+export const WEIGHT_LIBRARY: Record<WeightFormat, string> = {
+  f32: SHADERS.weights_f32,
+  f16: SHADERS.weights_f16,
+  q8_0: SHADERS.weights_q8_0,
+  q4_0: SHADERS.weights_q4_0,
+};
+
+export function isQuantized(format: WeightFormat): boolean {
+  return format === 'q8_0' || format === 'q4_0';
+}
+
+/** Bytes of a (rows, cols) tensor as stored in GGUF and as read by a full pass over it. */
+export function weightBytes(format: WeightFormat, rows: number, cols: number): number {
+  return (rows * cols * BYTES_PER_32[format]) / 32;
+}
+
+/** Where the regions of a packed shard lie, in u32 words. */
+export interface PackedLayout {
+  valueWords: number;
+  /** First word of the scales region (= valueWords); scales exist only for quantized formats. */
+  scaleBase: number;
+  scaleWords: number;
+  /** Buffer size: both regions, padded to 16 bytes. */
+  bytes: number;
+}
+
+export function packedLayout(format: WeightFormat, rows: number, cols: number): PackedLayout {
+  const valueWords = (rows * cols * VALUE_WORDS_PER_32[format]) / 32;
+  const scaleWords = isQuantized(format) ? Math.ceil((rows * cols) / 32 / 2) : 0;
+  return { valueWords, scaleBase: valueWords, scaleWords, bytes: align((valueWords + scaleWords) * 4, 16) };
+}
+
+/**
+ * cols must be a multiple of 32 for the block formats and of 4 for f32/f16: the kernels read
+ * whole 16-byte vectors of activations (every real model satisfies both).
+ */
+export function checkWeightShape(format: WeightFormat, rows: number, cols: number, label: string): void {
+  const multiple = isQuantized(format) ? 32 : 4;
+  if (!(Number.isInteger(rows) && rows > 0 && Number.isInteger(cols) && cols > 0 && cols % multiple === 0)) {
+    throw new TokenscopeError(
+      'model-unsupported',
+      `${label}: a ${format} matrix of ${rows}×${cols} is not supported (input features must be a positive multiple of ${multiple}).`,
+      'Use a model whose dimensions are multiples of 32 (all common GGUF models are).',
+    );
+  }
+}
+
+/** Repack `rows` GGUF rows (contiguous `ggufBytes`) into the packed layout described above. */
+export function packWeight(format: WeightFormat, rows: number, cols: number, ggufBytes: Uint8Array): Uint8Array {
+  const need = weightBytes(format, rows, cols);
+  if (ggufBytes.byteLength < need) {
+    throw new TokenscopeError('model-format', `A ${format} tensor of ${rows}×${cols} needs ${need} bytes but has ${ggufBytes.byteLength}.`, 'The model file is truncated or corrupt; download it again.');
+  }
+  const layout = packedLayout(format, rows, cols);
+  const out = new Uint8Array(layout.bytes);
+  if (!isQuantized(format)) {
+    out.set(ggufBytes.subarray(0, need));
+    return out;
+  }
+  const blockBytes = BYTES_PER_32[format];
+  const quantBytes = blockBytes - 2;
+  const scaleByte = layout.scaleBase * 4;
+  const blocks = (rows * cols) / 32;
+  for (let b = 0; b < blocks; b++) {
+    const s = b * blockBytes;
+    out[scaleByte + 2 * b] = ggufBytes[s];
+    out[scaleByte + 2 * b + 1] = ggufBytes[s + 1];
+    const q = b * quantBytes;
+    for (let j = 0; j < quantBytes; j++) out[q + j] = ggufBytes[s + 2 + j];
+  }
+  return out;
+}
+
+/** Row ranges of at most `maxShardBytes` packed bytes each. */
+export function shardRows(format: WeightFormat, rows: number, cols: number, maxShardBytes: number): { rowStart: number; rows: number }[] {
+  const perRow = packedLayout(format, 1, cols);
+  // 16 bytes of slack for the padding of a shard's scale region.
+  const rowsPerShard = Math.floor((maxShardBytes - 16) / ((perRow.valueWords + perRow.scaleWords) * 4));
+  if (rowsPerShard < 1) {
+    throw new TokenscopeError('model-too-large', `One row of a ${format} matrix with ${cols} columns exceeds the ${maxShardBytes}-byte buffer limit.`, 'Pick a smaller model.');
+  }
+  const out: { rowStart: number; rows: number }[] = [];
+  for (let rowStart = 0; rowStart < rows; rowStart += rowsPerShard) out.push({ rowStart, rows: Math.min(rowsPerShard, rows - rowStart) });
+  return out;
+}
+
+function maxShard(ctx: GpuContext, opts: ShardOptions): number {
+  const { maxStorageBufferBindingSize, maxBufferSize } = ctx.caps.limits;
+  return Math.min(opts.maxShardBytes ?? Infinity, maxStorageBufferBindingSize, maxBufferSize);
+}
+
+/** Upload a GGUF tensor (rows × cols, `ggufBytes` as in the file), repacked and sharded. */
+export function uploadWeight(
+  ctx: GpuContext,
+  label: string,
+  format: WeightFormat,
+  rows: number,
+  cols: number,
+  ggufBytes: Uint8Array,
+  opts: ShardOptions = {},
+): WeightTensor {
+  checkWeightShape(format, rows, cols, label);
+  const rowBytes = weightBytes(format, 1, cols);
+  const shards = shardRows(format, rows, cols, maxShard(ctx, opts)).map((s, i) => ({
+    ...s,
+    buffer: storageBufferWith(
+      ctx.device,
+      `${label}.shard${i}`,
+      packWeight(format, s.rows, cols, ggufBytes.subarray(s.rowStart * rowBytes, (s.rowStart + s.rows) * rowBytes)),
+    ),
+  }));
+  return { label, format, rows, cols, shards, bytes: weightBytes(format, rows, cols) };
+}
+
+/**
+ * A tensor of random weights made on the GPU (nothing big crosses the bus): values roughly
+ * uniform in (−scale, scale), |w| ≤ scale, mean 0, fixed by `seed` and independent of sharding
+ * (the random stream is keyed by the element's index in the whole tensor).
+ *   f32/f16: uniform(−1, 1)·scale (f16 rounded toward zero where rounding would exceed scale).
+ *   q8_0: q uniform in [−127, 127] (−128 becomes 0), d = scale/127·u, u ∈ [0.5, 1), d rounded down to f16.
+ *   q4_0: q − 8 uniform in [−7, 7] (nibble 0 becomes 8), d = scale/7·u likewise.
+ */
+export async function syntheticWeight(
+  ctx: GpuContext,
+  label: string,
+  format: WeightFormat,
+  rows: number,
+  cols: number,
+  seed: number,
+  scale: number,
+  opts: ShardOptions = {},
+): Promise<WeightTensor> {
+  checkWeightShape(format, rows, cols, label);
+  const shards: WeightShard[] = [];
+  const encoder = ctx.device.createCommandEncoder({ label: `${label}.fill` });
+  const fills = [];
+  try {
+    for (const [i, s] of shardRows(format, rows, cols, maxShard(ctx, opts)).entries()) {
+      const layout = packedLayout(format, s.rows, cols);
+      const buffer = storageBuffer(ctx.device, `${label}.shard${i}`, layout.bytes);
+      shards.push({ ...s, buffer });
+      const grid = grid1d(fillWorkgroups(ctx.caps, layout.valueWords), ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+      const params = new Uint32Array(8);
+      const firstElement = s.rowStart * cols;
+      params.set([layout.valueWords, layout.scaleWords, (firstElement * VALUE_WORDS_PER_32[format]) / 32, firstElement / 32, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
+      new Float32Array(params.buffer)[5] = scale;
+      const uniform = uniformBufferWith(ctx.device, `${label}.fill${i}.params`, params);
+      fills.push(
+        await makeDispatch(ctx, { name: 'weights_fill', code: SHADERS.weights_fill, entryPoint: `fill_${format}`, constants: { WG_SIZE: FILL_WG_SIZE } }, {
+          owner: `${label}.fill${i}`,
+          kind: 'elementwise',
+          bindings: [buffer, uniform],
+          workgroups: grid,
+          cost: { flops: 0, bytes: layout.bytes },
+          owned: [uniform],
+        }),
+      );
+    }
+    encodeDispatches(encoder, fills);
+    ctx.device.queue.submit([encoder.finish()]);
+  } catch (e) {
+    for (const s of shards) s.buffer.destroy();
+    throw e;
+  } finally {
+    releaseDispatches(fills);
+  }
+  return { label, format, rows, cols, shards, bytes: weightBytes(format, rows, cols) };
+}
+
+export function destroyWeight(w: WeightTensor): void {
+  for (const s of w.shards) s.buffer.destroy();
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storageBuffer } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { attention, attentionCost, attentionDecode, attentionPrefill, type AttentionKernel, type AttentionShape } from '../../src/kernels/attention.ts';
+import { prefillRows, rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
+import { attentionShapes } from '../../src/kernels/select.ts';
+import { testGpu } from './context.ts';
+import { gpuCase, nmse, randn, readF32, seeded, submit, type GpuScope } from './harness.ts';
+import { attentionRef } from './oracles.ts';
+
+// Scores are f32 dots of ≤ 80 terms (relative error ~1e-7); exp is specified to 3 + 2|x| ulp, and
+// with unit-variance q and k the scaled scores stay within |x| < 10, so each softmax weight is off
+// by ≤ ~3e-6 relative — NMSE ≤ ~1e-11. 1e-9 leaves margin; a wrong key, head or mask gives ≥ 1e-3.
+const TOLERANCE = 1e-9;
+
+const HEADS: Omit<AttentionShape, 'maxSeq'>[] = [
+  { nHeads: 4, nKvHeads: 4, headDim: 8 }, // 1:1
+  { nHeads: 4, nKvHeads: 2, headDim: 64 }, // 2:1
+  { nHeads: 8, nKvHeads: 2, headDim: 80 }, // 4:1
+  { nHeads: 8, nKvHeads: 1, headDim: 64 }, // 8:1
+];
+const SLOTS = 4;
+const MAX_SEQ = 224;
+
+/** Batched decode (context lengths 1, 2, 31, 200 and random), and prefill chunks of one slot. */
+const DECODE_STEPS: RowDesc[][] = [
+  [{ slot: 2, pos: 199 }],
+  [{ slot: 0, pos: 0 }, { slot: 1, pos: 1 }, { slot: 3, pos: 30 }],
+  Array.from({ length: 17 }, (_, r) => ({ slot: r % SLOTS, pos: [0, 1, 30, 199, 7, 64, 150, 2][r % 8] + (r >> 3) })),
+];
+const PREFILL_STEPS: RowDesc[][] = [prefillRows(1, 0, 17), prefillRows(3, 197, 3), prefillRows(0, 183, 17), prefillRows(2, 0, 3)];
+
+interface Fixture {
+  shape: AttentionShape;
+  kData: Float32Array;
+  vData: Float32Array;
+  kCache: GPUBuffer;
+  vCache: GPUBuffer;
+}
+
+function fixture(s: GpuScope, heads: Omit<AttentionShape, 'maxSeq'>): Fixture {
+  const shape = { ...heads, maxSeq: MAX_SEQ };
+  const rand = seeded(heads.nHeads * 100 + heads.headDim);
+  const size = SLOTS * MAX_SEQ * heads.nKvHeads * heads.headDim;
+  const kData = randn(rand, size);
+  const vData = randn(rand, size);
+  return { shape, kData, vData, kCache: s.upload('kCache', kData), vCache: s.upload('vCache', vData) };
+}
+
+async function run(s: GpuScope, f: Fixture, rows: RowDesc[], qData: Float32Array, build: (bufs: Parameters<typeof attention>[2]) => Promise<AttentionKernel>): Promise<Float32Array> {
+  const out = s.keep(storageBuffer(s.ctx.device, 'out', 4 * qData.length));
+  const kernel = await build({ q: s.upload('q', qData), kCache: f.kCache, vCache: f.vCache, rows: s.upload('rows', rowTableData(rows)), out });
+  submit(s.ctx, s.track(kernel.dispatches));
+  return readF32(s.ctx, out, qData.length);
+}
+
+describe('attention', () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  for (const heads of HEADS) {
+    const name = `${heads.nHeads}/${heads.nKvHeads} heads of ${heads.headDim}`;
+
+    it(`decode, ${name}: batched rows of different slots and positions, split 1, 3, 8 ways`, async () => {
+      await gpuCase(ctx, 'attention decode', async (s) => {
+        const f = fixture(s, heads);
+        for (const rows of DECODE_STEPS) {
+          const R = rows.length;
+          const qData = randn(seeded(R), R * heads.nHeads * heads.headDim);
+          const expected = attentionRef(qData, f.kData, f.vData, rows, f.shape);
+          const choice = attentionShapes(ctx.caps, heads, R).decode;
+          for (const splits of [1, 3, 8]) {
+            const actual = await run(s, f, rows, qData, (bufs) => attentionDecode(ctx, 'test.decode', bufs, R, f.shape, { ...choice, splits }));
+            expect(nmse(actual, expected), `R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
+          }
+        }
+      });
+    });
+
+    it(`prefill, ${name}: chunks from pos 0 and pos > 0 agree with the CPU and with decode`, async () => {
+      await gpuCase(ctx, 'attention prefill', async (s) => {
+        const f = fixture(s, heads);
+        for (const rows of PREFILL_STEPS) {
+          const R = rows.length;
+          const qData = randn(seeded(R + rows[0].pos), R * heads.nHeads * heads.headDim);
+          const expected = attentionRef(qData, f.kData, f.vData, rows, f.shape);
+          const tiled = await run(s, f, rows, qData, (bufs) => attention(ctx, 'test.prefill', bufs, R, f.shape, 'one-slot'));
+          const small = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefillSmall', bufs, R, f.shape, { wgSize: 32, rowTile: 2, keyBlock: 8 }));
+          const decode = await run(s, f, rows, qData, (bufs) => attention(ctx, 'test.decodeOfPrefill', bufs, R, f.shape, 'any'));
+          expect(nmse(tiled, expected), `R=${R} from ${rows[0].pos}`).toBeLessThan(TOLERANCE);
+          expect(nmse(small, expected), `small tiles, R=${R} from ${rows[0].pos}`).toBeLessThan(TOLERANCE);
+          expect(nmse(tiled, decode), `prefill vs decode, R=${R}`).toBeLessThan(TOLERANCE);
+        }
+      });
+    });
+  }
+
+  it('costs what a step must read: each slot’s keys once, q, out and the row table', () => {
+    const shape = { nHeads: 8, nKvHeads: 2, headDim: 64 };
+    const decode = attentionCost(shape, [{ slot: 0, pos: 9 }, { slot: 1, pos: 19 }]);
+    expect(decode.flops).toBe(4 * (10 + 20) * 64 * 8);
+    expect(decode.bytes).toBe(2 * 4 * (10 + 20) * 2 * 64 + 2 * 4 * 2 * 8 * 64 + 2 * 8);
+    const prefill = attentionCost(shape, prefillRows(0, 10, 5));
+    expect(prefill.bytes).toBe(2 * 4 * 15 * 2 * 64 + 2 * 4 * 5 * 8 * 64 + 5 * 8);
+  });
+});

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Fallbacks } from '../../src/gpu/capabilities.ts';
+import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { linear, type LinearOptions } from '../../src/kernels/linear.ts';
+import { linearShape, type LinearShape } from '../../src/kernels/select.ts';
+import { destroyWeight, uploadWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../../src/kernels/weights.ts';
+import { testGpu } from './context.ts';
+import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';
+
+// f32 accumulation over K ≤ 352 terms: relative error per output ≈ √K·2⁻²⁴ ≈ 1e-6, so NMSE ≈ 1e-12;
+// one wrong output among the ≥ 50 checked gives NMSE ≳ 1e-3, so 1e-9 separates the two widely.
+const F32_TOLERANCE = 1e-9;
+// f16 tiles: X and W rounded to f16 (2⁻¹¹ relative) and runs of 8 products summed in f16 give
+// NMSE ≈ 1e-7..1e-6.
+const F16_TOLERANCE = 1e-5;
+
+/** Seeded awkward shapes: rows not multiples of any workgroup/tile size, cols not of 64. */
+function shapesFor(format: WeightFormat, seed: number): [number, number][] {
+  const next = rng(seed);
+  const pick = <T,>(xs: T[]) => xs[Math.floor(next() * xs.length)];
+  const quantized = format === 'q8_0' || format === 'q4_0';
+  const cols = quantized ? [96, 160, 224, 288, 352] : [36, 100, 172, 268];
+  const shapes: [number, number][] = [
+    [1 + Math.floor(next() * 300), pick(cols)],
+    [1 + Math.floor(next() * 80), pick(cols)],
+  ];
+  if (!quantized) shapes.push([64, 172], [172, 64]);
+  return shapes;
+}
+
+/** The shapes a runtime offers for R rows: the default, plus the workgroup-memory matvec or the f32 matmul beside it. */
+function variants(ctx: GpuContext, R: number, kernel: 'matvec' | 'matmul'): LinearShape[] {
+  const base = linearShape(ctx.caps, kernel === 'matvec' ? Math.min(R, 8) : 64);
+  if (base.kernel === 'matvec') {
+    const own = { ...base, rowsPerWorkgroup: base.rowBlock * 3 };
+    return base.subgroups ? [own, { ...own, subgroups: false }] : [own];
+  }
+  return base.f16 ? [base, { ...base, f16: false }] : ctx.caps.shaderF16 ? [base, { ...base, f16: true }] : [base];
+}
+
+async function check(ctx: GpuContext, format: WeightFormat, rows: number, cols: number, R: number, shape: LinearShape, opts: { bias?: boolean; accumulate?: boolean; seed: number }) {
+  const { gguf, values } = randomTensor(format, rows, cols, opts.seed);
+  const w = uploadWeight(ctx, 'test.w', format, rows, cols, gguf);
+  const x = uniforms(R * cols, opts.seed + 1);
+  const bias = opts.bias ? uniforms(rows, opts.seed + 2) : undefined;
+  const y0 = opts.accumulate ? uniforms(R * rows, opts.seed + 3) : undefined;
+  const X = storageBufferWith(ctx.device, 'test.x', x);
+  const Y = y0 ? storageBufferWith(ctx.device, 'test.y', y0) : storageBuffer(ctx.device, 'test.y', R * rows * 4);
+  const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
+  try {
+    const linearOpts: LinearOptions = { shape, bias: B, accumulate: opts.accumulate };
+    const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, R, linearOpts), Y, R * rows);
+    const err = nmse(got, referenceLinear(values, rows, cols, x, R, bias, y0));
+    const tolerance = shape.kernel === 'matmul' && shape.f16 ? F16_TOLERANCE : F32_TOLERANCE;
+    expect(err, `${format} ${rows}×${cols} R=${R} ${JSON.stringify(shape)}`).toBeLessThan(tolerance);
+  } finally {
+    destroyWeight(w);
+    for (const b of [X, Y, B]) b?.destroy();
+  }
+}
+
+async function outputs(ctx: GpuContext, w: WeightTensor, x: Float32Array, R: number, shape: LinearShape): Promise<Float32Array> {
+  const X = storageBufferWith(ctx.device, 'test.x', x);
+  const Y = storageBuffer(ctx.device, 'test.y', R * w.rows * 4);
+  try {
+    return await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, R, { shape }), Y, R * w.rows);
+  } finally {
+    X.destroy();
+    Y.destroy();
+  }
+}
+
+const RUNTIMES: [string, Fallbacks | undefined][] = [
+  ['every feature', undefined],
+  ['fallbacks forced', new Set(['subgroups', 'shader-f16'])],
+];
+
+describe.each(RUNTIMES)('linear (%s)', (_name, disable) => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu(disable);
+  });
+  afterAll(() => ctx?.destroy());
+
+  it.each(WEIGHT_FORMATS)('%s matvec, R ∈ {1, 2, 3, 7, 8}, every variant', async (format) => {
+    await withErrorScopes(ctx.device, `matvec ${format}`, async () => {
+      for (const [i, [rows, cols]] of shapesFor(format, 11).entries()) {
+        for (const R of [1, 2, 3, 7, 8]) {
+          for (const shape of variants(ctx, R, 'matvec')) await check(ctx, format, rows, cols, R, shape, { seed: 100 * i + R });
+        }
+      }
+    });
+  });
+
+  it.each(WEIGHT_FORMATS)('%s tiled matmul, R ∈ {1, 7, 33, 100}, every precision', async (format) => {
+    await withErrorScopes(ctx.device, `matmul ${format}`, async () => {
+      for (const [i, [rows, cols]] of shapesFor(format, 23).entries()) {
+        for (const R of [1, 7, 33, 100]) {
+          for (const shape of variants(ctx, R, 'matmul')) await check(ctx, format, rows, cols, R, shape, { seed: 100 * i + R });
+        }
+      }
+    });
+  });
+
+  it.each(WEIGHT_FORMATS)('%s with bias and accumulate', async (format) => {
+    await withErrorScopes(ctx.device, `bias ${format}`, async () => {
+      const [rows, cols] = shapesFor(format, 37)[0];
+      for (const R of [3, 33]) await check(ctx, format, rows, cols, R, linearShape(ctx.caps, R), { bias: true, accumulate: true, seed: R });
+    });
+  });
+
+  it('picks the matvec up to 8 rows and the matmul beyond', () => {
+    expect(linearShape(ctx.caps, 1).kernel).toBe('matvec');
+    expect(linearShape(ctx.caps, 8).kernel).toBe('matvec');
+    expect(linearShape(ctx.caps, 9).kernel).toBe('matmul');
+    if (disable) {
+      expect(linearShape(ctx.caps, 1)).toMatchObject({ subgroups: false });
+      expect(linearShape(ctx.caps, 64)).toMatchObject({ f16: false });
+    }
+  });
+
+  it.each(WEIGHT_FORMATS)('%s sharded by rows gives the unsharded result exactly', async (format) => {
+    await withErrorScopes(ctx.device, `shards ${format}`, async () => {
+      const rows = 203;
+      const cols = format === 'q8_0' || format === 'q4_0' ? 160 : 100;
+      const { gguf } = randomTensor(format, rows, cols, 5);
+      const whole = uploadWeight(ctx, 'test.whole', format, rows, cols, gguf);
+      // ~1/5 of the tensor per shard: 5 shards with a short last one.
+      const sharded = uploadWeight(ctx, 'test.sharded', format, rows, cols, gguf, { maxShardBytes: Math.ceil(whole.shards[0].buffer.size / 5) });
+      try {
+        expect(sharded.shards.length).toBeGreaterThanOrEqual(5);
+        expect(sharded.shards.reduce((n, s) => n + s.rows, 0)).toBe(rows);
+        for (const R of [2, 33]) {
+          const x = uniforms(R * cols, R);
+          const shape = linearShape(ctx.caps, R);
+          expect(await outputs(ctx, sharded, x, R, shape)).toEqual(await outputs(ctx, whole, x, R, shape));
+        }
+      } finally {
+        destroyWeight(whole);
+        destroyWeight(sharded);
+      }
+    });
+  });
+});
