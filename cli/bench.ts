@@ -3,8 +3,11 @@
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
 import { writeFileSync } from 'node:fs';
-import { runJob, type BenchJob } from '../src/bench/job.ts';
-import { formatCeilings, formatEnvironment } from '../src/bench/report.ts';
+import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../models/catalog.ts';
+import { defaultJob, runJob, type BenchJob } from '../src/bench/job.ts';
+import type { ModelSpec } from '../src/bench/model-source.ts';
+import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, table } from '../src/bench/report.ts';
+import type { Quantization } from '../src/model/gpu-weights.ts';
 import type { BenchResult } from '../src/bench/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
@@ -13,46 +16,105 @@ import { parseFlags, usage, UsageError, type FlagSpec } from './args.ts';
 const FLAGS: Record<string, FlagSpec> = {
   runtime: { type: 'string', choices: ['node', 'browser'], help: 'where to run: Node + Dawn (default) or the built page in Chromium' },
   browser: { type: 'string', value: 'PATH', help: 'Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
+  model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device)' },
+  quant: { type: 'string', choices: ['f32', 'f16', 'q8_0', 'q4_0'], help: 'weight format: synthesised for presets, quantized on load for F32/F16 files' },
+  prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
+  gen: { type: 'int', value: 'N', help: 'output tokens per request (default 16 on CPU adapters, 64 on GPUs)' },
+  'prompt-lengths': { type: 'list', value: 'N,N,…', help: 'prompt lengths of the latency sweep (seeded random token ids)' },
+  reps: { type: 'int', value: 'N', help: 'timed repetitions per prompt length / per roof (default 5; 3 on CPU adapters)' },
+  warmup: { type: 'int', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
+  profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
+  'llama-bench': { type: 'boolean', help: "also run llama-bench's pp512 / tg128 and print its table" },
+  context: { type: 'int', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
+  chunk: { type: 'int', value: 'N', help: 'prefill chunk size in tokens (default 512)' },
+  seed: { type: 'int', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },
+  'memory-gib': { type: 'number', value: 'GIB', help: 'refuse models whose memory plan exceeds this budget' },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
   'probe-mib': { type: 'int', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
-  reps: { type: 'int', value: 'N', help: 'minimum timed repetitions per measurement (default 5)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups' },
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE' },
+  'list-models': { type: 'boolean', help: 'print the model catalog and exit' },
   quiet: { type: 'boolean', help: 'no progress lines' },
   help: { type: 'boolean', help: 'show this help' },
 };
 
-const SUMMARY = 'Measure this machine with tokenscope. With no arguments: the roofs of the default device.';
+const SUMMARY =
+  'Measure this machine with tokenscope. With no arguments: the roofs, then a latency sweep of the\n' +
+  'embedded default model (a small synthetic-weight preset on CPU adapters, Llama-3.2-1B-shaped on GPUs).';
+
+function listModels(): string {
+  const presets = PRESETS.map((p) => [p.id, p.title, p.config.architecture, `${(parameterCount(p.config) / 1e6).toFixed(1)} M`, 'synthetic weights — speed only']);
+  const files = KNOWN_FILES.map((f) => [f.id, f.title, '', f.size ? `${(f.size / 2 ** 20).toFixed(1)} MiB` : '?', f.url]);
+  return `${table(['id', 'model', 'arch', 'params/size', 'source'], [...presets, ...files])}\n\nPresets take --quant f32|f16|q8_0|q4_0 (default q4_0). Files: --model PATH or URL.\n`;
+}
+
+/** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
+function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
+  const get = <T>(name: string) => flags.get(name) as T | undefined;
+  if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
+  const defaults = defaultJob({ cpuLike });
+  const modelArg = get<string>('model');
+  const model: ModelSpec = modelArg
+    ? /^https?:\/\//.test(modelArg)
+      ? { url: modelArg }
+      : findPreset(modelArg)
+        ? { preset: modelArg }
+        : { path: modelArg }
+    : { ...defaults.model };
+  if (get('quant')) model.quant = get<Quantization>('quant');
+  if (get('seed') !== undefined) model.seed = get<number>('seed');
+  const lengths = get<string[]>('prompt-lengths')?.map((s) => {
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--prompt-lengths needs positive integers, got "${s}".`);
+    return n;
+  });
+  const gen = get<number>('gen') ?? defaults.latency!.gen;
+  const job: BenchJob = {
+    probe: true,
+    probeMiB: get<number>('probe-mib'),
+    model,
+    context: get<number>('context'),
+    llamaBench: Boolean(flags.get('llama-bench')),
+    memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
+  };
+  const prompt = get<string>('prompt');
+  if (prompt !== undefined) job.generate = { prompt, gen };
+  if (prompt === undefined || lengths) {
+    job.latency = {
+      promptLengths: lengths ?? defaults.latency!.promptLengths,
+      gen,
+      reps: get<number>('reps') ?? defaults.latency!.reps,
+      warmup: get<number>('warmup'),
+      profile: Boolean(flags.get('profile')),
+      chunk: get<number>('chunk'),
+      seed: get<number>('seed'),
+    };
+  }
+  return job;
+}
+
+function protocolFor(reps: number | undefined) {
+  return reps ? { warmup: 1, minReps: reps, maxReps: Math.max(reps, 50), minDurationMs: 400 } : undefined;
+}
 
 async function main(argv: string[]): Promise<number> {
   let flags: Map<string, unknown>;
+  let disabled;
   try {
     flags = parseFlags(argv, FLAGS);
+    disabled = parseFallbacks(((flags.get('disable') as string[] | undefined) ?? []).join(','));
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`error: ${e.message}\n\n${usage('npm run bench --', SUMMARY, FLAGS)}`);
-      return 2;
-    }
-    throw e;
+    process.stderr.write(`error: ${describeError(e)}\n\n${usage('npm run bench --', SUMMARY, FLAGS)}`);
+    return 2;
   }
   if (flags.get('help')) {
     process.stdout.write(usage('npm run bench --', SUMMARY, FLAGS));
     return 0;
   }
-  const disableList = (flags.get('disable') as string[] | undefined) ?? [];
-  let disabled;
-  try {
-    disabled = parseFallbacks(disableList.join(','));
-  } catch (e) {
-    process.stderr.write(`error: ${describeError(e)}\n`);
-    return 2;
+  if (flags.get('list-models')) {
+    process.stdout.write(listModels());
+    return 0;
   }
-  const reps = flags.get('reps') as number | undefined;
-  const job: BenchJob = {
-    probe: true,
-    probeMiB: flags.get('probe-mib') as number | undefined,
-    protocol: reps ? { warmup: 1, minReps: reps, maxReps: Math.max(reps, 50), minDurationMs: 400 } : undefined,
-  };
   const quiet = Boolean(flags.get('quiet'));
   const onProgress = (step: string, f: number) => {
     if (!quiet) process.stderr.write(`[${(f * 100).toFixed(0).padStart(3)}%] ${step}\n`);
@@ -62,7 +124,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (flags.get('runtime') === 'browser') {
       const { runInBrowser } = await import('./browser-runner.ts');
-      result = await runInBrowser(job, {
+      result = await runInBrowser((cpuLike) => jobFromFlags(flags, cpuLike), {
         browser: flags.get('browser') as string | undefined,
         disable: [...disabled],
         onProgress,
@@ -72,18 +134,22 @@ async function main(argv: string[]): Promise<number> {
       const { acquireNodeGpu } = await import('../src/gpu/node-gpu.ts');
       const ctx = await acquireNodeGpu({ disable: disabled, onError: (m) => process.stderr.write(`${m}\n`) });
       try {
-        result = await runJob(ctx, job, disabled, { onProgress });
+        result = await runJob(ctx, jobFromFlags(flags, ctx.caps.cpuLike), disabled, { onProgress });
       } finally {
         ctx.destroy();
       }
     }
   } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`error: ${e.message}\n\n${usage('npm run bench --', SUMMARY, FLAGS)}`);
+      return 2;
+    }
     process.stderr.write(`error: ${describeError(e)}\n`);
     return 1;
   }
 
-  process.stdout.write(`${formatEnvironment(result)}\n\n`);
-  if (result.ceilings) process.stdout.write(`${formatCeilings(result.ceilings)}\n`);
+  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatLlamaBench(result)];
+  process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {
     writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);

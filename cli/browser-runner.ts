@@ -4,7 +4,7 @@
  * the browser path is exactly the page's code.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { BenchJob } from '../src/bench/job.ts';
 import type { BenchResult } from '../src/bench/schema.ts';
 import { chromiumArgs, chromiumPath } from './chromium.ts';
@@ -18,13 +18,22 @@ export interface BrowserRunOptions {
   onLog?: (line: string) => void;
 }
 
-export async function runInBrowser(job: BenchJob, opts: BrowserRunOptions): Promise<BenchResult> {
+/** Where a local model file is served to the page. */
+const LOCAL_MODEL_PREFIX = '/local-model/';
+
+/**
+ * `buildJob` gets the page's device class (CPU adapter or not) for its defaults. A model given
+ * as a local path is served to the page over HTTP (with Range support) and passed as a URL.
+ */
+export async function runInBrowser(buildJob: (cpuLike: boolean) => BenchJob, opts: BrowserRunOptions): Promise<BenchResult> {
   const dist = resolve(opts.distDir ?? 'dist');
   if (!existsSync(resolve(dist, 'index.html'))) {
     throw new Error(`The built page is missing (${dist}/index.html). Run "npm run build" first.`);
   }
+  const modelPath = buildJob(false).model?.path;
+  if (modelPath && !existsSync(modelPath)) throw new Error(`No such model file: ${modelPath}`);
   const { chromium } = await import('playwright-core');
-  const server = await serveStatic(dist);
+  const server = await serveStatic(dist, modelPath ? { extra: { [LOCAL_MODEL_PREFIX]: dirname(resolve(modelPath)) } } : {});
   const browser = await chromium.launch({ executablePath: chromiumPath(opts.browser), args: chromiumArgs(), headless: true });
   try {
     const page = await browser.newPage();
@@ -35,6 +44,12 @@ export async function runInBrowser(job: BenchJob, opts: BrowserRunOptions): Prom
     const query = opts.disable.length ? `?disable=${encodeURIComponent(opts.disable.join(','))}` : '';
     await page.goto(server.url + query);
     await page.waitForFunction(() => 'tokenscope' in window, undefined, { timeout: 30_000 });
+    const cpuLike = await page.evaluate(async () => {
+      const api = (window as unknown as { tokenscope: { capabilities(): Promise<{ cpuLike: boolean }> } }).tokenscope;
+      return (await api.capabilities().catch(() => ({ cpuLike: true }))).cpuLike;
+    });
+    const job = buildJob(cpuLike);
+    if (job.model?.path) job.model = { ...job.model, path: undefined, url: `${server.url.replace(/\/$/, '')}${LOCAL_MODEL_PREFIX}${encodeURIComponent(basename(job.model.path))}` };
     const outcome = await page.evaluate(async (j) => {
       const api = (window as unknown as { tokenscope: { runJob(job: unknown, onProgress: (s: string, f: number) => void): Promise<unknown> } }).tokenscope;
       const progress = (window as unknown as { __tokenscopeProgress: (s: string, f: number) => void }).__tokenscopeProgress;

@@ -2,19 +2,47 @@
  * A benchmark job: a plain JSON-serialisable description of what to run, executed by the same
  * code in the page, in Node, and in the browser driven by the CLI (`window.tokenscope.runJob`).
  */
-import type { Fallbacks } from '../gpu/capabilities.ts';
+import { describeError, TokenscopeError } from '../errors.ts';
+import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import { generate } from '../model/generate.ts';
+import type { ByteSource } from '../model/gguf/source.ts';
+import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { measureCeilings } from './ceilings.ts';
 import { describeEnvironment } from './environment.ts';
+import { runLatency, type LatencySettings } from './latency.ts';
+import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from './llama-bench-run.ts';
+import { resolveModel, type ModelSpec } from './model-source.ts';
 import type { RepeatProtocol } from './protocol.ts';
 import { newResult, type BenchResult } from './schema.ts';
 
+export interface LatencyJob {
+  promptLengths: number[];
+  gen: number;
+  reps: number;
+  warmup?: number;
+  profile?: boolean;
+  chunk?: number;
+  cooldownMs?: number;
+  seed?: number;
+}
+
 export interface BenchJob {
-  /** Measure the device's roofs. */
+  /** Measure the device's roofs (needed for the roofline verdict; runs first). */
   probe: boolean;
   /** Cap on the bandwidth working set, MiB (default: chosen per device). */
   probeMiB?: number;
   protocol?: RepeatProtocol;
+  model?: ModelSpec;
+  /** KV-cache positions (default: what the job needs, rounded up). */
+  context?: number;
+  /** Generate text from a prompt (greedy) and report it. */
+  generate?: { prompt: string; gen: number };
+  latency?: LatencyJob;
+  llamaBench?: boolean;
+  /** Refuse models whose plan exceeds this many bytes. */
+  memoryBudgetBytes?: number;
 }
 
 export interface JobHooks {
@@ -23,18 +51,124 @@ export interface JobHooks {
   onProgress?: (step: string, fraction: number) => void;
   /** Partial results as they arrive (the page draws them live). */
   onPartial?: (result: BenchResult) => void;
+  /** A model the page holds as bytes (a local File). */
+  modelSource?: ByteSource;
+  waitUntilVisible?: () => Promise<boolean>;
+}
+
+/** The embedded default: a small preset on CPU adapters (seconds), a realistic one on GPUs. */
+export function defaultJob(caps: Pick<Capabilities, 'cpuLike'>): BenchJob {
+  return caps.cpuLike
+    ? { probe: true, model: { preset: 'stories15m', quant: 'q4_0' }, latency: { promptLengths: [16, 64], gen: 16, reps: 3 } }
+    : { probe: true, model: { preset: 'llama-3.2-1b', quant: 'q4_0' }, latency: { promptLengths: [16, 64, 256, 1024], gen: 64, reps: 5 } };
+}
+
+/**
+ * Positions the job needs (a prompt of P plus N outputs uses P + N − 1), rounded up to a multiple
+ * of 64 but not past the model's context.
+ */
+export function contextFor(job: BenchJob, modelContext: number, promptIds?: number[]): number {
+  const needs = [64];
+  if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
+  if (job.llamaBench) needs.push(LLAMA_BENCH_DEFAULTS.nPrompt, LLAMA_BENCH_DEFAULTS.nGen + 1);
+  if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
+  const need = Math.max(...needs);
+  return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
+}
+
+function progressSlice(hooks: JobHooks, from: number, to: number, label: string) {
+  return (step: string, f: number) => hooks.onProgress?.(`${label}: ${step}`, from + (to - from) * f);
 }
 
 export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks, hooks: JobHooks = {}): Promise<BenchResult> {
   const result = newResult(describeEnvironment(ctx, disabled));
+  const modelWork = job.model ? 0.85 : 0;
+  const probeEnd = job.probe ? 1 - modelWork : 0;
   if (job.probe) {
     result.ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
       protocol: job.protocol,
       signal: hooks.signal,
-      onProgress: (step, f) => hooks.onProgress?.(`roofs: ${step}`, f),
+      onProgress: progressSlice(hooks, 0, probeEnd, 'roofs'),
     });
     hooks.onPartial?.(result);
   }
+  if (!job.model) return result;
+
+  const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
+  const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
+  const maxSeq = job.context ?? contextFor(job, configOf(resolved.choice).contextLength, promptIds);
+  const maxRows = Math.min(maxSeq, job.latency?.chunk ?? 512);
+  let loaded: LoadedModel | null = null;
+  try {
+    loaded = await loadModel(ctx, resolved.choice, {
+      shape: { maxSeq, slots: 1, maxRows },
+      budgetBytes: job.memoryBudgetBytes,
+      parseMs: resolved.parseMs,
+      onProgress: progressSlice(hooks, probeEnd + 0.05, probeEnd + 0.15, 'model'),
+    });
+    const { engine, info, cold } = loaded;
+    result.model = info;
+    result.cold_start = cold;
+    hooks.onPartial?.(result);
+
+    if (job.generate && promptIds) {
+      hooks.onProgress?.('generating', probeEnd + 0.15);
+      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal });
+      result.generation = {
+        prompt_token_ids: promptIds,
+        token_ids: g.outputTokens,
+        text: resolved.tokenizer ? resolved.tokenizer.decode(g.outputTokens) : null,
+        note: resolved.tokenizer ? undefined : 'synthetic weights have no tokenizer: the prompt was encoded as UTF-8 bytes and the output is token ids only',
+      };
+      hooks.onPartial?.(result);
+    }
+    if (job.latency) {
+      if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
+      const l = job.latency;
+      const settings: LatencySettings = {
+        prompt_lengths: l.promptLengths,
+        output_tokens: l.gen,
+        reps: l.reps,
+        warmup: l.warmup ?? 1,
+        cooldown_ms: l.cooldownMs ?? 50,
+        seed: l.seed ?? 42,
+        chunk: maxRows,
+        profile: l.profile ?? false,
+      };
+      const end = job.llamaBench ? 0.85 : 1;
+      result.latency = await runLatency(engine, cold, result.ceilings, settings, {
+        signal: hooks.signal,
+        waitUntilVisible: hooks.waitUntilVisible,
+        onProgress: progressSlice(hooks, probeEnd + 0.15, probeEnd + 0.15 + (end - probeEnd - 0.15), 'latency'),
+        onRequest: (partial) => {
+          result.latency = partial;
+          hooks.onPartial?.(result);
+        },
+      });
+      hooks.onPartial?.(result);
+    }
+    if (job.llamaBench) {
+      result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', LLAMA_BENCH_DEFAULTS, {
+        signal: hooks.signal,
+        onProgress: progressSlice(hooks, 0.85, 1, 'llama-bench'),
+      });
+      hooks.onPartial?.(result);
+    }
+  } catch (e) {
+    if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) {
+      result.notes = [...(result.notes ?? []), `The run stopped early: ${describeError(e)}`];
+      hooks.onPartial?.(result);
+    }
+    throw e;
+  } finally {
+    await loaded?.engine.destroy();
+  }
   return result;
+}
+
+/** Text → token ids with the model's tokenizer (BOS first); presets have none, so UTF-8 bytes offset past the specials. */
+function encodePrompt(tokenizer: Tokenizer | null, prompt: string): number[] {
+  if (tokenizer) return tokenizer.encode(prompt, { bos: true });
+  return [1, ...new TextEncoder().encode(prompt)].map((b, i) => (i === 0 ? b : 3 + b));
 }

@@ -1,4 +1,5 @@
 /** Plain-text tables for the CLI (pure functions of a result). */
+import { formatLlamaBenchTable } from './metrics.ts';
 import type { BenchResult, CeilingKey, Ceilings } from './schema.ts';
 
 const CEILING_LABELS: Record<CeilingKey, string> = {
@@ -47,4 +48,78 @@ export function formatEnvironment(r: BenchResult): string {
     `Runtime: ${e.runtime} — ${e.user_agent}`,
     `Features: ${e.features.join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
   ].join('\n');
+}
+
+const ms = (x: number | null | undefined, digits = 2) => (x === null || x === undefined ? '—' : x.toFixed(digits));
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
+
+export function formatModel(r: BenchResult): string {
+  const m = r.model as import('../model/load.ts').ModelInfo | undefined;
+  if (!m) return '';
+  const cold = r.cold_start as import('../model/load.ts').ColdStart | undefined;
+  const size = m.weight_bytes >= 2 ** 30 ? `${(m.weight_bytes / 2 ** 30).toFixed(2)} GiB` : `${(m.weight_bytes / 2 ** 20).toFixed(1)} MiB`;
+  const lines = [`Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights — ${m.label}`];
+  if (cold) lines.push(`Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, compile pipelines ${ms(cold.compile_ms, 1)} ms`);
+  return lines.join('\n');
+}
+
+export function formatGeneration(r: BenchResult): string {
+  const g = r.generation as { prompt_token_ids: number[]; token_ids: number[]; text: string | null; note?: string } | undefined;
+  if (!g) return '';
+  const body = g.text !== null ? g.text : `token ids: ${g.token_ids.join(' ')}`;
+  return [`Generated ${g.token_ids.length} tokens from a ${g.prompt_token_ids.length}-token prompt${g.note ? ` (${g.note})` : ''}:`, body].join('\n');
+}
+
+/** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
+export function formatLatency(r: BenchResult): string {
+  const l = r.latency as import('./latency.ts').LatencySection | undefined;
+  if (!l || !l.rows) return '';
+  const rows = l.rows.map((row) => [
+    String(row.prompt_tokens),
+    String(row.output_tokens),
+    String(row.n),
+    ms(row.ttft.p50),
+    ms(row.ttft.p99),
+    ms(row.tpot?.p50),
+    ms(row.tpot?.p99),
+    row.prefill_tokens_per_s.toFixed(1),
+    row.decode_tokens_per_s === null ? '—' : row.decode_tokens_per_s.toFixed(1),
+    ms(row.gpu_decode_ms, 3),
+    ms(row.host_overhead_ms, 3),
+    row.decode_bandwidth_gbps === null ? '—' : row.decode_bandwidth_gbps.toFixed(2),
+    pct(row.decode_efficiency),
+  ]);
+  const out = [
+    `Latency by prompt length (host clock; n requests each; GPU time from ${l.gpu_clock === 'gpu-timestamp' ? 'timestamp queries' : 'the host clock'}):`,
+    table(
+      ['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'decode tok/s', 'GPU ms/tok', 'host ms/tok', 'decode GB/s', 'of read roof'],
+      rows,
+      rows[0]?.map(() => true),
+    ),
+    'TTFT = first token − request start; TPOT = (E2EL − TTFT)/(N_out − 1) (vLLM, MLPerf); ms. p99 of fewer than 20 samples is close to the maximum.',
+    'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
+  ];
+  if (l.cold_start) out.push(`First request (cold): TTFT ${ms(l.cold_start.first_ttft_ms)} ms at ${l.cold_start.first_prompt_tokens} tokens vs warm median ${ms(l.cold_start.warm_ttft_ms)} ms.`);
+  if (l.depth_curve?.length) {
+    out.push('', 'TPOT by context depth (median ITL of the steps at that depth; ceiling = read roof / bytes per token):');
+    out.push(table(['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'], l.depth_curve.map((d) => [String(d.depth), ms(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]), [true, true, true, true, true]));
+  }
+  if (l.kernels?.length) {
+    out.push('', 'GPU time per step by kernel class (profile mode: one timed pass per kernel; perturbs timing, not in the numbers above):');
+    out.push(table(['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'], l.kernels.map((k) => [k.phase, k.kind, ms(k.ms_per_step, 3), pct(k.share), k.dispatches_per_step.toFixed(0)]), [false, false, true, true, true]));
+  }
+  if (l.verdicts?.length) {
+    out.push('', 'Roofline verdict:');
+    for (const v of l.verdicts) {
+      out.push(`  prompt ${v.prompt_tokens}: prefill — ${v.prefill.sentence}`);
+      if (v.decode) out.push(`  prompt ${v.prompt_tokens}: decode — ${v.decode.sentence}`);
+    }
+  }
+  return out.join('\n');
+}
+
+export function formatLlamaBench(r: BenchResult): string {
+  const rows = r.llama_bench as import('./metrics.ts').LlamaBenchRow[] | undefined;
+  if (!rows?.length) return '';
+  return `llama-bench (pp: prompt tokens/s; tg: generated tokens/s; mean ± sample std of ${rows[0].samples.length} repetitions):\n${formatLlamaBenchTable(rows)}`;
 }

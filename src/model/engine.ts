@@ -63,7 +63,7 @@ export class Engine {
     private readonly buffers: StepBuffers,
   ) {
     this.readback = Array.from({ length: READBACK_RING }, (_, i) =>
-      ctx.device.createBuffer({ label: `Engine.readback${i}`, size: Math.max(16, shape.maxRows * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+      ctx.device.createBuffer({ label: `Engine.readback${i}`, size: Math.max(16, headRowsOf(shape) * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
     this.readbackBusy = this.readback.map(() => null);
   }
@@ -76,6 +76,7 @@ export class Engine {
     const qDim = config.nHeads * config.headDim;
     const kvDim = config.nKvHeads * config.headDim;
     const R = shape.maxRows;
+    const H = headRowsOf(shape);
     const d = ctx.device;
     // 4-byte elements: f32 activations, u32 token ids.
     const f32 = (label: string, n: number) => storageBuffer(d, `Engine.${label}`, n * 4);
@@ -94,10 +95,10 @@ export class Engine {
       hb2: f32('hb2', R * config.hiddenDim),
       kCache: Array.from({ length: config.nLayers }, (_, l) => f32(`kCache${l}`, kvLayer)),
       vCache: Array.from({ length: config.nLayers }, (_, l) => f32(`vCache${l}`, kvLayer)),
-      headIn: f32('headIn', R * config.dim),
-      headNormed: f32('headNormed', R * config.dim),
-      logits: f32('logits', R * config.vocabSize),
-      tokensOut: f32('tokensOut', R),
+      headIn: f32('headIn', H * config.dim),
+      headNormed: f32('headNormed', H * config.dim),
+      logits: f32('logits', H * config.vocabSize),
+      tokensOut: f32('tokensOut', H),
     };
     return new Engine(ctx, config, weights, shape, plan, buffers);
   }
@@ -105,7 +106,7 @@ export class Engine {
   /** The cached program for a step of R rows with `headRows` sampled rows. */
   program(R: number, headRows: number, layout: RowLayout): Promise<StepProgram> {
     if (R < 1 || R > this.shape.maxRows) throw new RangeError(`A step has 1…${this.shape.maxRows} rows, not ${R}.`);
-    if (headRows > R) throw new RangeError(`Cannot sample ${headRows} of ${R} rows.`);
+    if (headRows > R || headRows > headRowsOf(this.shape)) throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
     const key = `${R}/${headRows}/${layout}`;
     let p = this.programs.get(key);
     if (!p) {
@@ -212,6 +213,11 @@ export class Engine {
     for (const r of this.readback) r.destroy();
     destroyWeights(this.weights);
   }
+}
+
+/** Rows one step can sample: one per sequence slot. */
+export function headRowsOf(shape: EngineShape): number {
+  return Math.min(shape.slots, shape.maxRows);
 }
 
 /** Rows that all belong to one slot can use the tiled prefill attention. */

@@ -61,7 +61,7 @@ export function presetChoice(id: string, quant: Quantization = 'q4_0', seed = 1)
   return { kind: 'preset', preset, quant, seed };
 }
 
-function configOf(choice: ModelChoice): ModelConfig {
+export function configOf(choice: ModelChoice): ModelConfig {
   return choice.kind === 'preset' ? choice.preset.config : choice.model.config;
 }
 

@@ -60,11 +60,11 @@ export function matrixPlan(config: ModelConfig, formatOf: (label: string, cols: 
   return plans;
 }
 
-/** Per-row f32 activations a step holds: x, xb, q, k, v, attention out, two FFN buffers, a spare. */
+/** Per-row 4-byte activations a step holds: token, row entry (2), x, xb, proj, q, att, k, v, two FFN buffers. */
 export function activationFloatsPerRow(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
-  return 3 * c.dim + 2 * qDim + 2 * kvDim + 2 * c.hiddenDim;
+  return 3 + 3 * c.dim + 2 * qDim + 2 * kvDim + 2 * c.hiddenDim;
 }
 
 export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape): MemoryPlan {
@@ -74,9 +74,11 @@ export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[],
   const vectors = 4 * (config.dim * (2 * config.nLayers + 1) + (config.qkvBias ? config.nLayers * (qDim + 2 * kvDim) : 0));
   const kvLayer = shape.slots * shape.maxSeq * kvDim * 4;
   const kv = 2 * config.nLayers * kvLayer;
-  const logits = shape.maxRows * config.vocabSize * 4;
+  // The LM head runs on the sampled rows only: one per sequence slot.
+  const headRows = Math.min(shape.slots, shape.maxRows);
+  const logits = headRows * (config.vocabSize + 2 * config.dim + 1) * 4;
   const activations = shape.maxRows * activationFloatsPerRow(config) * 4 + logits;
-  const largestActivation = shape.maxRows * Math.max(config.hiddenDim, qDim, config.vocabSize) * 4;
+  const largestActivation = Math.max(shape.maxRows * Math.max(config.hiddenDim, qDim) * 4, headRows * config.vocabSize * 4);
   return {
     weightBytes: weights,
     vectorBytes: vectors,

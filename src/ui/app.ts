@@ -1,6 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import type { BenchJob } from '../bench/job.ts';
+import type { Capabilities } from '../gpu/capabilities.ts';
 import { GpuSession } from './session.ts';
 import { shared } from './styles.ts';
 import './device-panel.ts';
@@ -11,6 +12,7 @@ import './roofline-chart.ts';
 /** The automation entry point the CLI's browser runtime calls (`window.tokenscope.runJob`). */
 export interface AutomationApi {
   runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void): Promise<unknown>;
+  capabilities(): Promise<Capabilities>;
 }
 
 /**
@@ -52,7 +54,10 @@ export class App extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    const api: AutomationApi = { runJob: (job, onProgress) => this.session.run(job, onProgress) };
+    const api: AutomationApi = {
+      runJob: (job, onProgress) => this.session.run(job, onProgress),
+      capabilities: async () => (await this.session.ensureDevice()).caps,
+    };
     (window as unknown as { tokenscope: AutomationApi }).tokenscope = api;
   }
 

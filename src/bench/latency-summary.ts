@@ -1,0 +1,209 @@
+/**
+ * Pure summaries of a latency sweep: length-stratified rows, the TPOT-vs-depth curve, the
+ * roofline verdicts and the kernel breakdown — each a function of the raw records and the
+ * kernels' cost models. Formulas: docs/METRICS.md; key names follow vLLM where they exist.
+ */
+import type { KernelClass } from '../kernels/kernel.ts';
+import { latencyStats, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from './metrics.ts';
+import { decodeCeilingTokensPerS, verdict, type Verdict } from './roofline.ts';
+import { summarize, type Summary } from './stats.ts';
+
+/** One timed request as stored in the result (times relative to its own send, ms). */
+export interface RequestRecord {
+  prompt_tokens: number;
+  output_tokens: number;
+  rep: number;
+  /** Host clock: when each output token id was available, ms after the request was sent. */
+  token_ms: number[];
+  /** GPU time of the whole prefill and of each decode step (timestamp queries), ms. */
+  gpu_prefill_ms: number | null;
+  gpu_decode_ms: number[] | null;
+  /** The tab was hidden (or the machine otherwise disturbed) during this request. */
+  disturbed: boolean;
+}
+
+/** Work of one phase, from the kernels' cost models. */
+export interface PhaseCost {
+  flops: number;
+  bytes: number;
+}
+
+/** What the sweep needs from the cost models at one prompt length. */
+export interface LengthCosts {
+  prefill: PhaseCost;
+  /** One decode step at the mean depth of this length's decode steps (costs are linear in depth). */
+  decodeStep: PhaseCost;
+}
+
+export interface LatencyRow {
+  prompt_tokens: number;
+  output_tokens: number;
+  /** Requests in this row. */
+  n: number;
+  /** Each stat of TTFT, TPOT, ITL and E2EL with vLLM's key names (mean/median/std/p90/p95/p99 …_ms). */
+  stats: LatencyStats;
+  ttft: Summary;
+  tpot: Summary | null;
+  /** prompt tokens / median TTFT. */
+  prefill_tokens_per_s: number;
+  /** 1 / median TPOT. */
+  decode_tokens_per_s: number | null;
+  prefill_flops: number;
+  /** prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock). */
+  prefill_gflops: number;
+  decode_bytes_per_token: number;
+  /** bytes per token / median TPOT: the bandwidth decode achieved, host clock. */
+  decode_bandwidth_gbps: number | null;
+  /** decode tokens/s ÷ ceiling (read roof / bytes per token). */
+  decode_efficiency: number | null;
+  decode_ceiling_tokens_per_s: number;
+  gpu_prefill_ms: number | null;
+  gpu_decode_ms: number | null;
+  /** Median TPOT − median GPU decode step: host time per token the GPU was idle or busy elsewhere. */
+  host_overhead_ms: number | null;
+  /** TPOT − bytes/bandwidth: time per token beyond the bandwidth floor. */
+  overhead_vs_floor_ms: number | null;
+}
+
+export interface DepthPoint {
+  /** KV positions attended by the step (context depth). */
+  depth: number;
+  /** Median inter-token latency of steps at this depth, ms. */
+  tpot_ms: number;
+  n: number;
+  /** Read roof / bytes per token at this depth. */
+  ceiling_tokens_per_s: number;
+}
+
+export interface Roofs {
+  read_bandwidth_gbps: number;
+  matmul_f32_gflops: number;
+}
+
+export function timingOf(r: RequestRecord): RequestTiming {
+  return { promptTokens: r.prompt_tokens, tSend: 0, tTokens: r.token_ms };
+}
+
+const medianOf = (xs: number[]) => (xs.length ? summarize(xs).p50 : null);
+
+/** One length-stratified row from the requests of one prompt length. */
+export function latencyRow(requests: readonly RequestRecord[], costs: LengthCosts, roofs: Roofs): LatencyRow {
+  const clean = requests.filter((r) => !r.disturbed);
+  const used = clean.length > 0 ? clean : [...requests];
+  const timings = used.map(timingOf);
+  const ttfts = timings.map((t) => ttftMs(t)!);
+  const tpots = timings.map(tpotMs).filter((x): x is number => x !== undefined);
+  const ttft = summarize(ttfts);
+  const tpot = tpots.length ? summarize(tpots) : null;
+  const gpuPrefill = medianOf(used.flatMap((r) => (r.gpu_prefill_ms !== null ? [r.gpu_prefill_ms] : [])));
+  const gpuDecode = medianOf(used.flatMap((r) => r.gpu_decode_ms ?? []));
+  const bw = roofs.read_bandwidth_gbps * 1e9;
+  const ceiling = decodeCeilingTokensPerS(bw, costs.decodeStep.bytes);
+  const decodeRate = tpot ? 1000 / tpot.p50 : null;
+  return {
+    prompt_tokens: used[0].prompt_tokens,
+    output_tokens: used[0].output_tokens,
+    n: used.length,
+    stats: latencyStats(timings),
+    ttft,
+    tpot,
+    prefill_tokens_per_s: used[0].prompt_tokens / (ttft.p50 / 1000),
+    decode_tokens_per_s: decodeRate,
+    prefill_flops: costs.prefill.flops,
+    prefill_gflops: costs.prefill.flops / (((gpuPrefill ?? ttft.p50) / 1000) * 1e9),
+    decode_bytes_per_token: costs.decodeStep.bytes,
+    decode_bandwidth_gbps: tpot ? costs.decodeStep.bytes / (tpot.p50 / 1000) / 1e9 : null,
+    decode_efficiency: decodeRate !== null ? decodeRate / ceiling : null,
+    decode_ceiling_tokens_per_s: ceiling,
+    gpu_prefill_ms: gpuPrefill,
+    gpu_decode_ms: gpuDecode,
+    host_overhead_ms: tpot && gpuDecode !== null ? tpot.p50 - gpuDecode : null,
+    overhead_vs_floor_ms: tpot ? tpot.p50 - (costs.decodeStep.bytes / bw) * 1000 : null,
+  };
+}
+
+/**
+ * TPOT against context depth: every decode step's inter-token gap, binned by the depth it
+ * attended (the step that produced output token i of a P-token prompt attends P + i positions),
+ * with the bandwidth ceiling at each bin's depth.
+ */
+export function depthCurve(requests: readonly RequestRecord[], bytesAtDepth: (depth: number) => number, roofs: Roofs, bins = 12): DepthPoint[] {
+  const gaps: { depth: number; ms: number }[] = [];
+  for (const r of requests) {
+    if (r.disturbed) continue;
+    for (let i = 1; i < r.token_ms.length; i++) gaps.push({ depth: r.prompt_tokens + i, ms: r.token_ms[i] - r.token_ms[i - 1] });
+  }
+  if (gaps.length === 0) return [];
+  const lo = Math.min(...gaps.map((g) => g.depth));
+  const hi = Math.max(...gaps.map((g) => g.depth));
+  const width = Math.max(1, Math.ceil((hi - lo + 1) / bins));
+  const byBin = new Map<number, number[]>();
+  for (const g of gaps) {
+    const bin = Math.floor((g.depth - lo) / width);
+    byBin.set(bin, [...(byBin.get(bin) ?? []), g.ms]);
+  }
+  return [...byBin.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([bin, ms]) => {
+      const depth = lo + bin * width + Math.floor(width / 2);
+      return {
+        depth,
+        tpot_ms: summarize(ms).p50,
+        n: ms.length,
+        ceiling_tokens_per_s: decodeCeilingTokensPerS(roofs.read_bandwidth_gbps * 1e9, bytesAtDepth(depth)),
+      };
+    });
+}
+
+/** Roofline verdicts of prefill and decode for one row (GPU time when measured, else host time). */
+export function phaseVerdicts(row: LatencyRow, costs: LengthCosts, roofs: Roofs): { prefill: Verdict; decode: Verdict | null } {
+  const r = { computeFlopsPerS: roofs.matmul_f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 };
+  const prefillMs = row.gpu_prefill_ms ?? row.ttft.p50;
+  const decodeMs = row.tpot ? row.tpot.p50 : null;
+  return {
+    prefill: verdict({ ...costs.prefill, ms: prefillMs }, r),
+    decode: decodeMs !== null ? verdict({ ...costs.decodeStep, ms: decodeMs }, r) : null,
+  };
+}
+
+/** Profile-mode GPU time by kernel class and phase. */
+export interface KernelRow {
+  phase: 'prefill' | 'decode';
+  kind: KernelClass;
+  /** Median over steps of the class's summed time per step, ms. */
+  ms_per_step: number;
+  /** Share of the phase's summed kernel time. */
+  share: number;
+  dispatches_per_step: number;
+}
+
+export interface KernelSample {
+  phase: 'prefill' | 'decode';
+  /** Which step of the phase (decode index; 0 for a prefill). */
+  step: number;
+  kind: KernelClass;
+  ns: number;
+}
+
+export function kernelBreakdown(samples: readonly KernelSample[]): KernelRow[] {
+  const rows: KernelRow[] = [];
+  for (const phase of ['prefill', 'decode'] as const) {
+    const inPhase = samples.filter((s) => s.phase === phase);
+    const steps = new Set(inPhase.map((s) => s.step)).size || 1;
+    const total = inPhase.reduce((n, s) => n + s.ns, 0);
+    const kinds = [...new Set(inPhase.map((s) => s.kind))];
+    for (const kind of kinds) {
+      const mine = inPhase.filter((s) => s.kind === kind);
+      const perStep = new Map<number, number>();
+      for (const s of mine) perStep.set(s.step, (perStep.get(s.step) ?? 0) + s.ns);
+      rows.push({
+        phase,
+        kind,
+        ms_per_step: summarize([...perStep.values()]).p50 / 1e6,
+        share: mine.reduce((n, s) => n + s.ns, 0) / total,
+        dispatches_per_step: mine.length / steps,
+      });
+    }
+  }
+  return rows.sort((a, b) => (a.phase === b.phase ? b.share - a.share : a.phase < b.phase ? 1 : -1));
+}

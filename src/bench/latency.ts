@@ -1,0 +1,190 @@
+/**
+ * The latency protocol, implemented once: for each prompt length of the sweep, one full-length
+ * warm-up, then `reps` timed requests (seeded random token ids, BOS first, as llama-bench does —
+ * or a real text prompt), a short cool-down between requests, and, in the page, runs only while
+ * the tab is visible. Headline times are on the host clock (request start → token id on the host);
+ * GPU time per phase comes from timestamp queries; the per-kernel profile is a separate run that
+ * never feeds the headline numbers. The cold path (load, compile, first request) is reported apart.
+ */
+import { TokenscopeError } from '../errors.ts';
+import { mulberry32 } from '../serve/workload.ts';
+import { prefillRows } from '../kernels/rows.ts';
+import type { Engine } from '../model/engine.ts';
+import { generate, type GenerationRecord } from '../model/generate.ts';
+import type { ColdStart } from '../model/load.ts';
+import type { ClockKind } from '../gpu/timer.ts';
+import {
+  depthCurve,
+  kernelBreakdown,
+  latencyRow,
+  phaseVerdicts,
+  type DepthPoint,
+  type KernelRow,
+  type KernelSample,
+  type LatencyRow,
+  type LengthCosts,
+  type PhaseCost,
+  type RequestRecord,
+  type Roofs,
+  timingOf,
+} from './latency-summary.ts';
+import { latencyStats, ttftMs, type LatencyStats } from './metrics.ts';
+import { throwIfCancelled } from './protocol.ts';
+import type { Verdict } from './roofline.ts';
+
+export interface LatencySettings {
+  prompt_lengths: number[];
+  output_tokens: number;
+  reps: number;
+  warmup: number;
+  /** Pause between requests, ms. */
+  cooldown_ms: number;
+  seed: number;
+  /** Prefill chunk size. */
+  chunk: number;
+  /** Also run the per-kernel profile (separate runs; never in the headline numbers). */
+  profile: boolean;
+  /** A real text prompt's token ids instead of random ids (then prompt_lengths has its one length). */
+  prompt_ids?: number[];
+}
+
+export interface LatencySection {
+  settings: LatencySettings;
+  /** Which clock timed the GPU phases. */
+  gpu_clock: ClockKind;
+  cold_start: ColdStart & { first_ttft_ms: number; warm_ttft_ms: number; first_prompt_tokens: number };
+  requests: RequestRecord[];
+  rows: LatencyRow[];
+  depth_curve: DepthPoint[];
+  /** vLLM-style aggregates over every timed request of the sweep. */
+  summary: LatencyStats & { completed: number };
+  verdicts: { prompt_tokens: number; prefill: Verdict; decode: Verdict | null }[];
+  kernels: KernelRow[] | null;
+  /** Trimmed sections when shared as a link. */
+  trimmed?: boolean;
+}
+
+export interface LatencyHooks {
+  signal?: AbortSignal;
+  onProgress?: (step: string, fraction: number) => void;
+  /** Called with each finished request and the rows so far (the page draws them live). */
+  onRequest?: (section: Partial<LatencySection>) => void;
+  /** The page's visibility: resolves at once when visible; true when it had to wait. */
+  waitUntilVisible?: () => Promise<boolean>;
+}
+
+/** Seeded random prompt ids in [3, vocab) with BOS first (llama-bench style; ids < 3 are special). */
+export function randomPrompt(length: number, vocabSize: number, bos: number, seed: number): number[] {
+  const random = mulberry32(seed);
+  const ids = [bos];
+  for (let i = 1; i < length; i++) ids.push(3 + Math.floor(random() * (vocabSize - 3)));
+  return ids;
+}
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+function toRecord(g: GenerationRecord, rep: number, disturbed: boolean): RequestRecord {
+  return {
+    prompt_tokens: g.promptTokens.length,
+    output_tokens: g.outputTokens.length,
+    rep,
+    token_ms: g.tTokens.map((t) => t - g.tSend),
+    gpu_prefill_ms: g.gpuPrefillMs,
+    gpu_decode_ms: g.gpuDecodeMs,
+    disturbed,
+  };
+}
+
+/** Costs of one prompt length from the kernels' cost models. */
+async function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): Promise<LengthCosts> {
+  const prefill: PhaseCost = { flops: 0, bytes: 0 };
+  const chunks = Math.ceil(P / chunk);
+  for (let c = 0; c < chunks; c++) {
+    const n = Math.min(chunk, P - c * chunk);
+    const cost = await engine.stepCost({ rows: prefillRows(0, c * chunk, n), tokens: 'device', sample: c === chunks - 1 ? [n - 1] : [] });
+    prefill.flops += cost.total.flops;
+    prefill.bytes += cost.total.bytes;
+  }
+  const meanDepth = Math.round(P + (gen - 2) / 2);
+  const decode = await engine.stepCost({ rows: [{ slot: 0, pos: Math.max(P, meanDepth) }], tokens: 'device', sample: [0] });
+  return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes } };
+}
+
+export async function runLatency(
+  engine: Engine,
+  cold: ColdStart,
+  roofs: Roofs,
+  settings: LatencySettings,
+  hooks: LatencyHooks = {},
+): Promise<LatencySection> {
+  const c = engine.config;
+  const gen = settings.output_tokens;
+  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  for (const P of lengths) {
+    if (P < 1 || P + gen - 1 > engine.shape.maxSeq) {
+      throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`, 'Use shorter prompt lengths or a larger --context.');
+    }
+  }
+  const promptFor = (P: number, rep: number) => settings.prompt_ids ?? randomPrompt(P, c.vocabSize, c.bosId, settings.seed + 7919 * rep + P);
+  const total = lengths.length * (settings.warmup + settings.reps + (settings.profile ? 1 : 0));
+  let done = 0;
+  const progress = (what: string) => hooks.onProgress?.(what, done / total);
+  const run = async (P: number, rep: number, gpuTiming: 'phases' | 'kernels') => {
+    throwIfCancelled(hooks.signal);
+    const disturbed = (await hooks.waitUntilVisible?.()) ?? false;
+    const g = await generate(engine, promptFor(P, rep), gen, { gpuTiming, chunk: settings.chunk, signal: hooks.signal });
+    done++;
+    if (settings.cooldown_ms > 0) await sleep(settings.cooldown_ms);
+    return { g, disturbed };
+  };
+
+  const requests: RequestRecord[] = [];
+  const rows: LatencyRow[] = [];
+  const kernelSamples: KernelSample[] = [];
+  const costs = new Map<number, LengthCosts>();
+  let first: GenerationRecord | null = null;
+
+  for (const P of lengths) {
+    costs.set(P, await lengthCosts(engine, P, gen, settings.chunk));
+    for (let w = 0; w < settings.warmup; w++) {
+      progress(`warm-up, prompt ${P}`);
+      const { g } = await run(P, -1 - w, 'phases');
+      first ??= g;
+    }
+    for (let rep = 0; rep < settings.reps; rep++) {
+      progress(`prompt ${P} tokens, repetition ${rep + 1}/${settings.reps}`);
+      const { g, disturbed } = await run(P, rep, 'phases');
+      first ??= g;
+      requests.push(toRecord(g, rep, disturbed));
+      hooks.onRequest?.({ requests, rows });
+    }
+    rows.push(latencyRow(requests.filter((r) => r.prompt_tokens === P), costs.get(P)!, roofs));
+    hooks.onRequest?.({ requests, rows });
+    if (settings.profile) {
+      progress(`per-kernel profile, prompt ${P}`);
+      const { g } = await run(P, 0, 'kernels');
+      for (const k of g.kernels ?? []) kernelSamples.push({ phase: k.phase, step: k.step, kind: k.kind, ns: k.ns });
+    }
+  }
+  hooks.onProgress?.('summarising', 1);
+
+  const firstTtft = first ? ttftMs({ promptTokens: first.promptTokens.length, tSend: first.tSend, tTokens: first.tTokens })! : 0;
+  const firstLength = first?.promptTokens.length ?? 0;
+  const warmRow = rows.find((r) => r.prompt_tokens === firstLength);
+  // A decode step's bytes are linear in the depth it attends (KV reads), so two points give all.
+  const stepBytes = async (pos: number) => (await engine.stepCost({ rows: [{ slot: 0, pos }], tokens: 'device', sample: [0] })).total.bytes;
+  const b0 = await stepBytes(0);
+  const slope = (await stepBytes(engine.shape.maxSeq - 1)) - b0;
+  const bytesAtDepth = (depth: number) => b0 + (slope * (depth - 1)) / Math.max(1, engine.shape.maxSeq - 1);
+  return {
+    settings,
+    gpu_clock: requests.some((r) => r.gpu_prefill_ms !== null) ? 'gpu-timestamp' : 'host',
+    cold_start: { ...cold, first_ttft_ms: firstTtft, warm_ttft_ms: warmRow?.ttft.p50 ?? 0, first_prompt_tokens: firstLength },
+    requests,
+    rows,
+    depth_curve: depthCurve(requests, bytesAtDepth, roofs),
+    summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
+    verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
+    kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * From a serialisable model spec (a preset id, a URL, a path in Node) or a byte source the page
+ * holds (a local File) to a model choice the engine can load, with its tokenizer.
+ */
+import { TokenscopeError } from '../errors.ts';
+import type { ByteSource } from '../model/gguf/source.ts';
+import { urlSource } from '../model/gguf/url-source.ts';
+import type { Quantization } from '../model/gpu-weights.ts';
+import { presetChoice, type ModelChoice } from '../model/load.ts';
+import { openModel } from '../model/open.ts';
+import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
+
+export interface ModelSpec {
+  /** A preset id from models/catalog.ts (synthetic weights). */
+  preset?: string;
+  /** A GGUF over HTTP(S) (streamed with Range requests when the server allows). */
+  url?: string;
+  /** A GGUF on disk (Node runtime only; the CLI serves it to the browser runtime as a URL). */
+  path?: string;
+  /** Weight format: for presets the format synthesised; for F32/F16 files, quantize on load. */
+  quant?: Quantization;
+  seed?: number;
+}
+
+export interface ResolvedModel {
+  choice: ModelChoice;
+  tokenizer: Tokenizer | null;
+  parseMs: number;
+}
+
+export interface ResolveOptions {
+  /** A source the caller already holds (the page's local File); wins over url/path. */
+  source?: ByteSource;
+  onProgress?: (step: string, fraction: number) => void;
+  signal?: AbortSignal;
+}
+
+export function describeSpec(spec: ModelSpec): string {
+  return spec.preset ?? spec.url ?? spec.path ?? 'a local file';
+}
+
+export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): Promise<ResolvedModel> {
+  if (spec.preset && !opts.source) {
+    return { choice: presetChoice(spec.preset, spec.quant ?? 'q4_0', spec.seed ?? 1), tokenizer: null, parseMs: 0 };
+  }
+  let source = opts.source;
+  if (!source && spec.url) {
+    source = await urlSource(spec.url, {
+      signal: opts.signal,
+      onProgress: (loaded, total) => opts.onProgress?.(`downloading ${spec.url}`, total ? loaded / total : 0),
+    });
+  }
+  if (!source && spec.path) {
+    if (typeof process === 'undefined' || !process.versions?.node) {
+      throw new TokenscopeError('bad-input', 'A file path can only be opened in the Node runtime.', 'Pick the file with the page’s file chooser instead.');
+    }
+    // A computed specifier keeps the Node-only module out of the page's bundle.
+    const nodeSource = '../model/gguf/node-source.ts';
+    const { fileSource } = (await import(/* @vite-ignore */ nodeSource)) as typeof import('../model/gguf/node-source.ts');
+    source = await fileSource(spec.path);
+  }
+  if (!source) throw new TokenscopeError('bad-input', 'No model given.', 'Name a preset (--model llama-3.2-1b), a GGUF path or a URL.');
+  const t0 = performance.now();
+  const model = await openModel(source);
+  const parseMs = performance.now() - t0;
+  const name = source.name.split(/[\\/]/).pop() ?? source.name;
+  return { choice: { kind: 'gguf', model, quant: spec.quant, id: name }, tokenizer: createTokenizer(model.gguf.metadata), parseMs };
+}
