@@ -1,9 +1,9 @@
 // Stochastic sampling on the GPU, one workgroup per row, with no sort:
 //  1. lmax = max logit; weight w_i = exp((l_i − lmax) / temperature) (unnormalised softmax).
 //  2. Logits are ordered by key(l), a u32 that sorts like the f32. top-k: the largest key t with
-//     #{key ≥ t} ≥ k, found bit by bit (32 parallel counts). top-p: the largest t ≥ that with
-//     mass(key ≥ t) ≥ topP · mass(top-k set), the same way (32 parallel sums). Kept = {key ≥ t}
-//     (ties at the threshold are all kept).
+//     #{key ≥ t} ≥ k; top-p: the largest t with mass(key ≥ t, within top-k) ≥ topP · mass(top-k).
+//     Both are found 4 bits per pass (`search`: 8 passes, each tallying 16 candidates at once).
+//     Kept = {key ≥ t} (ties at the threshold are all kept).
 //  3. u = hash(seed, step, row) in [0, 1); goal = u · kept mass; the token is the first index,
 //     in index order, where the running kept mass exceeds goal: each invocation owns a
 //     contiguous chunk, invocation 0 scans the chunk sums, the owner of goal scans its chunk.
@@ -28,10 +28,10 @@ struct Params {
 override WG_SIZE: u32 = 256;   // a power of two
 
 var<workgroup> partial: array<f32, WG_SIZE>;
-var<workgroup> prefix: array<f32, WG_SIZE + 1u>;   // kept mass before each invocation's chunk
+var<workgroup> tallies: array<vec4<f32>, WG_SIZE * 4u>;   // 16 per invocation
+var<workgroup> prefix: array<f32, WG_SIZE + 1u>;          // kept mass before each invocation's chunk
 
 // Workgroup-wide sum (or max) of one value per invocation; every invocation gets the result.
-// Counts are summed as f32: exact below 2^24.
 fn reduce(lid: u32, value: f32, isMax: bool) -> f32 {
   partial[lid] = value;
   workgroupBarrier();
@@ -45,6 +45,28 @@ fn reduce(lid: u32, value: f32, isMax: bool) -> f32 {
   let result = partial[0];
   workgroupBarrier();
   return result;
+}
+
+// Workgroup-wide sums of 16 tallies per invocation (counts as f32: exact below 2^24).
+fn reduceTallies(lid: u32, mine: array<vec4<f32>, 4>) -> array<vec4<f32>, 4> {
+  for (var j = 0u; j < 4u; j++) {
+    tallies[lid * 4u + j] = mine[j];
+  }
+  workgroupBarrier();
+  for (var s = WG_SIZE / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) {
+      for (var j = 0u; j < 4u; j++) {
+        tallies[lid * 4u + j] += tallies[(lid + s) * 4u + j];
+      }
+    }
+    workgroupBarrier();
+  }
+  var sums: array<vec4<f32>, 4>;
+  for (var j = 0u; j < 4u; j++) {
+    sums[j] = tallies[j];
+  }
+  workgroupBarrier();
+  return sums;
 }
 
 fn orderKey(l: f32) -> u32 {
@@ -71,16 +93,38 @@ fn kept(l: f32, threshold: u32, lmax: f32) -> f32 {
   return select(0.0, weight(l, lmax), orderKey(l) >= threshold);
 }
 
-// Count (mass = false) or weight (mass = true) of the row's logits with key ≥ t.
-fn above(lid: u32, base: u32, t: u32, lmax: f32, mass: bool) -> f32 {
-  var acc = 0.0;
-  for (var i = lid; i < params.vocab; i += WG_SIZE) {
-    let l = logits[base + i];
-    if (orderKey(l) >= t) {
-      acc += select(1.0, weight(l, lmax), mass);
+// The largest key t whose tally — the count (mass = false) or weight (mass = true) of the row's
+// logits with key ≥ t, among those with key ≥ floor — is positive and ≥ need. The tally only
+// shrinks as t grows, so t is built 4 bits at a time: each pass tallies the 16 candidates
+// t | d << shift (d = 0…15) at once and keeps the largest d that still qualifies.
+fn search(lid: u32, base: u32, lmax: f32, floor: u32, mass: bool, need: f32) -> u32 {
+  var t = 0u;
+  for (var shift = 28i; shift >= 0i; shift -= 4i) {
+    let sh = u32(shift);
+    let digits = t >> sh;   // its low 4 bits are still 0
+    var mine = array<vec4<f32>, 4>();   // zeroed explicitly: Dawn on lavapipe did not re-zero an uninitialised var per iteration
+    for (var i = lid; i < params.vocab; i += WG_SIZE) {
+      let l = logits[base + i];
+      let key = orderKey(l);
+      if (key >= floor && (key >> sh) >= digits) {
+        let d = vec4<u32>(min((key >> sh) - digits, 15u));
+        let w = vec4<f32>(select(1.0, weight(l, lmax), mass));
+        for (var j = 0u; j < 4u; j++) {
+          mine[j] += select(vec4<f32>(0.0), w, d >= vec4<u32>(4u * j) + vec4<u32>(0u, 1u, 2u, 3u));
+        }
+      }
     }
+    let sums = reduceTallies(lid, mine);
+    var best = 0u;
+    for (var d = 1u; d < 16u; d++) {
+      let tally = sums[d / 4u][d % 4u];
+      if (tally > 0.0 && tally >= need) {
+        best = d;
+      }
+    }
+    t |= best << sh;
   }
-  return reduce(lid, acc, false);
+  return t;
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -97,25 +141,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (params.temperature > 0.0) {
     threshold = 0u;
     if (params.topK > 0u && params.topK < params.vocab) {
-      for (var bit = 31i; bit >= 0i; bit--) {
-        let candidate = threshold | (1u << u32(bit));
-        if (above(lid, base, candidate, lmax, false) >= f32(params.topK)) {
-          threshold = candidate;
-        }
-      }
+      threshold = search(lid, base, lmax, 0u, false, f32(params.topK));
     }
     if (params.topP < 1.0) {
-      let topK = threshold;
-      let wanted = params.topP * above(lid, base, topK, lmax, true);
-      threshold = 0u;
-      for (var bit = 31i; bit >= 0i; bit--) {
-        let candidate = threshold | (1u << u32(bit));
-        let mass = above(lid, base, max(candidate, topK), lmax, true);
-        if (mass > 0.0 && mass >= wanted) {
-          threshold = candidate;
-        }
+      var topKMass = 0.0;
+      for (var i = lid; i < params.vocab; i += WG_SIZE) {
+        topKMass += kept(logits[base + i], threshold, lmax);
       }
-      threshold = max(threshold, topK);
+      let wanted = params.topP * reduce(lid, topKMass, false);
+      threshold = max(search(lid, base, lmax, threshold, true, wanted), threshold);
     }
   }
 

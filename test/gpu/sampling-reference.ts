@@ -1,5 +1,5 @@
 /**
- * The CPU twin of shaders/sample.wgsl — the same RNG, the same bit-by-bit thresholds, the same
+ * The CPU twin of shaders/sample.wgsl — the same RNG, the same 4-bit digit search for the thresholds, the same
  * index-order draw — for token-for-token checks of the GPU. Test-only. Masses are summed in f64
  * (the GPU sums f32 in its own order), so the twin also reports how close its closest call was:
  * where that margin is tiny the GPU may fairly land on the other side.
@@ -44,26 +44,30 @@ export function sampleTwin(logits: Float32Array, row: number, p: SamplingParams)
   const mass = (t: number) => keys.reduce((m, k, i) => (k >= t ? m + weights[i] : m), 0);
   let margin = Infinity;
 
+  // The largest key t whose tally (of keys ≥ max(t, floor)) is positive and ≥ need, 4 bits per
+  // pass over the 16 candidates t | d << shift, as the shader's `search`.
+  const search = (floor: number, tally: (i: number) => number, need: number, closeCall: boolean) => {
+    let t = 0;
+    for (let shift = 28; shift >= 0; shift -= 4) {
+      let best = 0;
+      for (let d = 1; d < 16; d++) {
+        const candidate = (t | (d << shift)) >>> 0;
+        const sum = keys.reduce((m, k, i) => (k >= floor && k >= candidate ? m + tally(i) : m), 0);
+        if (closeCall && sum > 0) margin = Math.min(margin, Math.abs(sum - need) / need);
+        if (sum > 0 && sum >= need) best = d;
+      }
+      t = (t | (best << shift)) >>> 0;
+    }
+    return t;
+  };
+
   let threshold = orderKey(lmax);
   if (p.temperature > 0) {
     threshold = 0;
-    if (p.topK > 0 && p.topK < vocab) {
-      for (let bit = 31; bit >= 0; bit--) {
-        const candidate = (threshold | (1 << bit)) >>> 0;
-        if (keys.filter((k) => k >= candidate).length >= p.topK) threshold = candidate;
-      }
-    }
+    if (p.topK > 0 && p.topK < vocab) threshold = search(0, () => 1, p.topK, false);
     if (p.topP < 1) {
-      const topK = threshold;
-      const wanted = Math.fround(p.topP) * mass(topK);
-      threshold = 0;
-      for (let bit = 31; bit >= 0; bit--) {
-        const candidate = (threshold | (1 << bit)) >>> 0;
-        const m = mass(Math.max(candidate, topK));
-        if (m > 0 && wanted > 0) margin = Math.min(margin, Math.abs(m - wanted) / wanted);
-        if (m > 0 && m >= wanted) threshold = candidate;
-      }
-      threshold = Math.max(threshold, topK);
+      const wanted = Math.fround(p.topP) * mass(threshold);
+      threshold = Math.max(search(threshold, (i) => weights[i], wanted, true), threshold);
     }
   }
 
