@@ -1,0 +1,235 @@
+/**
+ * Validators of the result sections a report reads — `model`, `cold_start`, `generation`,
+ * `latency`, `llama_bench` (bench/job.ts writes them), `serve` (vLLM `bench serve` keys,
+ * serve/metrics.ts) and the link's `trimmed` flag — registered with validateResult when this
+ * module loads. Import `validateResult` from here so they are in place.
+ *
+ * Every field the report reads is checked for type; numbers are finite (and ≥ 0 where negative
+ * makes no sense), arrays and strings have length caps. Strings may hold anything: the UI renders
+ * them as text.
+ */
+import type { LatencyStatKey } from '../bench/metrics.ts';
+import type { Summary } from '../bench/stats.ts';
+import {
+  expectArray, expectBoolean, expectNumber, expectObject, expectString, registerSection, SchemaError, validateResult,
+} from '../bench/validate.ts';
+
+export { validateResult };
+
+type Json = unknown;
+
+/** Most prompt lengths (rows, verdicts), depth bins and kernel rows a section may hold. */
+const MAX_ROWS = 256;
+/** Most timed requests of a latency sweep or a serving run. */
+const MAX_REQUESTS = 100_000;
+/** Most entries of one per-token array (a request's output tokens, a prompt's ids). */
+const MAX_TOKENS = 1 << 20;
+/** Longest name-like string (model id, quantization, kernel class) and longest sentence. */
+const MAX_NAME = 256;
+const MAX_SENTENCE = 2000;
+/** Longest generated text. */
+const MAX_TEXT = 1 << 20;
+
+const STAT_NAMES = ['mean', 'median', 'std', 'p90', 'p95', 'p99'] as const;
+const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+/** vLLM's latency aggregate keys (mean_ttft_ms … p99_e2el_ms). */
+export const LATENCY_STAT_KEYS: readonly LatencyStatKey[] = STAT_NAMES.flatMap((s) => LATENCY_METRICS.map((m) => `${s}_${m}_ms` as const));
+const SUMMARY_KEYS = ['count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const satisfies readonly (keyof Summary)[];
+
+const nonNegative = (v: Json, path: string) => expectNumber(v, path, { min: 0 });
+const count = (v: Json, path: string) => expectNumber(v, path, { min: 0, integer: true });
+const anyNumber = (v: Json, path: string) => expectNumber(v, path);
+
+function nullable(v: Json, path: string, check: (v: Json, path: string) => unknown): void {
+  if (v !== null) check(v, path);
+}
+
+function expectOneOf(v: Json, path: string, options: readonly string[]): void {
+  if (!options.includes(expectString(v, path, MAX_NAME))) throw new SchemaError(path, `must be one of ${options.join(', ')}`);
+}
+
+function each(v: Json, path: string, maxLength: number, check: (v: Json, path: string) => unknown): void {
+  expectArray(v, path, maxLength).forEach((item, i) => check(item, `${path}[${i}]`));
+}
+
+function fields(o: Record<string, Json>, path: string, keys: readonly string[], check: (v: Json, path: string) => unknown): void {
+  for (const k of keys) check(o[k], `${path}.${k}`);
+}
+
+/** `model` (ModelInfo in model/load.ts). */
+function validateModel(v: Json, path: string): void {
+  const m = expectObject(v, path);
+  fields(m, path, ['id', 'name', 'architecture', 'quantization', 'label'], (s, p) => expectString(s, p, MAX_NAME));
+  fields(m, path, ['parameters', 'weight_bytes'], nonNegative);
+  expectBoolean(m.synthetic, `${path}.synthetic`);
+  const c = expectObject(m.config, `${path}.config`);
+  const cp = `${path}.config`;
+  fields(c, cp, ['architecture', 'name', 'ropeStyle'], (s, p) => expectString(s, p, MAX_NAME));
+  fields(c, cp, ['dim', 'hiddenDim', 'nLayers', 'nHeads', 'nKvHeads', 'headDim', 'vocabSize', 'contextLength', 'ropeDim', 'bosId', 'eosId'], count);
+  fields(c, cp, ['ropeTheta', 'rmsEps'], nonNegative);
+  fields(c, cp, ['qkvBias', 'tiedEmbeddings'], expectBoolean);
+}
+
+function validateSettings(v: Json, path: string): void {
+  const s = expectObject(v, path);
+  each(s.prompt_lengths, `${path}.prompt_lengths`, MAX_ROWS, count);
+  fields(s, path, ['output_tokens', 'reps', 'warmup', 'chunk'], count);
+  fields(s, path, ['cooldown_ms'], nonNegative);
+  fields(s, path, ['seed'], anyNumber);
+  expectBoolean(s.profile, `${path}.profile`);
+  if (s.prompt_ids !== undefined) each(s.prompt_ids, `${path}.prompt_ids`, MAX_TOKENS, count);
+}
+
+function validateRequest(v: Json, path: string): void {
+  const r = expectObject(v, path);
+  fields(r, path, ['prompt_tokens', 'output_tokens', 'rep'], count);
+  each(r.token_ms, `${path}.token_ms`, MAX_TOKENS, nonNegative);
+  nullable(r.gpu_prefill_ms, `${path}.gpu_prefill_ms`, nonNegative);
+  nullable(r.gpu_decode_ms, `${path}.gpu_decode_ms`, (a, p) => each(a, p, MAX_TOKENS, nonNegative));
+  expectBoolean(r.disturbed, `${path}.disturbed`);
+}
+
+function validateStats(v: Json, path: string): void {
+  fields(expectObject(v, path), path, LATENCY_STAT_KEYS, nonNegative);
+}
+
+function validateSummary(v: Json, path: string): void {
+  fields(expectObject(v, path), path, SUMMARY_KEYS, nonNegative);
+}
+
+function validateRow(v: Json, path: string): void {
+  const r = expectObject(v, path);
+  fields(r, path, ['prompt_tokens', 'output_tokens', 'n'], count);
+  validateStats(r.stats, `${path}.stats`);
+  validateSummary(r.ttft, `${path}.ttft`);
+  nullable(r.tpot, `${path}.tpot`, validateSummary);
+  fields(r, path, ['prefill_tokens_per_s', 'prefill_flops', 'prefill_gflops', 'decode_bytes_per_token', 'decode_ceiling_tokens_per_s'], nonNegative);
+  const optional = ['decode_tokens_per_s', 'decode_bandwidth_gbps', 'decode_efficiency', 'gpu_prefill_ms', 'gpu_decode_ms'];
+  fields(r, path, optional, (x, p) => nullable(x, p, nonNegative));
+  // Overheads are differences of medians and may come out negative.
+  fields(r, path, ['host_overhead_ms', 'overhead_vs_floor_ms'], (x, p) => nullable(x, p, anyNumber));
+}
+
+function validateDepthPoint(v: Json, path: string): void {
+  const d = expectObject(v, path);
+  fields(d, path, ['depth', 'n'], count);
+  fields(d, path, ['tpot_ms', 'ceiling_tokens_per_s'], nonNegative);
+}
+
+const VERDICT_NUMBERS = ['achievedFlopsPerS', 'achievedBytesPerS', 'computeShare', 'bandwidthShare', 'intensity', 'ridgePoint', 'floorMs', 'efficiency'];
+
+function validateVerdict(v: Json, path: string): void {
+  const d = expectObject(v, path);
+  expectOneOf(d.bound, `${path}.bound`, ['memory-bound', 'compute-bound', 'overhead-bound']);
+  expectString(d.sentence, `${path}.sentence`, MAX_SENTENCE);
+  fields(d, path, VERDICT_NUMBERS, nonNegative);
+}
+
+function validateVerdicts(v: Json, path: string): void {
+  const d = expectObject(v, path);
+  count(d.prompt_tokens, `${path}.prompt_tokens`);
+  validateVerdict(d.prefill, `${path}.prefill`);
+  nullable(d.decode, `${path}.decode`, validateVerdict);
+}
+
+function validateKernelRow(v: Json, path: string): void {
+  const k = expectObject(v, path);
+  expectOneOf(k.phase, `${path}.phase`, ['prefill', 'decode']);
+  expectString(k.kind, `${path}.kind`, MAX_NAME);
+  fields(k, path, ['ms_per_step', 'share', 'dispatches_per_step'], nonNegative);
+}
+
+/**
+ * The `latency` section (LatencySection in bench/latency.ts). A sweep that stopped early carries
+ * only `requests` and `rows` (job.ts shares the partial section), so the rest is checked when present.
+ */
+export function validateLatency(v: Json, path: string): void {
+  const l = expectObject(v, path);
+  const present = (k: string) => l[k] !== undefined;
+  each(l.requests, `${path}.requests`, MAX_REQUESTS, validateRequest);
+  each(l.rows, `${path}.rows`, MAX_ROWS, validateRow);
+  if (present('settings')) validateSettings(l.settings, `${path}.settings`);
+  if (present('gpu_clock')) expectOneOf(l.gpu_clock, `${path}.gpu_clock`, ['gpu-timestamp', 'host']);
+  if (present('cold_start')) {
+    const cold = validateColdStart(l.cold_start, `${path}.cold_start`);
+    fields(cold, `${path}.cold_start`, ['first_ttft_ms', 'warm_ttft_ms'], nonNegative);
+    count(cold.first_prompt_tokens, `${path}.cold_start.first_prompt_tokens`);
+  }
+  if (present('depth_curve')) each(l.depth_curve, `${path}.depth_curve`, MAX_ROWS, validateDepthPoint);
+  if (present('summary')) {
+    const summary = expectObject(l.summary, `${path}.summary`);
+    validateStats(summary, `${path}.summary`);
+    count(summary.completed, `${path}.summary.completed`);
+  }
+  if (present('verdicts')) each(l.verdicts, `${path}.verdicts`, MAX_ROWS, validateVerdicts);
+  if (present('kernels')) nullable(l.kernels, `${path}.kernels`, (k, p) => each(k, p, MAX_ROWS, validateKernelRow));
+  if (present('trimmed')) expectBoolean(l.trimmed, `${path}.trimmed`);
+}
+
+/** `cold_start` (ColdStart in model/load.ts), also the base of the latency section's. */
+function validateColdStart(v: Json, path: string): Record<string, Json> {
+  const cold = expectObject(v, path);
+  fields(cold, path, ['parse_ms', 'upload_ms', 'compile_ms'], nonNegative);
+  return cold;
+}
+
+/** `generation`: a prompt's greedy continuation (job.ts). */
+function validateGeneration(v: Json, path: string): void {
+  const g = expectObject(v, path);
+  each(g.prompt_token_ids, `${path}.prompt_token_ids`, MAX_TOKENS, count);
+  each(g.token_ids, `${path}.token_ids`, MAX_TOKENS, count);
+  nullable(g.text, `${path}.text`, (t, p) => expectString(t, p, MAX_TEXT));
+  if (g.note !== undefined) expectString(g.note, `${path}.note`, MAX_SENTENCE);
+}
+
+/** `llama_bench`: LlamaBenchRow[] (bench/metrics.ts). */
+function validateLlamaBench(v: Json, path: string): void {
+  each(v, path, MAX_ROWS, (row, p) => {
+    const r = expectObject(row, p);
+    fields(r, p, ['model', 'backend', 'test'], (s, q) => expectString(s, q, MAX_NAME));
+    fields(r, p, ['sizeBytes', 'params', 'meanTokensPerS', 'stdTokensPerS'], nonNegative);
+    // llama-bench's ngl −1 means every layer.
+    expectNumber(r.ngl, `${p}.ngl`, { min: -1, integer: true });
+    each(r.samples, `${p}.samples`, MAX_ROWS, nonNegative);
+  });
+}
+
+/** vLLM `bench serve` scalar keys (besides the latency aggregates) and what each must be. */
+const SERVE_SCALAR_KEYS = {
+  completed: count,
+  failed: count,
+  duration: nonNegative,
+  total_input_tokens: count,
+  total_output_tokens: count,
+  request_throughput: nonNegative,
+  request_goodput: (v: Json, p: string) => nullable(v, p, nonNegative),
+  output_throughput: nonNegative,
+  total_token_throughput: nonNegative,
+} as const;
+
+const SERVE_ARRAY_KEYS = ['input_lens', 'output_lens', 'ttfts', 'latencies'] as const;
+
+/**
+ * The `serve` section: permissive about which keys are present (it may hold a subset of vLLM's
+ * result and keys of its own), strict about the type of every vLLM key that is there.
+ */
+export function validateServe(v: Json, path: string): void {
+  const s = expectObject(v, path);
+  const present = (k: string) => s[k] !== undefined;
+  for (const [k, check] of Object.entries(SERVE_SCALAR_KEYS)) if (present(k)) check(s[k], `${path}.${k}`);
+  fields(s, path, LATENCY_STAT_KEYS.filter(present), nonNegative);
+  fields(s, path, SERVE_ARRAY_KEYS.filter(present), (a, p) => each(a, p, MAX_REQUESTS, nonNegative));
+  if (present('itls')) each(s.itls, `${path}.itls`, MAX_REQUESTS, (a, p) => each(a, p, MAX_TOKENS, nonNegative));
+  if (present('errors')) each(s.errors, `${path}.errors`, MAX_REQUESTS, (e, p) => expectString(e, p, MAX_SENTENCE));
+  for (const [k, x] of Object.entries(s)) {
+    if (typeof x === 'string') expectString(x, `${path}.${k}`, MAX_SENTENCE);
+  }
+}
+
+registerSection('model', validateModel);
+registerSection('cold_start', validateColdStart);
+registerSection('generation', validateGeneration);
+registerSection('latency', validateLatency);
+registerSection('llama_bench', validateLlamaBench);
+registerSection('serve', validateServe);
+registerSection('trimmed', expectBoolean);

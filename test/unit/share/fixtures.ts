@@ -1,0 +1,127 @@
+/**
+ * Results for the share tests, built with the real summary functions from seeded random timings:
+ * a small one (one prompt length, a few requests) and a realistic large one (five prompt lengths
+ * × 20 requests × 128 output tokens, per-step GPU times, 50 samples per roof, a kernel profile).
+ */
+import { findPreset } from '../../../models/catalog.ts';
+import type { LatencySection } from '../../../src/bench/latency.ts';
+import {
+  depthCurve, kernelBreakdown, latencyRow, phaseVerdicts, timingOf,
+  type KernelSample, type LengthCosts, type RequestRecord, type Roofs,
+} from '../../../src/bench/latency-summary.ts';
+import { latencyStats } from '../../../src/bench/metrics.ts';
+import { newResult, type BenchResult, type CeilingMeasurement, type Ceilings } from '../../../src/bench/schema.ts';
+import type { ModelInfo } from '../../../src/model/load.ts';
+import { mulberry32 } from '../../../src/serve/workload.ts';
+
+export const ROOFS: Roofs = { read_bandwidth_gbps: 412.5, matmul_f32_gflops: 9876.5 };
+
+export function environment(): BenchResult['environment'] {
+  return {
+    runtime: 'browser',
+    user_agent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    adapter: { vendor: 'nvidia', architecture: 'ada', device: '', description: 'NVIDIA GeForce RTX 4070', isFallbackAdapter: false },
+    features: ['timestamp-query', 'shader-f16', 'subgroups'],
+    limits: {
+      maxBufferSize: 4294967296, maxStorageBufferBindingSize: 2147483648, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024,
+      maxComputeWorkgroupSizeX: 1024, maxComputeWorkgroupSizeY: 1024, maxComputeWorkgroupsPerDimension: 65535, maxStorageBuffersPerShaderStage: 10, maxUniformBufferBindingSize: 65536,
+    },
+    disabled_features: [],
+    cpu_adapter: false,
+  };
+}
+
+function measurement(value: number, unit: CeilingMeasurement['unit'], n: number, random: () => number): CeilingMeasurement {
+  const samples = Array.from({ length: n }, () => value * (0.95 + 0.1 * random()));
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { value: sorted[n >> 1], unit, min: sorted[0], max: sorted[n - 1], samples, clock: 'gpu-timestamp', work_per_rep: 268435456, shape: '1024 workgroups × 256', verified: true };
+}
+
+export function ceilings(samplesPerRoof: number, seed = 1): Ceilings {
+  const random = mulberry32(seed);
+  const m = {
+    read_bandwidth_gbps: measurement(ROOFS.read_bandwidth_gbps, 'GB/s', samplesPerRoof, random),
+    copy_bandwidth_gbps: measurement(380.25, 'GB/s', samplesPerRoof, random),
+    copy_buffer_to_buffer_gbps: measurement(401.125, 'GB/s', samplesPerRoof, random),
+    f32_gflops: measurement(21000, 'GFLOP/s', samplesPerRoof, random),
+    matmul_f32_gflops: measurement(ROOFS.matmul_f32_gflops, 'GFLOP/s', samplesPerRoof, random),
+    f16_gflops: measurement(40000, 'GFLOP/s', samplesPerRoof, random),
+  };
+  return {
+    read_bandwidth_gbps: m.read_bandwidth_gbps.value,
+    copy_bandwidth_gbps: m.copy_bandwidth_gbps.value,
+    copy_buffer_to_buffer_gbps: m.copy_buffer_to_buffer_gbps.value,
+    f32_gflops: m.f32_gflops.value,
+    matmul_f32_gflops: m.matmul_f32_gflops.value,
+    f16_gflops: m.f16_gflops.value,
+    working_set_bytes: 268435456,
+    measurements: m,
+  };
+}
+
+export const MODEL: ModelInfo = {
+  id: 'llama-3.2-1b',
+  name: 'Llama-3.2-1B',
+  architecture: 'llama',
+  parameters: 1235814400,
+  weight_bytes: 700_000_000,
+  quantization: 'q4_0',
+  synthetic: true,
+  label: 'synthetic weights — speed only',
+  config: findPreset('llama-3.2-1b')!.config,
+};
+
+const costsOf = (P: number): LengthCosts => ({ prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P }, decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 64) } });
+
+function request(P: number, gen: number, rep: number, random: () => number): RequestRecord {
+  const ttft = 0.4 * P + 20 + 5 * random();
+  const token_ms = [ttft];
+  const gpu_decode_ms: number[] = [];
+  for (let i = 1; i < gen; i++) {
+    const gpu = 1.7 + 0.0001 * (P + i) + 0.05 * random();
+    gpu_decode_ms.push(gpu);
+    token_ms.push(token_ms[i - 1] + gpu + 0.3 + 0.2 * random());
+  }
+  return { prompt_tokens: P, output_tokens: gen, rep, token_ms, gpu_prefill_ms: ttft - 2, gpu_decode_ms, disturbed: false };
+}
+
+const KERNEL_CLASSES = ['matvec', 'attention', 'norm', 'rope', 'elementwise', 'embedding', 'sampling'] as const;
+
+/** A latency sweep over `lengths` with `reps` requests of `gen` tokens each. */
+export function latency(lengths: number[], reps: number, gen: number, seed = 7): LatencySection {
+  const random = mulberry32(seed);
+  const requests = lengths.flatMap((P) => Array.from({ length: reps }, (_, rep) => request(P, gen, rep, random)));
+  const rows = lengths.map((P) => latencyRow(requests.filter((r) => r.prompt_tokens === P), costsOf(P), ROOFS));
+  const samples: KernelSample[] = KERNEL_CLASSES.flatMap((kind, k) =>
+    Array.from({ length: 8 }, (_, step) => ({ phase: step === 0 ? ('prefill' as const) : ('decode' as const), step, kind, ns: 1e5 * (k + 1) * (1 + random()) })),
+  );
+  return {
+    settings: { prompt_lengths: lengths, output_tokens: gen, reps, warmup: 1, cooldown_ms: 50, seed: 42, chunk: 512, profile: true },
+    gpu_clock: 'gpu-timestamp',
+    cold_start: { parse_ms: 0, upload_ms: 812.5, compile_ms: 301.25, first_ttft_ms: 143.5, warm_ttft_ms: rows[0].ttft.p50, first_prompt_tokens: lengths[0] },
+    requests,
+    rows,
+    depth_curve: depthCurve(requests, (d) => 7e8 + 32768 * d, ROOFS),
+    summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
+    verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costsOf(row.prompt_tokens), ROOFS) })),
+    kernels: kernelBreakdown(samples),
+  };
+}
+
+function withSections(ceilingSamples: number, section: LatencySection): BenchResult {
+  const r = newResult(environment());
+  r.created_at = '2026-01-02T03:04:05.678Z';
+  r.ceilings = ceilings(ceilingSamples);
+  r.model = MODEL;
+  r.cold_start = { parse_ms: 0, upload_ms: 812.5, compile_ms: 301.25 };
+  r.latency = section;
+  return JSON.parse(JSON.stringify(r));
+}
+
+/** One prompt length, three requests of 8 tokens, 5 samples per roof: fits a link untrimmed. */
+export const smallResult = (): BenchResult => withSections(5, latency([16], 3, 8));
+
+/** Five prompt lengths × 20 requests × 128 tokens, 50 samples per roof. */
+export const largeResult = (): BenchResult => withSections(50, latency([16, 64, 256, 1024, 4096], 20, 128));
+
+export const latencyOf = (r: BenchResult) => r.latency as LatencySection;

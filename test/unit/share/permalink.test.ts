@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { CEILING_KEYS, type BenchResult } from '../../../src/bench/schema.ts';
+import { MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
+import { CEILING_SAMPLES_KEPT, decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
+import { mulberry32 } from '../../../src/serve/workload.ts';
+import { largeResult, latency, latencyOf, smallResult } from './fixtures.ts';
+
+const NOTE_PER_TOKEN = /Raw per-token samples were trimmed/;
+
+describe('a small result', () => {
+  it('is shared untrimmed and decodes identical', async () => {
+    const r = smallResult();
+    const fragment = await encodeReport(r);
+    expect(fragment).toMatch(/^#r=[A-Za-z0-9_-]+$/);
+    expect(fragment.length).toBeLessThan(LINK_BUDGET_CHARS);
+    expect(await shareable(r)).toEqual(r);
+    expect(await decodeReport(fragment)).toEqual(r);
+  });
+
+  it('decodes without the leading #', async () => {
+    const r = smallResult();
+    expect(await decodeReport((await encodeReport(r)).slice(1))).toEqual(r);
+  });
+});
+
+describe('a large result', () => {
+  const large = largeResult();
+
+  it('trims under the budget, keeping rows and ceiling values exact', async () => {
+    const fragment = await encodeReport(large);
+    expect(JSON.stringify(large).length).toBeGreaterThan(400_000);
+    expect(fragment.length).toBeLessThanOrEqual(LINK_BUDGET_CHARS);
+    const decoded = await decodeReport(fragment);
+    expect(decoded).toEqual(await shareable(large));
+    const l = latencyOf(decoded);
+    expect(l.rows).toEqual(latencyOf(large).rows);
+    for (const key of CEILING_KEYS) {
+      expect(decoded.ceilings![key]).toBe(large.ceilings![key]);
+      const { samples: _a, ...kept } = decoded.ceilings!.measurements[key]!;
+      const { samples: _b, ...original } = large.ceilings!.measurements[key]!;
+      expect(kept).toEqual(original);
+      expect(decoded.ceilings!.measurements[key]!.samples).toHaveLength(CEILING_SAMPLES_KEPT);
+    }
+    expect(l.requests).toEqual([]);
+    expect(l.depth_curve).toHaveLength(latencyOf(large).depth_curve.length);
+    expect(l.verdicts.map((v) => v.prefill.sentence)).toEqual(latencyOf(large).verdicts.map((v) => v.prefill.sentence));
+    expect(l.kernels).toHaveLength(latencyOf(large).kernels!.length);
+    expect(decoded.trimmed).toBe(true);
+    expect(l.trimmed).toBe(true);
+    expect(decoded.notes).toHaveLength(4);
+    expect(decoded.notes![0]).toMatch(NOTE_PER_TOKEN);
+    expect(decoded.notes![1]).toMatch(/Per-request records were left out/);
+    expect(decoded.notes![2]).toMatch(/Ceiling samples were cut to 5/);
+    expect(decoded.notes![3]).toMatch(/rounded to 6 significant digits/);
+  });
+
+  it('does not change the result it was given', async () => {
+    const before = JSON.stringify(large);
+    await shareable(large);
+    expect(JSON.stringify(large)).toBe(before);
+  });
+
+  it('trims in order and stops as soon as the link fits', async () => {
+    const r = await shareable(large, 100_000);
+    expect(r.notes).toEqual([expect.stringMatching(NOTE_PER_TOKEN)]);
+    const l = latencyOf(r);
+    expect(l.requests).toHaveLength(latencyOf(large).requests.length);
+    expect(l.requests.every((q) => q.token_ms.length === 0 && q.gpu_decode_ms !== null && q.gpu_decode_ms.length === 0)).toBe(true);
+    expect(l.requests.map((q) => q.prompt_tokens)).toEqual(latencyOf(large).requests.map((q) => q.prompt_tokens));
+    expect(r.ceilings).toEqual(large.ceilings);
+  });
+
+  it('re-sharing a shared result changes nothing', async () => {
+    const once = await shareable(large);
+    expect(await shareable(once)).toEqual(once);
+  });
+
+  it('rounds the rows last, for sweeps with many prompt lengths', async () => {
+    const many = { ...large, latency: latency([8, 16, 32, 64, 128, 256, 512], 4, 32) };
+    const fragment = await encodeReport(many);
+    expect(fragment.length).toBeLessThanOrEqual(LINK_BUDGET_CHARS);
+    const decoded = await decodeReport(fragment);
+    expect(decoded.notes!.at(-1)).toMatch(/latency rows were rounded to 6 significant digits/);
+    const [row] = latencyOf(decoded).rows;
+    const [original] = latencyOf(many).rows;
+    expect(row.ttft.p50).not.toBe(original.ttft.p50);
+    expect(row.ttft.p50).toBe(Number(original.ttft.p50.toPrecision(6)));
+  });
+
+  it('shares a result over the budget after every step, as long as links can hold it', async () => {
+    const lengths = Array.from({ length: 24 }, (_, i) => 8 * (i + 1));
+    const fragment = await encodeReport({ ...large, latency: latency(lengths, 2, 16) });
+    expect(fragment.length).toBeGreaterThan(LINK_BUDGET_CHARS);
+    expect(fragment.length).toBeLessThan(MAX_FRAGMENT_CHARS);
+    expect(latencyOf(await decodeReport(fragment)).rows).toHaveLength(24);
+  });
+
+  it('refuses a result too large for any link', async () => {
+    const random = mulberry32(3);
+    const noise = () => Array.from({ length: 1000 }, () => String.fromCharCode(33 + Math.floor(random() * 90))).join('');
+    const r: BenchResult = { ...smallResult(), notes: Array.from({ length: 100 }, noise) };
+    await expect(encodeReport(r)).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(new RegExp(`links hold ${MAX_FRAGMENT_CHARS}`)) });
+  });
+});
