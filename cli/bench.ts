@@ -6,8 +6,11 @@ import { writeFileSync } from 'node:fs';
 import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../models/catalog.ts';
 import { defaultJob, runJob, type BenchJob } from '../src/bench/job.ts';
 import type { ModelSpec } from '../src/bench/model-source.ts';
-import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, table } from '../src/bench/report.ts';
+import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, table } from '../src/bench/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
+import { parseSlo } from '../src/serve/metrics.ts';
+import type { ServeSettings } from '../src/serve/run.ts';
+import type { LengthDistribution } from '../src/serve/workload.ts';
 import type { BenchResult } from '../src/bench/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
@@ -29,6 +32,20 @@ const FLAGS: Record<string, FlagSpec> = {
   chunk: { type: 'int', value: 'N', help: 'prefill chunk size in tokens (default 512)' },
   seed: { type: 'int', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },
   'memory-gib': { type: 'number', value: 'GIB', help: 'refuse models whose memory plan exceeds this budget' },
+  mode: { type: 'string', choices: ['latency', 'serve'], help: 'latency sweep (default) or serving under load' },
+  rate: { type: 'string', value: 'REQ/S|inf', help: 'serve: arrival rate (default inf: all at once)' },
+  burstiness: { type: 'number', value: 'K', help: 'serve: Gamma shape of arrival gaps (1 = Poisson, default)' },
+  requests: { type: 'int', value: 'N', help: 'serve: number of requests (default 16)' },
+  'max-batch': { type: 'int', value: 'B', help: 'serve: most sequences decoding together (default 4)' },
+  'max-tokens-per-step': { type: 'int', value: 'N', help: 'serve: token budget of one step (default 64)' },
+  'prompt-len': { type: 'string', value: 'SPEC', help: 'serve: N | uniform:MIN-MAX | lognormal:MEDIAN:SIGMA:MAX (default 32)' },
+  'output-len': { type: 'string', value: 'SPEC', help: 'serve: output lengths, same forms (default 16)' },
+  'no-chunking': { type: 'boolean', help: 'serve: prefill whole prompts (default: chunks of --chunk, 32)' },
+  slo: { type: 'string', value: 'ttft=MS,tpot=MS,e2el=MS', help: 'serve: SLOs for goodput/attainment, or an MLPerf preset name' },
+  'sweep-rate': { type: 'boolean', help: 'serve: bisect the arrival rate for capacity (≥ 90% within SLOs)' },
+  'sweep-batch': { type: 'list', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
+  'dollars-per-hour': { type: 'number', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
+  watts: { type: 'number', value: 'W', help: 'serve: power draw, for energy per token' },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
   'probe-mib': { type: 'int', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups' },
@@ -79,6 +96,10 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
   };
   const prompt = get<string>('prompt');
   if (prompt !== undefined) job.generate = { prompt, gen };
+  if (get('mode') === 'serve') {
+    job.serve = serveSettingsFromFlags(get, cpuLike);
+    return job;
+  }
   if (prompt === undefined || lengths) {
     job.latency = {
       promptLengths: lengths ?? defaults.latency!.promptLengths,
@@ -91,6 +112,58 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
     };
   }
   return job;
+}
+
+function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {
+  const rateText = get<string>('rate') ?? 'inf';
+  const rate = rateText === 'inf' ? Infinity : Number(rateText);
+  if (!(rate > 0)) throw new UsageError(`--rate must be a positive number or inf, got "${rateText}".`);
+  const sweepBatch = get<string[]>('sweep-batch')?.map((b) => {
+    const n = Number(b);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--sweep-batch needs positive integers, got "${b}".`);
+    return n;
+  });
+  let slo = {};
+  try {
+    slo = get<string>('slo') ? parseSlo(get<string>('slo')!) : {};
+  } catch (e) {
+    throw new UsageError(describeError(e));
+  }
+  return {
+    requests: get<number>('requests') ?? 16,
+    rate,
+    burstiness: get<number>('burstiness') ?? 1,
+    prompt: parseLength('prompt-len', get<string>('prompt-len') ?? (cpuLike ? '32' : '256')),
+    output: parseLength('output-len', get<string>('output-len') ?? (cpuLike ? '16' : '128')),
+    max_batch: get<number>('max-batch') ?? 4,
+    max_tokens_per_step: get<number>('max-tokens-per-step') ?? (cpuLike ? 64 : 512),
+    chunk: get('no-chunking') ? null : (get<number>('chunk') ?? 32),
+    slo,
+    seed: get<number>('seed') ?? 42,
+    dollars_per_hour: get<number>('dollars-per-hour'),
+    watts: get<number>('watts'),
+    sweep_batch: sweepBatch,
+    sweep_rate: Boolean(get('sweep-rate')),
+  };
+}
+
+/** "128" | "uniform:64-256" | "lognormal:128:0.5:1024". */
+export function parseLength(flag: string, text: string): LengthDistribution {
+  const int = (s: string) => {
+    const n = Number(s);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag}: "${s}" is not a positive integer.`);
+    return n;
+  };
+  if (/^\d+$/.test(text)) return { kind: 'fixed', tokens: int(text) };
+  const uniform = /^uniform:(\d+)-(\d+)$/.exec(text);
+  if (uniform) {
+    const [min, max] = [int(uniform[1]), int(uniform[2])];
+    if (min > max) throw new UsageError(`--${flag}: uniform range ${min}-${max} is empty.`);
+    return { kind: 'uniform', min, max };
+  }
+  const lognormal = /^lognormal:(\d+):([\d.]+):(\d+)$/.exec(text);
+  if (lognormal) return { kind: 'lognormal', median: int(lognormal[1]), sigma: Number(lognormal[2]), max: int(lognormal[3]) };
+  throw new UsageError(`--${flag} must be N, uniform:MIN-MAX or lognormal:MEDIAN:SIGMA:MAX; got "${text}".`);
 }
 
 function protocolFor(reps: number | undefined) {
@@ -148,7 +221,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatLlamaBench(result)];
+  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatServe(result), formatLlamaBench(result)];
   process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {

@@ -16,6 +16,12 @@ import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from './llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
 import type { RepeatProtocol } from './protocol.ts';
 import { newResult, type BenchResult } from './schema.ts';
+import { runServing, type ServeSettings } from '../serve/run.ts';
+import type { LengthDistribution } from '../serve/workload.ts';
+
+function maxLength(d: LengthDistribution): number {
+  return d.kind === 'fixed' ? d.tokens : d.kind === 'uniform' ? d.max : d.max;
+}
 
 export interface LatencyJob {
   promptLengths: number[];
@@ -41,6 +47,8 @@ export interface BenchJob {
   generate?: { prompt: string; gen: number };
   latency?: LatencyJob;
   llamaBench?: boolean;
+  /** Serving mode: a workload through the continuous-batching scheduler. */
+  serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
   memoryBudgetBytes?: number;
 }
@@ -72,6 +80,7 @@ export function contextFor(job: BenchJob, modelContext: number, promptIds?: numb
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
   if (job.llamaBench) needs.push(LLAMA_BENCH_DEFAULTS.nPrompt, LLAMA_BENCH_DEFAULTS.nGen + 1);
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
+  if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
   const need = Math.max(...needs);
   return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
 }
@@ -98,11 +107,12 @@ export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
   const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
   const maxSeq = job.context ?? contextFor(job, configOf(resolved.choice).contextLength, promptIds);
-  const maxRows = Math.min(maxSeq, job.latency?.chunk ?? 512);
+  const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
+  const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   let loaded: LoadedModel | null = null;
   try {
     loaded = await loadModel(ctx, resolved.choice, {
-      shape: { maxSeq, slots: 1, maxRows },
+      shape: { maxSeq, slots, maxRows },
       budgetBytes: job.memoryBudgetBytes,
       parseMs: resolved.parseMs,
       onProgress: progressSlice(hooks, probeEnd + 0.05, probeEnd + 0.15, 'model'),
@@ -143,6 +153,18 @@ export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
         onProgress: progressSlice(hooks, probeEnd + 0.15, probeEnd + 0.15 + (end - probeEnd - 0.15), 'latency'),
         onRequest: (partial) => {
           result.latency = partial;
+          hooks.onPartial?.(result);
+        },
+      });
+      hooks.onPartial?.(result);
+    }
+    if (job.serve) {
+      if (!result.ceilings) throw new TokenscopeError('bad-input', 'Serving mode needs the roofs.', 'Run with the probe.');
+      result.serve = await runServing(engine, job.serve, result.ceilings, {
+        signal: hooks.signal,
+        onProgress: progressSlice(hooks, probeEnd + 0.15, 1, 'serve'),
+        onPartial: (partial) => {
+          result.serve = partial;
           hooks.onPartial?.(result);
         },
       });

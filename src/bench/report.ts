@@ -1,5 +1,6 @@
 /** Plain-text tables for the CLI (pure functions of a result). */
 import { formatLlamaBenchTable } from './metrics.ts';
+import { formatServeSummary } from '../serve/metrics.ts';
 import type { BenchResult, CeilingKey, Ceilings } from './schema.ts';
 
 const CEILING_LABELS: Record<CeilingKey, string> = {
@@ -122,4 +123,36 @@ export function formatLlamaBench(r: BenchResult): string {
   const rows = r.llama_bench as import('./metrics.ts').LlamaBenchRow[] | undefined;
   if (!rows?.length) return '';
   return `llama-bench (pp: prompt tokens/s; tg: generated tokens/s; mean ± sample std of ${rows[0].samples.length} repetitions):\n${formatLlamaBenchTable(rows)}`;
+}
+
+/** vLLM's summary, then SLO attainment, cost, the decode roofline by batch, the sweeps. */
+export function formatServe(r: BenchResult): string {
+  const s = r.serve as import('../serve/run.ts').ServeSection | undefined;
+  if (!s?.run) return '';
+  const run = s.run;
+  const out = [formatServeSummary(run.result, { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 95, 99] }).trimEnd()];
+  const slo = Object.entries(s.settings.slo).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ≤ ${v} ms`).join(', ');
+  if (run.slo_attainment !== null) out.push(`SLO attainment (${slo}): ${pct(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
+  out.push(`Error rate: ${pct(run.error_rate)}.`);
+  if (s.cost) {
+    out.push(`Cost at $${s.settings.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` + (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${s.settings.watts} W.` : '.'));
+  }
+  if (run.decode_roofline.length) {
+    out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
+    out.push(table(['batch', 'steps', 'step ms', 'FLOP/byte', 'GB/s', 'GFLOP/s', 'bound'], run.decode_roofline.map((d) => [String(d.batch), String(d.steps), ms(d.step_ms, 3), d.intensity.toFixed(2), (d.verdict.achievedBytesPerS / 1e9).toFixed(2), (d.verdict.achievedFlopsPerS / 1e9).toFixed(2), d.verdict.bound]), [true, true, true, true, true, true, false]));
+  }
+  if (s.batch_sweep?.length) {
+    out.push('', 'Batch-size sweep (all requests at t = 0):');
+    out.push(table(
+      ['max batch', 'output tok/s', 'req/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'decode GB/s', 'of read roof', 'bound'],
+      s.batch_sweep.map((b) => [String(b.batch), b.output_throughput.toFixed(1), b.request_throughput.toFixed(2), ms(b.median_ttft_ms), ms(b.p99_ttft_ms), ms(b.median_tpot_ms), ms(b.p99_tpot_ms), b.decode ? (b.decode.verdict.achievedBytesPerS / 1e9).toFixed(2) : '—', b.decode ? pct(b.decode.verdict.bandwidthShare) : '—', b.decode?.verdict.bound ?? '—']),
+      [true, true, true, true, true, true, true, true, true, false],
+    ));
+  }
+  if (s.rate_sweep) {
+    const c = s.rate_sweep;
+    out.push('', `Capacity (highest rate with ≥ ${pct(c.target)} of requests within the SLOs): ${c.rate === null ? 'none — even the lowest rate missed' : `${c.rate.toFixed(2)} req/s${c.status === 'above-range' ? ' or more' : ''}`}.`);
+    out.push(table(['rate req/s', 'attainment'], [...c.probes].sort((a, b) => a.rate - b.rate).map((p) => [p.rate.toFixed(2), pct(p.attainment)]), [true, true]));
+  }
+  return out.join('\n');
 }

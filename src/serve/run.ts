@@ -1,0 +1,218 @@
+/**
+ * Serving mode on the real engine: a seeded workload through the continuous-batching scheduler,
+ * measured with vLLM `bench serve`'s definitions; optionally a batch-size sweep (the throughput /
+ * latency trade-off and where decode leaves the memory-bound region) and a rate sweep for capacity
+ * (DistServe: the highest rate at which ≥ 90% of requests meet the SLOs). Only the arrivals are
+ * generated; every number comes from the engine on the device.
+ */
+import { costReport, type CostReport } from '../bench/cost.ts';
+import { throwIfCancelled } from '../bench/protocol.ts';
+import { verdict, type Verdict } from '../bench/roofline.ts';
+import { summarize } from '../bench/stats.ts';
+import { TokenscopeError } from '../errors.ts';
+import type { Engine } from '../model/engine.ts';
+import { GpuServingEngine, realClock, type StepWork } from './gpu-engine.ts';
+import { errorRate, findCapacity, serveResultOfTrace, sloAttainment, type CapacityResult, type ServeResult, type Slo } from './metrics.ts';
+import { requestTiming, runServe, type ServeTrace } from './scheduler.ts';
+import { generateWorkload, type LengthDistribution } from './workload.ts';
+
+export interface ServeSettings {
+  requests: number;
+  /** Requests/s; Infinity sends all at t = 0. */
+  rate: number;
+  burstiness: number;
+  prompt: LengthDistribution;
+  output: LengthDistribution;
+  max_batch: number;
+  max_tokens_per_step: number;
+  /** Chunked-prefill chunk size; null = off. */
+  chunk: number | null;
+  slo: Slo;
+  seed: number;
+  dollars_per_hour?: number;
+  watts?: number;
+  sweep_batch?: number[];
+  /** Bisect the rate for capacity. */
+  sweep_rate?: boolean;
+}
+
+export interface DecodeRoofline {
+  batch: number;
+  /** Median host ms of steps that decoded exactly `batch` sequences and prefilled nothing. */
+  step_ms: number;
+  steps: number;
+  flops: number;
+  bytes: number;
+  intensity: number;
+  verdict: Verdict;
+}
+
+export interface ServeRun {
+  result: ServeResult;
+  slo_attainment: number | null;
+  error_rate: number;
+  /** Per request, ms from the run's start. */
+  timeline: { id: number; prompt_tokens: number; output_tokens: number; arrival_ms: number; admit_ms: number | null; first_token_ms: number | null; finish_ms: number; error: string | null }[];
+  steps: { start_ms: number; end_ms: number; decode: number; prefill_tokens: number; running: number; waiting: number }[];
+  decode_roofline: DecodeRoofline[];
+}
+
+export interface BatchPoint {
+  batch: number;
+  output_throughput: number;
+  request_throughput: number;
+  median_ttft_ms: number;
+  p99_ttft_ms: number;
+  median_tpot_ms: number;
+  p99_tpot_ms: number;
+  decode: DecodeRoofline | null;
+}
+
+export interface ServeSection {
+  settings: ServeSettings;
+  run: ServeRun;
+  cost: CostReport | null;
+  batch_sweep: BatchPoint[] | null;
+  rate_sweep: (CapacityResult & { target: number }) | null;
+}
+
+export interface ServeRoofs {
+  read_bandwidth_gbps: number;
+  matmul_f32_gflops: number;
+}
+
+export interface ServeHooks {
+  signal?: AbortSignal;
+  onProgress?: (step: string, fraction: number) => void;
+  onPartial?: (section: Partial<ServeSection>) => void;
+}
+
+/** Decode-only steps grouped by batch size, each a point on the roofline. */
+export function decodeRooflines(work: readonly StepWork[], roofs: ServeRoofs): DecodeRoofline[] {
+  const byBatch = new Map<number, StepWork[]>();
+  for (const w of work) if (w.prefillRows === 0 && w.decodeRows > 0) byBatch.set(w.decodeRows, [...(byBatch.get(w.decodeRows) ?? []), w]);
+  return [...byBatch.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([batch, steps]) => {
+      const stepMs = summarize(steps.map((s) => s.ms)).p50;
+      const flops = summarize(steps.map((s) => s.cost.flops)).p50;
+      const bytes = summarize(steps.map((s) => s.cost.bytes)).p50;
+      return {
+        batch,
+        step_ms: stepMs,
+        steps: steps.length,
+        flops,
+        bytes,
+        intensity: flops / bytes,
+        verdict: verdict({ flops, bytes, ms: stepMs }, { computeFlopsPerS: roofs.matmul_f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 }),
+      };
+    });
+}
+
+function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: ServeSettings, roofs: ServeRoofs): ServeRun {
+  const hasSlo = Object.values(settings.slo).some((v) => v !== undefined);
+  const timings = trace.requests.map(requestTiming);
+  const t0 = trace.tStart;
+  return {
+    result: serveResultOfTrace(trace, hasSlo ? settings.slo : undefined),
+    slo_attainment: hasSlo ? sloAttainment(timings, settings.slo) : null,
+    error_rate: errorRate(timings),
+    timeline: trace.requests.map((r) => ({
+      id: r.id,
+      prompt_tokens: r.promptTokens,
+      output_tokens: r.tTokens.length,
+      arrival_ms: r.tArrival - t0,
+      admit_ms: r.tAdmit !== undefined ? r.tAdmit - t0 : null,
+      first_token_ms: r.tTokens.length ? r.tTokens[0] - t0 : null,
+      finish_ms: r.tFinish - t0,
+      error: r.error ?? null,
+    })),
+    steps: trace.steps.map((s) => ({ start_ms: s.tStart - t0, end_ms: s.tEnd - t0, decode: s.decode.length, prefill_tokens: s.prefill.reduce((n, p) => n + p.tokens, 0), running: s.running, waiting: s.waiting })),
+    decode_roofline: decodeRooflines(work, roofs),
+  };
+}
+
+/**
+ * One workload at `rate` with `maxBatch` concurrent sequences, after an untimed warm-up of a few
+ * requests sent at once (it builds the step programs and pipelines of this batch size, so no
+ * compilation lands in the measured steps).
+ */
+async function serveOnce(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, rate: number, maxBatch: number, requests = settings.requests): Promise<ServeRun> {
+  const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), seed: settings.seed + 1 });
+  await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, schedulerOptions(settings));
+  const workload = generateWorkload(workloadSpec(engine, settings, rate, requests));
+  const gpu = new GpuServingEngine(engine, maxBatch);
+  const trace = await runServe(workload, gpu, realClock, schedulerOptions(settings));
+  return summarizeRun(trace, gpu.work, settings, roofs);
+}
+
+function workloadSpec(engine: Engine, settings: ServeSettings, rate: number, requests: number) {
+  return {
+    requests,
+    rate,
+    burstiness: settings.burstiness,
+    prompt: settings.prompt,
+    output: settings.output,
+    vocabSize: engine.config.vocabSize,
+    seed: settings.seed,
+  };
+}
+
+function schedulerOptions(settings: ServeSettings) {
+  return { maxTokensPerStep: settings.max_tokens_per_step, chunkSize: settings.chunk ?? undefined };
+}
+
+export async function runServing(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
+  if (settings.max_batch > engine.shape.slots) throw new TokenscopeError('bad-input', `max batch ${settings.max_batch} exceeds the engine's ${engine.shape.slots} slots.`);
+  const sweepBatch = settings.sweep_batch ?? [];
+  const stages = 1 + sweepBatch.length + (settings.sweep_rate ? 6 : 0);
+  let stage = 0;
+  const progress = (what: string) => hooks.onProgress?.(what, stage++ / stages);
+
+  progress(`serving ${settings.requests} requests at ${settings.rate === Infinity ? 'once' : `${settings.rate} req/s`}, batch ≤ ${settings.max_batch}`);
+  const run = await serveOnce(engine, settings, roofs, settings.rate, settings.max_batch);
+  const section: ServeSection = { settings, run, cost: null, batch_sweep: null, rate_sweep: null };
+  if (settings.dollars_per_hour && run.result.output_throughput > 0) {
+    section.cost = costReport({ dollarsPerHour: settings.dollars_per_hour, watts: settings.watts, outputTokensPerS: run.result.output_throughput, totalTokensPerS: run.result.total_token_throughput });
+  }
+  hooks.onPartial?.(section);
+
+  if (sweepBatch.length) {
+    section.batch_sweep = [];
+    for (const batch of sweepBatch) {
+      throwIfCancelled(hooks.signal);
+      progress(`batch sweep: B = ${batch}`);
+      // Every request at t = 0 and enough of them that B sequences decode together most of the time.
+      const r = await serveOnce(engine, settings, roofs, Infinity, batch, Math.max(settings.requests, 2 * batch));
+      section.batch_sweep.push({
+        batch,
+        output_throughput: r.result.output_throughput,
+        request_throughput: r.result.request_throughput,
+        median_ttft_ms: r.result.median_ttft_ms,
+        p99_ttft_ms: r.result.p99_ttft_ms,
+        median_tpot_ms: r.result.median_tpot_ms,
+        p99_tpot_ms: r.result.p99_tpot_ms,
+        decode: r.decode_roofline.find((d) => d.batch === batch) ?? null,
+      });
+      hooks.onPartial?.(section);
+    }
+  }
+
+  if (settings.sweep_rate) {
+    const hasSlo = Object.values(settings.slo).some((v) => v !== undefined);
+    if (!hasSlo) throw new TokenscopeError('bad-input', 'A rate sweep needs SLOs.', 'Give --slo ttft=MS,tpot=MS (or a preset such as llama3.1-8b-interactive).');
+    // Bracket around the rate the device sustains with everything queued at once.
+    const top = run.result.request_throughput > 0 ? run.result.request_throughput : 1;
+    const capacity = await findCapacity(
+      async (rate) => {
+        throwIfCancelled(hooks.signal);
+        progress(`rate sweep: ${rate.toFixed(2)} req/s`);
+        return (await serveOnce(engine, settings, roofs, rate, settings.max_batch)).slo_attainment ?? 0;
+      },
+      { lo: top / 16, hi: top * 1.5, target: 0.9, iterations: 4 },
+    );
+    section.rate_sweep = { ...capacity, target: 0.9 };
+    hooks.onPartial?.(section);
+  }
+  return section;
+}
