@@ -29,7 +29,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'serving on the real engine (stories26
   });
 
   it('B sequences decoded together (with chunked prefill sharing steps) produce the same tokens as each decoded alone', async () => {
-    const alone = [];
+    const alone: number[][] = [];
     for (const p of PROMPTS) alone.push((await generate(loaded.engine, p, GEN)).outputTokens);
     const requests: ServeRequest[] = PROMPTS.map((prompt, id) => ({ id, arrivalMs: 0, prompt, maxOutputTokens: GEN }));
     const gpu = new GpuServingEngine(loaded.engine, 3);
