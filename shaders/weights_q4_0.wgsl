@@ -23,10 +23,21 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return WRaw(W[block], block_scale(block));
 }
 
-// Weights 4v..4v+3 of a loaded block: word v & 3 holds elements 4(v&3).. in its low nibbles and
+// Weight value = (w_quants + W_OFFSET) · w_scale.
+const W_OFFSET = -8.0;
+
+// Quants 4v..4v+3 of a loaded block: word v & 3 holds elements 4(v&3).. in its low nibbles and
 // 16 + 4(v&3).. in its high nibbles, so v < 4 reads low nibbles and v ≥ 4 high ones.
-fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
   let shift = vec4<u32>(0u, 8u, 16u, 24u) + select(0u, 4u, v >= 4u);
-  let q = (vec4<u32>(raw.q[v & 3u]) >> shift) & vec4<u32>(15u);
-  return (vec4<f32>(q) - 8.0) * raw.d;
+  return vec4<f32>((vec4<u32>(raw.q[v & 3u]) >> shift) & vec4<u32>(15u));
+}
+
+fn w_scale(raw: WRaw) -> f32 {
+  return raw.d;
+}
+
+// Weights 4v..4v+3 of a loaded block.
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  return (w_quants(raw, v) + W_OFFSET) * raw.d;
 }

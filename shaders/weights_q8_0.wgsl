@@ -23,9 +23,21 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return WRaw(W[2u * block], W[2u * block + 1u], block_scale(block));
 }
 
-// Weights 4v..4v+3 of a loaded block: four sign-extended bytes times d.
-fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+// Weight value = (w_quants + W_OFFSET) · w_scale.
+const W_OFFSET = 0.0;
+
+// Quants 4v..4v+3 of a loaded block: four sign-extended bytes.
+fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
   let word = select(raw.lo, raw.hi, v >= 4u)[v & 3u];
   let bytes = vec4<i32>(bitcast<i32>(word << 24u), bitcast<i32>(word << 16u), bitcast<i32>(word << 8u), bitcast<i32>(word)) >> vec4<u32>(24u);
-  return vec4<f32>(bytes) * raw.d;
+  return vec4<f32>(bytes);
+}
+
+fn w_scale(raw: WRaw) -> f32 {
+  return raw.d;
+}
+
+// Weights 4v..4v+3 of a loaded block.
+fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
+  return w_quants(raw, v) * raw.d;
 }

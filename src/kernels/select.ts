@@ -91,12 +91,23 @@ export function decodeWorkgroupBytes(headDim: number, group: number, keyBlock: n
   return 4 * (2 * group * headDim + group * keyBlock + 3 * group);
 }
 
+export interface AttentionShapes {
+  decode: DecodeAttentionShape;
+  /** Null when no tile fits workgroup memory. */
+  prefill: PrefillAttentionShape | null;
+  /** Run one-slot (prefill) steps with the tiled prefill kernel; else with the decode kernel. */
+  tiledPrefill: boolean;
+}
+
 /**
  * Attention shapes for steps of `R` rows. Decode: GPUs split each (row, kv head) across enough
  * workgroups to fill the device (~512 in all); CPU adapters keep one per (row, kv head).
- * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory.
+ * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory;
+ * where none fits, prefill steps run with the decode kernel. So do they on CPU adapters: staging K/V in workgroup memory buys
+ * nothing on a CPU, and Dawn zero-initialises workgroup memory, which SwiftShader compiles at
+ * ~1 ms per 16 bytes (≈ 3 s for one prefill pipeline, 0.2 s for the decode one).
  */
-export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number): { decode: DecodeAttentionShape; prefill: PrefillAttentionShape } {
+export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number): AttentionShapes {
   const group = heads.nHeads / heads.nKvHeads;
   const limit = caps.limits.maxComputeWorkgroupStorageSize;
   const wgSize = caps.cpuLike ? 64 : 128;
@@ -105,7 +116,7 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
     throw tooWide(heads, limit);
   }
   const splits = caps.cpuLike ? 1 : Math.min(32, Math.max(1, Math.ceil(512 / (R * heads.nKvHeads))));
-  let prefill: PrefillAttentionShape | undefined;
+  let prefill: PrefillAttentionShape | null = null;
   for (const rowTile of [16, 8, 4, 2, 1]) {
     if (rowTile > 1 && (rowTile * group > 32 || rowTile >= 2 * R)) continue;
     const keyBlock = [32, 16, 8].find((kb) => prefillWorkgroupBytes(heads.headDim, group, rowTile, kb) <= limit);
@@ -114,8 +125,7 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
       break;
     }
   }
-  if (!prefill) throw tooWide(heads, limit);
-  return { decode: { wgSize, keyBlock: decodeBlock, splits }, prefill };
+  return { decode: { wgSize, keyBlock: decodeBlock, splits }, prefill, tiledPrefill: !caps.cpuLike && prefill !== null };
 }
 
 function tooWide(heads: AttentionHeads, limit: number): TokenscopeError {
@@ -160,7 +170,8 @@ export type LinearShape = MatvecShape | MatmulShape;
  * src/kernels/autotune.ts times the others). Matvec: with subgroups the workgroup is one subgroup
  * of the smallest size the device may pick, so subgroupAdd is a whole-workgroup sum. CPU adapters
  * run a subgroup as one SIMD register: each invocation takes as many weight rows as its registers
- * allow (8 / R), and a workgroup a few such blocks; GPUs want many small workgroups. Matmul: f16
+ * allow (8 / R), and a workgroup a few such blocks; GPUs want many small workgroups (one or two
+ * rows each) to keep enough loads in flight. Matmul: f16
  * tiles on GPUs with shader-f16; CPU adapters compute f16 slower than f32 (their FMA roofs say so).
  */
 export function linearShapes(caps: Capabilities, R: number): LinearShape[] {
@@ -171,16 +182,15 @@ export function linearShapes(caps: Capabilities, R: number): LinearShape[] {
   }
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
-  const lanes = subgroups ? Math.min(sgSize, 64) : caps.cpuLike ? 8 : 64;
-  const rowBlock = caps.cpuLike ? Math.max(1, Math.floor(MATVEC_MAX_TOKENS / R)) : R <= 2 ? 4 : 2;
-  const perWorkgroup = caps.cpuLike ? [4, 1, 16] : [1, 4];
+  const rowBlock = caps.cpuLike ? Math.max(1, Math.floor(MATVEC_MAX_TOKENS / R)) : R <= 2 ? 2 : 1;
   const blocks = [rowBlock, Math.max(1, rowBlock / 2), Math.min(8, rowBlock * 2)].filter((b, i, all) => all.indexOf(b) === i);
-  const out: LinearShape[] = [];
-  for (const rb of blocks) {
-    for (const k of perWorkgroup) out.push({ kernel: 'matvec', subgroups, lanes, rowBlock: rb, rowsPerWorkgroup: rb * k });
-  }
-  if (subgroups) out.push({ kernel: 'matvec', subgroups: false, lanes, rowBlock, rowsPerWorkgroup: rowBlock * perWorkgroup[0] });
-  return out;
+  const perWorkgroup = caps.cpuLike ? [4, 1, 16] : [1, 4];
+  const sweep = (reduction: { subgroups: boolean; lanes: number }) =>
+    blocks.flatMap((rb) => perWorkgroup.map((k): LinearShape => ({ kernel: 'matvec', ...reduction, rowBlock: rb, rowsPerWorkgroup: rb * k })));
+  // Without subgroups a workgroup tree-reduces over its lanes: 8 (one SIMD register) on a CPU, 64 on a GPU.
+  const tree = { subgroups: false, lanes: caps.cpuLike ? 8 : 64 };
+  if (!subgroups) return sweep(tree);
+  return [...sweep({ subgroups: true, lanes: Math.min(sgSize, 64) }), { kernel: 'matvec', ...tree, rowBlock, rowsPerWorkgroup: rowBlock * perWorkgroup[0] }];
 }
 
 /** The static default shape for a linear layer over `R` rows. */
@@ -197,4 +207,9 @@ export function embeddingWorkgroupSize(caps: Capabilities): number {
 export function fillWorkgroups(caps: Capabilities, words: number): number {
   const wanted = Math.ceil(words / (64 * 4));
   return Math.max(1, caps.cpuLike ? Math.min(wanted, 32) : wanted);
+}
+
+/** FLOPs one autotuning run may take (≈ 30 ms on a CPU adapter, well under 1 ms on a GPU). */
+export function tuneFlopCap(caps: Capabilities): number {
+  return caps.cpuLike ? 2 ** 26 : 2 ** 32;
 }

@@ -31,7 +31,7 @@ describe('linear shape selection', () => {
 
   it('makes a subgroup matvec workgroup exactly one subgroup of the smallest size', () => {
     expect(linearShape(lavapipe, 1)).toEqual({ kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 });
-    expect(linearShape(gpu, 1)).toEqual({ kernel: 'matvec', subgroups: true, lanes: 32, rowBlock: 4, rowsPerWorkgroup: 4 });
+    expect(linearShape(gpu, 1)).toEqual({ kernel: 'matvec', subgroups: true, lanes: 32, rowBlock: 2, rowsPerWorkgroup: 2 });
     expect(linearShape(caps({ subgroups: true, subgroupMinSize: 0 }), 1)).toMatchObject({ subgroups: false, lanes: 64 });
   });
 

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { autotuneLinear, benchLinear, MemoryTuneCache, tuneKey } from '../../src/kernels/autotune.ts';
+import { linear, linearCost } from '../../src/kernels/linear.ts';
+import { linearShapes } from '../../src/kernels/select.ts';
+import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
+import { testGpu } from './context.ts';
+import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
+
+describe('autotune', () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  it.each([1, 3, 40])('picks a candidate for R = %i, caches it, and the tuned shape computes correctly', async (R) => {
+    await withErrorScopes(ctx.device, `autotune R=${R}`, async () => {
+      const [rows, cols] = [150, 256];
+      const cache = new MemoryTuneCache();
+      const shape = await autotuneLinear(ctx, cache, 'q4_0', rows, cols, R, { reps: 1 });
+      expect(linearShapes(ctx.caps, R)).toContainEqual(shape);
+      expect(cache.get(tuneKey(ctx.caps, 'q4_0', rows, cols, R))).toBe(JSON.stringify(shape));
+      // A second call is answered from the cache, even a deliberately non-default entry.
+      const other = linearShapes(ctx.caps, R).at(-1)!;
+      cache.set(tuneKey(ctx.caps, 'q4_0', rows, cols, R), JSON.stringify(other));
+      expect(await autotuneLinear(ctx, cache, 'q4_0', rows, cols, R)).toEqual(other);
+
+      const { gguf, values } = randomTensor('q4_0', rows, cols, R);
+      const w = uploadWeight(ctx, 'test.w', 'q4_0', rows, cols, gguf);
+      const x = uniforms(R * cols, 2);
+      const X = storageBufferWith(ctx.device, 'test.x', x);
+      const Y = storageBuffer(ctx.device, 'test.y', R * rows * 4);
+      try {
+        const got = await runAndRead(ctx, await linear(ctx, 'test.tuned', w, X, Y, R, { shape }), Y, R * rows);
+        // f32 accumulation (or f16 tiles, should the tuner pick them): see linear.test.ts.
+        expect(nmse(got, referenceLinear(values, rows, cols, x, R))).toBeLessThan(shape.kernel === 'matmul' && shape.f16 ? 1e-5 : 1e-9);
+      } finally {
+        destroyWeight(w);
+        X.destroy();
+        Y.destroy();
+      }
+    });
+  });
+
+  it('retunes over a stale cache entry', async () => {
+    const cache = new MemoryTuneCache();
+    cache.set(tuneKey(ctx.caps, 'f16', 64, 64, 2), '{"kernel":"matvec","subgroups":true,"lanes":3}');
+    const shape = await autotuneLinear(ctx, cache, 'f16', 64, 64, 2, { reps: 1, budgetMs: 0 });
+    expect(shape).toEqual(linearShapes(ctx.caps, 2)[0]);
+  });
+
+  it('benchmarks a layer: throughput is the cost model over the median time', async () => {
+    const b = await withErrorScopes(ctx.device, 'benchLinear', () => benchLinear(ctx, 'q8_0', 256, 512, 2, { reps: 3 }));
+    expect(b.samples).toHaveLength(3);
+    expect(b.clock).toBe(ctx.caps.timestampQuery ? 'gpu-timestamp' : 'host');
+    const cost = linearCost('q8_0', 256, 512, 2);
+    expect(b.gbps).toBeCloseTo(cost.bytes / (b.ms * 1e6), 6);
+    expect(b.gflops).toBeCloseTo(cost.flops / (b.ms * 1e6), 6);
+    expect(b.ms).toBeGreaterThan(0);
+  });
+});
