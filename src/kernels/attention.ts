@@ -155,9 +155,16 @@ export async function attentionPrefill(
   bufs: AttentionBuffers,
   R: number,
   shape: AttentionShape,
-  choice: PrefillAttentionShape = attentionShapes(ctx.caps, shape, R).prefill,
+  choice: PrefillAttentionShape | null = attentionShapes(ctx.caps, shape, R).prefill,
 ): Promise<AttentionKernel> {
   const group = checkShape(owner, shape);
+  if (!choice) {
+    throw new TokenscopeError(
+      'model-unsupported',
+      `${owner}: no prefill tile of ${group} heads of ${shape.headDim} fits this device's workgroup memory.`,
+      'Use the decode kernel for this step (attention() does so by itself).',
+    );
+  }
   const params = paramsBuffer(ctx, `${owner}.params`, [R, shape.nHeads, shape.maxSeq], 1 / Math.sqrt(shape.headDim));
   const dispatch = await makeDispatch(
     ctx,
@@ -184,9 +191,13 @@ export async function attentionPrefill(
 }
 
 /**
- * The engine-facing attention for a step of R rows: the prefill kernel when the engine guarantees
- * all rows share one slot and there are several of them, else the decode kernel.
+ * The engine-facing attention for a step of R rows: the tiled prefill kernel when the engine
+ * guarantees all rows share one slot, there are several of them and the device wants it
+ * (select.ts), else the decode kernel.
  */
 export function attention(ctx: GpuContext, owner: string, bufs: AttentionBuffers, R: number, shape: AttentionShape, layout: RowLayout): Promise<AttentionKernel> {
-  return layout === 'one-slot' && R > 1 ? attentionPrefill(ctx, owner, bufs, R, shape) : attentionDecode(ctx, owner, bufs, R, shape);
+  const choice = attentionShapes(ctx.caps, shape, R);
+  return layout === 'one-slot' && R > 1 && choice.tiledPrefill
+    ? attentionPrefill(ctx, owner, bufs, R, shape, choice.prefill)
+    : attentionDecode(ctx, owner, bufs, R, shape, choice.decode);
 }
