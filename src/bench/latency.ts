@@ -30,6 +30,7 @@ import {
 } from './latency-summary.ts';
 import { latencyStats, ttftMs, type LatencyStats } from './metrics.ts';
 import { throwIfCancelled } from './protocol.ts';
+import { summarize } from './stats.ts';
 import type { Verdict } from './roofline.ts';
 
 export interface LatencySettings {
@@ -60,6 +61,11 @@ export interface LatencySection {
   summary: LatencyStats & { completed: number };
   verdicts: { prompt_tokens: number; prefill: Verdict; decode: Verdict | null }[];
   kernels: KernelRow[] | null;
+  /**
+   * Profile mode's GPU time per step (first pass begin → last pass end), median, by phase; against
+   * the headline GPU step time it shows how much one-pass-per-kernel inflates timing here.
+   */
+  profile_step_ms: { prefill: number | null; decode: number | null } | null;
   /** Trimmed sections when shared as a link. */
   trimmed?: boolean;
 }
@@ -80,6 +86,8 @@ export function randomPrompt(length: number, vocabSize: number, bos: number, see
   for (let i = 1; i < length; i++) ids.push(3 + Math.floor(random() * (vocabSize - 3)));
   return ids;
 }
+
+const medianOrNull = (xs: number[]) => (xs.length ? summarize(xs).p50 : null);
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -143,6 +151,7 @@ export async function runLatency(
   const kernelSamples: KernelSample[] = [];
   const costs = new Map<number, LengthCosts>();
   let first: GenerationRecord | null = null;
+  const spans: { phase: 'prefill' | 'decode'; ms: number }[] = [];
 
   for (const P of lengths) {
     costs.set(P, await lengthCosts(engine, P, gen, settings.chunk));
@@ -163,7 +172,10 @@ export async function runLatency(
     if (settings.profile) {
       progress(`per-kernel profile, prompt ${P}`);
       const { g } = await run(P, 0, 'kernels');
-      for (const k of g.kernels ?? []) kernelSamples.push({ phase: k.phase, step: k.step, kind: k.kind, ns: k.ns });
+      // Steps of different profile runs stay apart: step ids are per run.
+      const offset = kernelSamples.length ? Math.max(...kernelSamples.map((k) => k.step)) + 1 : 0;
+      for (const k of g.kernels ?? []) kernelSamples.push({ phase: k.phase, step: offset + k.step, kind: k.kind, ns: k.ns });
+      for (const s of g.profileSpans ?? []) spans.push({ phase: s.phase, ms: s.ms });
     }
   }
   hooks.onProgress?.('summarising', 1);
@@ -186,5 +198,6 @@ export async function runLatency(
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
     verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
+    profile_step_ms: settings.profile ? { prefill: medianOrNull(spans.filter((s) => s.phase === 'prefill').map((s) => s.ms)), decode: medianOrNull(spans.filter((s) => s.phase === 'decode').map((s) => s.ms)) } : null,
   };
 }

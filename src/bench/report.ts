@@ -106,7 +106,13 @@ export function formatLatency(r: BenchResult): string {
     out.push(table(['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'], l.depth_curve.map((d) => [String(d.depth), ms(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]), [true, true, true, true, true]));
   }
   if (l.kernels?.length) {
-    out.push('', 'GPU time per step by kernel class (profile mode: one timed pass per kernel; perturbs timing, not in the numbers above):');
+    const inflation = (phase: 'prefill' | 'decode', headline: number | null | undefined) => {
+      const span = l.profile_step_ms?.[phase];
+      return span && headline ? `${phase} step ${ms(span, 3)} ms profiled vs ${ms(headline, 3)} ms unprofiled (×${(span / headline).toFixed(1)})` : '';
+    };
+    const first = l.rows[0];
+    out.push('', 'GPU time per step by kernel class (profile mode: one timed pass per kernel — it perturbs timing, so these are never in the numbers above):');
+    out.push(`  ${[inflation('prefill', first?.gpu_prefill_ms), inflation('decode', first?.gpu_decode_ms)].filter(Boolean).join('; ')}`);
     out.push(table(['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'], l.kernels.map((k) => [k.phase, k.kind, ms(k.ms_per_step, 3), pct(k.share), k.dispatches_per_step.toFixed(0)]), [false, false, true, true, true]));
   }
   if (l.verdicts?.length) {

@@ -13,6 +13,8 @@ export type ClockKind = 'gpu-timestamp' | 'host';
 export interface PassTime {
   label: string;
   ns: number;
+  /** Begin of the pass, ns after the earliest begin in the same read (the GPU timeline). */
+  startNs: number;
 }
 
 export class GpuTimer {
@@ -93,9 +95,11 @@ export class GpuTimer {
     const stamps = new BigInt64Array(this.readBuffer.getMappedRange(0, n * 16).slice(0));
     this.readBuffer.unmap();
     const out: PassTime[] = [];
+    let origin: bigint | undefined;
+    for (let i = 0; i < n; i++) if (stamps[2 * i + 1] > stamps[2 * i] && (origin === undefined || stamps[2 * i] < origin)) origin = stamps[2 * i];
     for (let i = 0; i < n; i++) {
       const delta = Number(stamps[2 * i + 1] - stamps[2 * i]);
-      if (delta > 0) out.push({ label: labels[i], ns: delta });
+      if (delta > 0) out.push({ label: labels[i], ns: delta, startNs: Number(stamps[2 * i] - origin!) });
     }
     return out;
   }

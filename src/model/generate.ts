@@ -47,6 +47,8 @@ export interface GenerationRecord {
   gpuDecodeMs: number[] | null;
   /** Profile mode only. */
   kernels: KernelTime[] | null;
+  /** Profile mode only: each step's GPU span, first pass begin → last pass end. */
+  profileSpans: { phase: 'prefill' | 'decode'; step: number; ms: number }[] | null;
 }
 
 const MAX_TIMED_PASSES = 2048;
@@ -82,6 +84,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     gpuPrefillMs: null,
     gpuDecodeMs: null,
     kernels: null,
+    profileSpans: null,
   };
   const accept = (o: StepOutcome): boolean => {
     const token = o.tokens[0];
@@ -136,12 +139,22 @@ function attributeGpuTime(record: GenerationRecord, passes: PassTime[], perKerne
   let prefill = 0;
   const decode = new Map<number, number>();
   const kernels: KernelTime[] = [];
+  const spans = new Map<string, { begin: number; end: number }>();
   for (const p of passes) {
     const [phaseTag, kind, ...label] = p.label.split('|');
     const [phase, index] = phaseTag.split('#');
     if (phase === 'prefill') prefill += p.ns;
     else if (phase === 'decode' && Number(index) < record.outputTokens.length) decode.set(Number(index), (decode.get(Number(index)) ?? 0) + p.ns);
     if (perKernel && kind) kernels.push({ phase: phase as KernelTime['phase'], step: Number(index), kind: kind as KernelClass, label: label.join('|'), ns: p.ns });
+    const span = spans.get(phaseTag) ?? { begin: Infinity, end: -Infinity };
+    spans.set(phaseTag, { begin: Math.min(span.begin, p.startNs), end: Math.max(span.end, p.startNs + p.ns) });
+  }
+  if (perKernel) {
+    // Timestamps are read per step in profile mode, so each step's passes share one origin.
+    record.profileSpans = [...spans.entries()].map(([tag, s]) => {
+      const [phase, index] = tag.split('#');
+      return { phase: phase as 'prefill' | 'decode', step: Number(index), ms: (s.end - s.begin) / 1e6 };
+    });
   }
   record.gpuPrefillMs = prefill / 1e6;
   record.gpuDecodeMs = [...decode.entries()].sort((a, b) => a[0] - b[0]).map(([, ns]) => ns / 1e6);
