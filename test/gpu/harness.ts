@@ -5,24 +5,14 @@
 import { readBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../../src/kernels/kernel.ts';
+import { sampleNormal } from '../../src/serve/workload.ts';
 
-/** mulberry32: a seeded uniform generator in [0, 1). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded uniform generator in [0, 1) (mulberry32). */
+export { mulberry32 as seeded } from '../../src/serve/workload.ts';
 
-/** n standard-normal values (Box–Muller) times `scale`, rounded to f32. */
+/** n standard-normal values times `scale`, rounded to f32. */
 export function randn(rand: () => number, n: number, scale = 1): Float32Array<ArrayBuffer> {
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = scale * Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
-  return out;
+  return Float32Array.from({ length: n }, () => scale * sampleNormal(rand));
 }
 
 /** Normalised mean squared error Σ(a − e)² / Σe² (ggml's test-backend-ops NMSE). */
