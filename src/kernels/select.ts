@@ -24,7 +24,7 @@ const MiB = 1024 * 1024;
 
 export function probeShapes(caps: Capabilities): ProbeShapes {
   if (caps.cpuLike) {
-    return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
+    return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256, 1024, 4096], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
   }
   return { workingSetCap: 1024 * MiB, bandwidthWorkgroups: [1024, 4096, 16384, 65536], fmaWorkgroups: 8192, fmaIterations: 4096, matmulSize: 2048 };
 }
