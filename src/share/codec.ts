@@ -6,6 +6,7 @@
  * Runs in browsers and in Node 20 (CompressionStream, atob/btoa and TextDecoder are global in both).
  */
 import { TokenscopeError } from '../errors.ts';
+import { concatBytes } from '../model/gguf/source.ts';
 import { badInput, parseJson } from './json.ts';
 
 /** Longest fragment we decode (characters). Browsers keep far longer URLs; chat apps do not. */
@@ -74,13 +75,7 @@ export async function inflateRawCapped(bytes: Uint8Array<ArrayBuffer>, maxBytes:
     }
     chunks.push(next.value);
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 /** `#<key>=` + base64url(deflate-raw(UTF-8 JSON of value)). */

@@ -1,8 +1,8 @@
 /**
  * Parsing JSON that came from outside (a link, an imported file), with errors that say where the
- * text went wrong. Nesting is capped before parsing: validation reads
- * only the fields it knows, so without the cap an unknown field could carry a structure deep
- * enough to overflow the stack of whatever serialises or copies the result later.
+ * text went wrong. Nesting is capped before parsing: validation reads only the fields it knows,
+ * so without the cap an unknown field could carry a structure deep enough to overflow the stack
+ * of whatever serialises or copies the result later.
  */
 import { TokenscopeError } from '../errors.ts';
 

@@ -1,9 +1,10 @@
 /**
  * Permalinks: a whole report in the URL fragment (`#r=…`, see codec.ts), so a link renders the
  * full report with no server. A link is kept under a budget by trimming, in a fixed order, the
- * bulky raw data the report's tables and charts do not draw from — never the rows, depth curve,
- * summary, verdicts, kernel breakdown or ceiling values — and the trimmed result says so in its
- * `notes` and `trimmed` flag.
+ * bulky raw data the report's tables and charts do not draw from; the rows, depth curve, summary,
+ * verdicts, kernel breakdown and ceiling values are kept, and only as the last steps rounded to
+ * more digits than any table shows. The trimmed result says what went in its `notes` and
+ * `trimmed` flag.
  */
 import type { LatencySection } from '../bench/latency.ts';
 import type { BenchResult, CeilingMeasurement, Ceilings } from '../bench/schema.ts';
@@ -11,7 +12,7 @@ import type { ServeResult } from '../serve/metrics.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
 import { validateResult } from './validate-sections.ts';
 
-/** Default size of a shared link's fragment, characters: fits chat apps and QR codes' big sizes. */
+/** Default size of a shared link's fragment, characters: short enough for chat apps and issue trackers. */
 export const LINK_BUDGET_CHARS = 8000;
 /** Ceiling samples kept per roof when they are trimmed: min, quartiles, max. */
 export const CEILING_SAMPLES_KEPT = 5;
@@ -51,13 +52,14 @@ const SERVE_PER_REQUEST = ['input_lens', 'output_lens', 'ttfts', 'itls', 'latenc
 function trimRequests(r: BenchResult): BenchResult | null {
   const latency = latencyOf(r);
   const serve = serveOf(r);
-  const latencyHas = latency !== undefined && (latency.requests.length > 0 || latency.settings.prompt_ids !== undefined);
+  // A sweep that stopped early has no settings (see validate-sections.ts).
+  const latencyHas = latency !== undefined && (latency.requests.length > 0 || latency.settings?.prompt_ids !== undefined);
   const serveHas = SERVE_PER_REQUEST.some((k) => (serve?.[k]?.length ?? 0) > 0);
   if (!latencyHas && !serveHas) return null;
   let out = r;
   if (latency && latencyHas) {
-    const { prompt_ids: _ids, ...settings } = latency.settings;
-    out = withLatency(out, { ...latency, settings, requests: [] });
+    const { prompt_ids: _ids, ...settings } = latency.settings ?? {};
+    out = withLatency(out, { ...latency, ...(latency.settings && { settings }), requests: [] });
   }
   if (serve && serveHas) out = { ...out, serve: { ...serve, ...Object.fromEntries(SERVE_PER_REQUEST.map((k) => [k, []])) } };
   return out;
@@ -106,7 +108,7 @@ function roundLatency(r: BenchResult, keys: readonly (keyof LatencySection)[]): 
 }
 
 /** Everything the tables and charts read besides the length rows. */
-const DERIVED_LATENCY: readonly (keyof LatencySection)[] = ['cold_start', 'depth_curve', 'summary', 'verdicts', 'kernels'];
+const DERIVED_LATENCY: readonly (keyof LatencySection)[] = ['cold_start', 'depth_curve', 'summary', 'verdicts', 'kernels', 'profile_step_ms'];
 
 /** The trimming order: cheapest loss first. */
 const TRIM_STEPS: readonly TrimStep[] = [

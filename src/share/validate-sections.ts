@@ -163,6 +163,9 @@ export function validateLatency(v: Json, path: string): void {
   }
   if (present('verdicts')) each(l.verdicts, `${path}.verdicts`, MAX_ROWS, validateVerdicts);
   if (present('kernels')) nullable(l.kernels, `${path}.kernels`, (k, p) => each(k, p, MAX_ROWS, validateKernelRow));
+  if (present('profile_step_ms')) {
+    nullable(l.profile_step_ms, `${path}.profile_step_ms`, (o, p) => fields(expectObject(o, p), p, ['prefill', 'decode'], (x, q) => nullable(x, q, nonNegative)));
+  }
   if (present('trimmed')) expectBoolean(l.trimmed, `${path}.trimmed`);
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CEILING_KEYS, type BenchResult } from '../../../src/bench/schema.ts';
 import { MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
 import { CEILING_SAMPLES_KEPT, decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
+import { serveResult } from '../../../src/serve/metrics.ts';
 import { mulberry32 } from '../../../src/serve/workload.ts';
 import { largeResult, latency, latencyOf, smallResult } from './fixtures.ts';
 
@@ -68,6 +69,39 @@ describe('a large result', () => {
     expect(l.requests.every((q) => q.token_ms.length === 0 && q.gpu_decode_ms !== null && q.gpu_decode_ms.length === 0)).toBe(true);
     expect(l.requests.map((q) => q.prompt_tokens)).toEqual(latencyOf(large).requests.map((q) => q.prompt_tokens));
     expect(r.ceilings).toEqual(large.ceilings);
+  });
+
+  it('trims a sweep that stopped early (requests and rows only)', async () => {
+    const { requests, rows } = latencyOf(large);
+    const stopped = { ...large, latency: { requests, rows } };
+    const decoded = await decodeReport(await encodeReport(stopped));
+    expect(decoded.latency).toEqual({ requests: [], rows, trimmed: true });
+  });
+
+  it('drops a real prompt\'s token ids with the requests', async () => {
+    const l = latencyOf(large);
+    const withPrompt = { ...large, latency: { ...l, settings: { ...l.settings, prompt_ids: Array.from({ length: 4000 }, (_, i) => (i * 7919) % 32000) } } };
+    const shared = latencyOf(await shareable(withPrompt));
+    expect(shared.settings).toEqual(l.settings);
+  });
+
+  it('trims a serving run: per-token, then per-request arrays; its summary stays', async () => {
+    const random = mulberry32(5);
+    const timings = Array.from({ length: 400 }, (_, i) => {
+      const tSend = i * 50;
+      const tTokens = [tSend + 80 + 40 * random()];
+      for (let t = 1; t < 64; t++) tTokens.push(tTokens[t - 1] + 10 + 5 * random());
+      return { promptTokens: 200 + i, tSend, tTokens };
+    });
+    const serve = serveResult(timings, 30);
+    const { latency: _l, ...withoutLatency } = smallResult();
+    const r: BenchResult = JSON.parse(JSON.stringify({ ...withoutLatency, serve }));
+    const onlyItls = await shareable(r, 40_000);
+    expect(onlyItls.notes).toEqual([expect.stringMatching(NOTE_PER_TOKEN)]);
+    expect(onlyItls.serve).toEqual({ ...r.serve as object, itls: new Array(400).fill([]) });
+    const decoded = await decodeReport(await encodeReport(r));
+    const perRequestCleared = Object.fromEntries(Object.entries(serve).map(([k, v]) => [k, Array.isArray(v) ? [] : v]));
+    expect(decoded.serve).toEqual(perRequestCleared);
   });
 
   it('re-sharing a shared result changes nothing', async () => {

@@ -26,6 +26,7 @@ describe('section validators', () => {
     ['a cold start without its times', (r: Doc) => (r.cold_start = {}), /cold_start.parse_ms must be a finite number/],
     ['generated text that is not text', (r: Doc) => (r.generation = { prompt_token_ids: [1], token_ids: [2], text: 3 }), /generation.text must be a string/],
     ['a llama-bench ngl below −1', (r: Doc) => (r.llama_bench = [{ model: 'm', backend: 'WebGPU', test: 'pp512', sizeBytes: 1, params: 1, meanTokensPerS: 1, stdTokensPerS: 0, ngl: -2, samples: [1] }]), /llama_bench\[0\].ngl must be ≥ -1/],
+    ['a profile step time that is not a number', (r: Doc) => (r.latency.profile_step_ms.decode = '2'), /latency.profile_step_ms.decode must be a finite number/],
     ['a trimmed flag that is not a boolean', (r: Doc) => (r.trimmed = 'yes'), /trimmed must be true or false/],
   ])('reject %s', (_name, mutate, message) => {
     const r = clone(largeResult());
