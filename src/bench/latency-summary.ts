@@ -51,6 +51,8 @@ export interface LatencyRow {
   prefill_flops: number;
   /** prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock). */
   prefill_gflops: number;
+  /** prefill_gflops ÷ the tiled-matmul roof measured on this device. */
+  prefill_of_matmul_roof: number;
   decode_bytes_per_token: number;
   /** bytes per token / median TPOT: the bandwidth decode achieved, host clock. */
   decode_bandwidth_gbps: number | null;
@@ -75,9 +77,19 @@ export interface DepthPoint {
   ceiling_tokens_per_s: number;
 }
 
+/**
+ * The measured roofs a verdict uses: the streaming-read bandwidth, and the f32 FMA peak as the
+ * compute roof (the hardware's arithmetic limit; the tiled-matmul roof is what our prefill kernel
+ * reaches, reported beside it as `prefill_of_matmul_roof`).
+ */
 export interface Roofs {
   read_bandwidth_gbps: number;
+  f32_gflops: number;
   matmul_f32_gflops: number;
+}
+
+export function rooflineOf(roofs: Roofs): { computeFlopsPerS: number; bandwidthBytesPerS: number } {
+  return { computeFlopsPerS: roofs.f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 };
 }
 
 export function timingOf(r: RequestRecord): RequestTiming {
@@ -100,6 +112,7 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
   const bw = roofs.read_bandwidth_gbps * 1e9;
   const ceiling = decodeCeilingTokensPerS(bw, costs.decodeStep.bytes);
   const decodeRate = tpot ? 1000 / tpot.p50 : null;
+  const prefillGflops = costs.prefill.flops / (((gpuPrefill ?? ttft.p50) / 1000) * 1e9);
   return {
     prompt_tokens: used[0].prompt_tokens,
     output_tokens: used[0].output_tokens,
@@ -110,7 +123,8 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     prefill_tokens_per_s: used[0].prompt_tokens / (ttft.p50 / 1000),
     decode_tokens_per_s: decodeRate,
     prefill_flops: costs.prefill.flops,
-    prefill_gflops: costs.prefill.flops / (((gpuPrefill ?? ttft.p50) / 1000) * 1e9),
+    prefill_gflops: prefillGflops,
+    prefill_of_matmul_roof: prefillGflops / roofs.matmul_f32_gflops,
     decode_bytes_per_token: costs.decodeStep.bytes,
     decode_bandwidth_gbps: tpot ? costs.decodeStep.bytes / (tpot.p50 / 1000) / 1e9 : null,
     decode_efficiency: decodeRate !== null ? decodeRate / ceiling : null,
@@ -157,7 +171,7 @@ export function depthCurve(requests: readonly RequestRecord[], bytesAtDepth: (de
 
 /** Roofline verdicts of prefill and decode for one row (GPU time when measured, else host time). */
 export function phaseVerdicts(row: LatencyRow, costs: LengthCosts, roofs: Roofs): { prefill: Verdict; decode: Verdict | null } {
-  const r = { computeFlopsPerS: roofs.matmul_f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 };
+  const r = rooflineOf(roofs);
   const prefillMs = row.gpu_prefill_ms ?? row.ttft.p50;
   const decodeMs = row.tpot ? row.tpot.p50 : null;
   return {

@@ -84,6 +84,8 @@ export function formatLatency(r: BenchResult): string {
     ms(row.tpot?.p50),
     ms(row.tpot?.p99),
     row.prefill_tokens_per_s.toFixed(1),
+    row.prefill_gflops.toFixed(2),
+    pct(row.prefill_of_matmul_roof),
     row.decode_tokens_per_s === null ? '—' : row.decode_tokens_per_s.toFixed(1),
     ms(row.gpu_decode_ms, 3),
     ms(row.host_overhead_ms, 3),
@@ -93,7 +95,7 @@ export function formatLatency(r: BenchResult): string {
   const out = [
     `Latency by prompt length (host clock; n requests each; GPU time from ${l.gpu_clock === 'gpu-timestamp' ? 'timestamp queries' : 'the host clock'}):`,
     table(
-      ['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'decode tok/s', 'GPU ms/tok', 'host ms/tok', 'decode GB/s', 'of read roof'],
+      ['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'prefill GFLOP/s', 'of matmul roof', 'decode tok/s', 'GPU ms/tok', 'host ms/tok', 'decode GB/s', 'of read roof'],
       rows,
       rows[0]?.map(() => true),
     ),
@@ -116,7 +118,7 @@ export function formatLatency(r: BenchResult): string {
     out.push(table(['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'], l.kernels.map((k) => [k.phase, k.kind, ms(k.ms_per_step, 3), pct(k.share), k.dispatches_per_step.toFixed(0)]), [false, false, true, true, true]));
   }
   if (l.verdicts?.length) {
-    out.push('', 'Roofline verdict:');
+    out.push('', 'Roofline verdict (roofs: streaming-read bandwidth and the f32 FMA peak):');
     for (const v of l.verdicts) {
       out.push(`  prompt ${v.prompt_tokens}: prefill — ${v.prefill.sentence}`);
       if (v.decode) out.push(`  prompt ${v.prompt_tokens}: decode — ${v.decode.sentence}`);

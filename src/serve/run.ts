@@ -7,6 +7,7 @@
  */
 import { costReport, type CostReport } from '../bench/cost.ts';
 import { throwIfCancelled } from '../bench/protocol.ts';
+import { rooflineOf, type Roofs } from '../bench/latency-summary.ts';
 import { verdict, type Verdict } from '../bench/roofline.ts';
 import { summarize } from '../bench/stats.ts';
 import { TokenscopeError } from '../errors.ts';
@@ -76,10 +77,7 @@ export interface ServeSection {
   rate_sweep: (CapacityResult & { target: number }) | null;
 }
 
-export interface ServeRoofs {
-  read_bandwidth_gbps: number;
-  matmul_f32_gflops: number;
-}
+export type ServeRoofs = Roofs;
 
 export interface ServeHooks {
   signal?: AbortSignal;
@@ -104,7 +102,7 @@ export function decodeRooflines(work: readonly StepWork[], roofs: ServeRoofs): D
         flops,
         bytes,
         intensity: flops / bytes,
-        verdict: verdict({ flops, bytes, ms: stepMs }, { computeFlopsPerS: roofs.matmul_f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 }),
+        verdict: verdict({ flops, bytes, ms: stepMs }, rooflineOf(roofs)),
       };
     });
 }

@@ -53,7 +53,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'serving on the real engine (stories26
   });
 
   it('a small serve run yields a valid vLLM-style result with every request accounted for', async () => {
-    const roofs = { read_bandwidth_gbps: 1, matmul_f32_gflops: 1 };
+    const roofs = { read_bandwidth_gbps: 1, f32_gflops: 1, matmul_f32_gflops: 1 };
     const s = await runServing(
       loaded.engine,
       {
