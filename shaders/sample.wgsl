@@ -27,6 +27,7 @@ struct Params {
 
 override WG_SIZE: u32 = 256;   // a power of two
 
+// 72 bytes per invocation in all (select.ts sampleWorkgroupSize keeps it within the device limit).
 var<workgroup> partial: array<f32, WG_SIZE>;
 var<workgroup> tallies: array<vec4<f32>, WG_SIZE * 4u>;   // 16 per invocation
 var<workgroup> prefix: array<f32, WG_SIZE + 1u>;          // kept mass before each invocation's chunk

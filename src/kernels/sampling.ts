@@ -7,7 +7,7 @@
 import { uniformBuffer, uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
-import { rowReductionShape } from './select.ts';
+import { rowReductionShape, sampleWorkgroupSize } from './select.ts';
 import { SHADERS } from './shaders.ts';
 
 export interface SamplingParams {
@@ -29,16 +29,16 @@ export function argmaxCost(R: number, vocab: number): Cost {
 }
 
 /**
- * FLOPs: ~3 per logit per pass (key, compare, add; an exp counts 1 more), over the passes the
- * parameters turn on — max, 32 top-k counts, 33 top-p sums, the kept mass, the draw. Bytes: the
- * logits once (the repeated passes hit the cache) and one token per row.
+ * FLOPs per logit over the passes the parameters turn on: the max (1); top-k, 8 digit passes of
+ * 16 tallies (16 each); top-p, the top-k mass and 8 digit passes with the weight recomputed
+ * (3 for sub, divide, exp, plus 16 tallies); the kept mass (3). Bytes: the logits once (the
+ * repeated passes hit the cache) and one token per row.
  */
 export function sampleCost(R: number, vocab: number, p: SamplingParams): Cost {
   const sampled = p.temperature > 0;
-  const topK = sampled && p.topK > 0 && p.topK < vocab ? 32 : 0;
-  const topP = sampled && p.topP < 1 ? 33 : 0;
-  const weighted = sampled ? 4 : 3;
-  const perLogit = 1 + 3 * topK + weighted * (topP + 2);
+  const topK = sampled && p.topK > 0 && p.topK < vocab ? 8 * 16 : 0;
+  const topP = sampled && p.topP < 1 ? 3 + 8 * (3 + 16) : 0;
+  const perLogit = 1 + topK + topP + (sampled ? 3 : 0);
   return { flops: R * vocab * perLogit, bytes: 4 * R * (vocab + 1) };
 }
 
@@ -64,7 +64,7 @@ export interface SampleKernel {
 }
 
 /** Bytes of the sample kernel's uniform for `p` (the layout of shaders/sample.wgsl's Params). */
-export function sampleParamsData(vocab: number, p: SamplingParams): ArrayBuffer {
+function sampleParamsData(vocab: number, p: SamplingParams): ArrayBuffer {
   const data = new DataView(new ArrayBuffer(32));
   data.setUint32(0, vocab, true);
   data.setUint32(4, p.topK >>> 0, true);
@@ -85,9 +85,8 @@ export async function sample(
   vocab: number,
   params: SamplingParams,
 ): Promise<SampleKernel> {
-  const shape = rowReductionShape(ctx.caps);
   const uniform = uniformBuffer(ctx.device, `${owner}.params`, 32);
-  const dispatch = await makeDispatch(ctx, { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: shape.wgSize } }, {
+  const dispatch = await makeDispatch(ctx, { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: sampleWorkgroupSize(ctx.caps) } }, {
     owner,
     kind: 'sampling',
     bindings: [logits, tokens, uniform],

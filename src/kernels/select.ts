@@ -57,6 +57,13 @@ export function rowReductionShape(caps: Capabilities): RowReductionShape {
   return { wgSize: caps.cpuLike ? 64 : 256, subgroups: caps.subgroups };
 }
 
+/** The sampling kernel's workgroup: the row-reduction size, halved until its 72 bytes per invocation fit. */
+export function sampleWorkgroupSize(caps: Capabilities): number {
+  let wgSize = rowReductionShape(caps).wgSize;
+  while (wgSize > 32 && 72 * wgSize + 4 > caps.limits.maxComputeWorkgroupStorageSize) wgSize /= 2;
+  return wgSize;
+}
+
 /** Heads of a model as the attention kernels see them. */
 export interface AttentionHeads {
   nHeads: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
-import { attentionShapes, decodeWorkgroupBytes, elementwiseShape, prefillWorkgroupBytes, rowReductionShape } from '../../../src/kernels/select.ts';
+import { attentionShapes, decodeWorkgroupBytes, elementwiseShape, prefillWorkgroupBytes, rowReductionShape, sampleWorkgroupSize } from '../../../src/kernels/select.ts';
 
 /** A capability record with only what the layer shapes read. */
 const device = (cpuLike: boolean, workgroupBytes = 32768): Capabilities =>
@@ -35,6 +35,12 @@ describe('layer kernel shapes', () => {
       expect(wgSize & (wgSize - 1)).toBe(0);
       expect(subgroups).toBe(true);
     }
+  });
+
+  it('sampling fits the WebGPU baseline of 16 KiB of workgroup memory', () => {
+    expect(sampleWorkgroupSize(GPU)).toBe(256);
+    expect(sampleWorkgroupSize(device(false, 16384))).toBe(128);
+    expect(sampleWorkgroupSize(CPU)).toBe(64);
   });
 
   it('attention: split-K fills a GPU, CPU adapters keep one workgroup per (row, kv head) and no tiled prefill', () => {
