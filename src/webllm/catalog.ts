@@ -43,7 +43,7 @@ export interface CatalogOptions {
 const MODEL_ID = /^(.+?)-(q\d+b?f\d+(?:_\d+)?)-MLC(?:-.+)?$/;
 /** Name segments that say how the model was tuned, not which model it is. */
 const ROLE_WORDS = new Set(['instruct', 'it', 'chat', 'hf']);
-/** WebLLM's `ModelType.embedding` (a const enum value, not imported so the runtime stays out). */
+/** WebLLM's `ModelType.embedding`, written out: importing the enum would pull in the runtime. */
 const EMBEDDING_MODEL = 1;
 
 /** Family and quantization from a model id; `null` when the id does not follow MLC's naming. */

@@ -30,6 +30,11 @@ const RULES: readonly Rule[] = [
     hint: 'Pick a q4f32_1 or q0f32 WebLLM model, or a browser and GPU that offer shader-f16.',
   },
   {
+    code: 'feature-missing',
+    test: /Content Security Policy|blocked by CSP|Refused to compile or instantiate WebAssembly/i,
+    hint: "This page's Content-Security-Policy blocks WebAssembly: WebLLM needs 'wasm-unsafe-eval' in script-src.",
+  },
+  {
     code: 'webgpu-unavailable',
     test: /WebGPUNotAvailableError|WebGPUNotFoundError|WebGPU is not supported|Cannot find WebGPU/i,
     hint: 'WebLLM needs WebGPU: try Chrome or Edge 113+, or enable WebGPU in your browser settings.',

@@ -25,6 +25,13 @@ const RECORDED: [string, unknown, string, RegExp?][] = [
     'feature-missing',
     /q4f32_1/,
   ],
+  [
+    'Chrome: CSP without wasm-unsafe-eval',
+    new WebAssembly.CompileError("WebAssembly.instantiate(): Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an allowed source of script in the following Content Security Policy directive: \"script-src 'self'\""),
+    'feature-missing',
+    /wasm-unsafe-eval/,
+  ],
+  ['Firefox: CSP without wasm-unsafe-eval', new WebAssembly.CompileError('call to WebAssembly.instantiate() blocked by CSP'), 'feature-missing', /wasm-unsafe-eval/],
   ['FeatureSupportError', named('FeatureSupportError', 'This model requires feature subgroups, which is not yet supported by this browser.'), 'feature-missing'],
   [
     'DeviceLostError (OOM in reload)',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { latencyRow, timingOf } from '../../../src/bench/latency-summary.ts';
+import { timingOf, type RequestRecord } from '../../../src/bench/latency-summary.ts';
 import { itlsMs, latencyStats } from '../../../src/bench/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import {
@@ -59,13 +59,12 @@ describe('toRequestRecord', () => {
   });
 
   it('is a RequestRecord our latency summary reads', () => {
-    const costs = { prefill: { flops: 1e9, bytes: 1e8 }, decodeStep: { flops: 1e6, bytes: 5e8 } };
-    const roofs = { read_bandwidth_gbps: 100, matmul_f32_gflops: 1000 };
-    const row = latencyRow([toRequestRecord(exact, 0, false)], costs, roofs);
-    expect(row.prompt_tokens).toBe(128);
-    expect(row.ttft.p50).toBe(51);
-    expect(row.tpot!.p50).toBeCloseTo(10.5, 9); // (82.5 − 51) / 3
-    expect(row.gpu_prefill_ms).toBeNull();
+    const record: RequestRecord = toRequestRecord(exact, 0, false);
+    const stats = latencyStats([timingOf(record)]);
+    expect(stats.median_ttft_ms).toBe(51);
+    expect(stats.median_tpot_ms).toBeCloseTo(10.5, 9); // (82.5 − 51) / 3
+    expect(stats.median_itl_ms).toBe(10.5);
+    expect(stats.median_e2el_ms).toBe(82.5);
   });
 });
 
