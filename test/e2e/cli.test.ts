@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { validateResult } from '../../src/bench/validate.ts';
+import { fileSource } from '../../src/model/gguf/node-source.ts';
+import { openModel } from '../../src/model/open.ts';
+import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
+import { createTokenizer } from '../../src/model/tokenizer/index.ts';
+import { STORIES_GGUF } from '../unit/model/paths.ts';
 import { ROOT } from './browser.ts';
 
 const run = promisify(execFile);
@@ -38,6 +43,49 @@ describe('npm run bench', () => {
     // Node on lavapipe has shader-f16; Chromium's SwiftShader does not.
     if (runtime === 'node') expect(c.f16_gflops).toBeGreaterThan(0);
     else expect(c.f16_gflops).toBeNull();
+  });
+
+  it.skipIf(!STORIES_GGUF).each(['node', 'browser'])(
+    `--model FILE --prompt TEXT --gen N generates greedily in the %s runtime and matches the CPU reference${STORIES_GGUF ? '' : ' — SKIPPED: stories260K.gguf not found'}`,
+    async (runtime) => {
+      const out = join(dir, `gen-${runtime}.json`);
+      const r = await bench(['--runtime', runtime, '--model', STORIES_GGUF!, '--prompt', 'Once upon a time', '--gen', '24', '--probe-mib', '4', '--reps', '1', '--json', out, '--quiet']);
+      expect(r.stderr).not.toMatch(/error:/);
+      expect(r.code).toBe(0);
+      const result = validateResult(JSON.parse(readFileSync(out, 'utf8')));
+      const g = result.generation as { prompt_token_ids: number[]; token_ids: number[]; text: string };
+      const source = await fileSource(STORIES_GGUF!);
+      const model = await openModel(source);
+      const tokenizer = createTokenizer(model.gguf.metadata);
+      expect(g.prompt_token_ids).toEqual(tokenizer.encode('Once upon a time', { bos: true }));
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      expect(g.token_ids).toEqual(generateGreedy(reference, g.prompt_token_ids, 24));
+      await source.close();
+      expect(g.text).toBe(tokenizer.decode(g.token_ids));
+      expect(r.stdout).toContain(g.text.trim().slice(0, 20));
+    },
+  );
+
+  it('--mode serve prints the vLLM summary and writes every request', async () => {
+    const out = join(dir, 'serve.json');
+    const r = await bench(['--mode', 'serve', '--model', 'stories260k', '--quant', 'f32', '--requests', '6', '--max-batch', '3', '--rate', '20', '--prompt-len', 'uniform:4-24', '--output-len', '6', '--max-tokens-per-step', '16', '--chunk', '8', '--slo', 'ttft=5000,tpot=500', '--probe-mib', '4', '--reps', '1', '--json', out, '--quiet']);
+    expect(r.stderr).not.toMatch(/error:/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('============ Serving Benchmark Result ============');
+    expect(r.stdout).toMatch(/Request goodput \(req\/s\):\s+\d/);
+    const result = validateResult(JSON.parse(readFileSync(out, 'utf8')));
+    const run = (result.serve as { run: { result: { completed: number; failed: number; request_goodput: number; request_throughput: number } } }).run.result;
+    expect(run.completed + run.failed).toBe(6);
+    expect(run.request_goodput).toBeLessThanOrEqual(run.request_throughput);
+  });
+
+  it('with no arguments runs the embedded default: roofs, then a latency sweep with a verdict', async () => {
+    const r = await bench(['--quiet', '--probe-mib', '16']);
+    expect(r.stderr).not.toMatch(/error:/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('synthetic weights — speed only');
+    expect(r.stdout).toContain('Latency by prompt length');
+    expect(r.stdout).toContain('Roofline verdict');
   });
 
   it('rejects unknown flags and bad values with usage and a non-zero exit', async () => {
