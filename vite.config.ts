@@ -3,11 +3,12 @@ import { defineConfig, type Plugin } from 'vite';
 /**
  * The page is static: `vite build` writes dist/ (relative asset paths, so it can be hosted in any
  * folder). The production page carries a Content-Security-Policy without unsafe-eval and without
- * inline script; WebLLM model downloads need https: connections.
+ * inline script; 'wasm-unsafe-eval' lets WebLLM compile its WebAssembly (it allows no JS eval), and
+ * its model downloads need https: connections.
  */
 const CSP = [
   "default-src 'self'",
-  "script-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",
   "connect-src 'self' https: blob: data:",
