@@ -29,7 +29,7 @@ export function toBase64Url(bytes: Uint8Array): string {
 }
 
 /** Strict base64url: only `A–Z a–z 0–9 - _`, no padding, no whitespace, a length that is not 1 mod 4. */
-export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) throw badLink('The link is damaged: it has characters that base64url does not use.');
   if (text.length % 4 === 1) throw badLink('The link is damaged: its base64url text has an impossible length (it was probably cut off).');
   const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
@@ -38,7 +38,7 @@ export function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-export async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }

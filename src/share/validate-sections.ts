@@ -33,7 +33,7 @@ const MAX_TEXT = 1 << 20;
 const STAT_NAMES = ['mean', 'median', 'std', 'p90', 'p95', 'p99'] as const;
 const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
 /** vLLM's latency aggregate keys (mean_ttft_ms … p99_e2el_ms). */
-export const LATENCY_STAT_KEYS: readonly LatencyStatKey[] = STAT_NAMES.flatMap((s) => LATENCY_METRICS.map((m) => `${s}_${m}_ms` as const));
+const LATENCY_STAT_KEYS: readonly LatencyStatKey[] = STAT_NAMES.flatMap((s) => LATENCY_METRICS.map((m) => `${s}_${m}_ms` as const));
 const SUMMARY_KEYS = ['count', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const satisfies readonly (keyof Summary)[];
 
 const nonNegative = (v: Json, path: string) => expectNumber(v, path, { min: 0 });
@@ -103,7 +103,8 @@ function validateRow(v: Json, path: string): void {
   validateStats(r.stats, `${path}.stats`);
   validateSummary(r.ttft, `${path}.ttft`);
   nullable(r.tpot, `${path}.tpot`, validateSummary);
-  fields(r, path, ['prefill_tokens_per_s', 'prefill_flops', 'prefill_gflops', 'decode_bytes_per_token', 'decode_ceiling_tokens_per_s'], nonNegative);
+  const measured = ['prefill_tokens_per_s', 'prefill_flops', 'prefill_gflops', 'prefill_of_matmul_roof', 'decode_bytes_per_token', 'decode_ceiling_tokens_per_s'];
+  fields(r, path, measured, nonNegative);
   const optional = ['decode_tokens_per_s', 'decode_bandwidth_gbps', 'decode_efficiency', 'gpu_prefill_ms', 'gpu_decode_ms'];
   fields(r, path, optional, (x, p) => nullable(x, p, nonNegative));
   // Overheads are differences of medians and may come out negative.

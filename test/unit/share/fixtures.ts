@@ -1,7 +1,8 @@
 /**
  * Results for the share tests, built with the real summary functions from seeded random timings:
- * a small one (one prompt length, a few requests) and a realistic large one (five prompt lengths
- * × 20 requests × 128 output tokens, per-step GPU times, 50 samples per roof, a kernel profile).
+ * a small one (one prompt length, a few requests) and a realistic large one (the full sweep's four
+ * prompt lengths × 25 requests × 128 output tokens, per-step GPU times, 50 samples per roof, a
+ * kernel profile).
  */
 import { findPreset } from '../../../models/catalog.ts';
 import type { LatencySection } from '../../../src/bench/latency.ts';
@@ -14,7 +15,7 @@ import { newResult, type BenchResult, type CeilingMeasurement, type Ceilings } f
 import type { ModelInfo } from '../../../src/model/load.ts';
 import { mulberry32 } from '../../../src/serve/workload.ts';
 
-export const ROOFS: Roofs = { read_bandwidth_gbps: 412.5, matmul_f32_gflops: 9876.5 };
+export const ROOFS: Roofs = { read_bandwidth_gbps: 412.5, f32_gflops: 21000, matmul_f32_gflops: 9876.5 };
 
 export function environment(): BenchResult['environment'] {
   return {
@@ -43,7 +44,7 @@ export function ceilings(samplesPerRoof: number, seed = 1): Ceilings {
     read_bandwidth_gbps: measurement(ROOFS.read_bandwidth_gbps, 'GB/s', samplesPerRoof, random),
     copy_bandwidth_gbps: measurement(380.25, 'GB/s', samplesPerRoof, random),
     copy_buffer_to_buffer_gbps: measurement(401.125, 'GB/s', samplesPerRoof, random),
-    f32_gflops: measurement(21000, 'GFLOP/s', samplesPerRoof, random),
+    f32_gflops: measurement(ROOFS.f32_gflops, 'GFLOP/s', samplesPerRoof, random),
     matmul_f32_gflops: measurement(ROOFS.matmul_f32_gflops, 'GFLOP/s', samplesPerRoof, random),
     f16_gflops: measurement(40000, 'GFLOP/s', samplesPerRoof, random),
   };
@@ -123,9 +124,9 @@ function withSections(ceilingSamples: number, section: LatencySection): BenchRes
 export const smallResult = (): BenchResult => withSections(5, latency([16], 3, 8));
 
 let large: string | undefined;
-/** Five prompt lengths × 20 requests × 128 tokens, 50 samples per roof (built once, a fresh copy each call). */
+/** Four prompt lengths × 25 requests × 128 tokens, 50 samples per roof (built once, a fresh copy each call). */
 export function largeResult(): BenchResult {
-  large ??= JSON.stringify(withSections(50, latency([16, 64, 256, 1024, 4096], 20, 128)));
+  large ??= JSON.stringify(withSections(50, latency([16, 64, 256, 1024], 25, 128)));
   return JSON.parse(large);
 }
 
