@@ -14,6 +14,7 @@ import type { LengthDistribution } from '../src/serve/workload.ts';
 import type { BenchResult } from '../src/bench/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
+import { encodeReport, shareable } from '../src/share/permalink.ts';
 import { parseFlags, usage, UsageError, type FlagSpec } from './args.ts';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -50,10 +51,15 @@ const FLAGS: Record<string, FlagSpec> = {
   'probe-mib': { type: 'int', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups' },
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE' },
+  share: { type: 'boolean', help: 'print a permalink that opens this report in the page (no server, no re-run)' },
+  'share-base': { type: 'string', value: 'URL', help: 'where the page is hosted (default $TOKENSCOPE_URL, else the npm start address)' },
   'list-models': { type: 'boolean', help: 'print the model catalog and exit' },
   quiet: { type: 'boolean', help: 'no progress lines' },
   help: { type: 'boolean', help: 'show this help' },
 };
+
+/** Where `npm start` serves the page. */
+const DEFAULT_PAGE_URL = 'http://127.0.0.1:5173/';
 
 const SUMMARY =
   'Measure this machine with tokenscope. With no arguments: the roofs, then a latency sweep of the\n' +
@@ -223,6 +229,11 @@ async function main(argv: string[]): Promise<number> {
 
   const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatServe(result), formatLlamaBench(result)];
   process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
+  if (flags.get('share')) {
+    const base = (flags.get('share-base') as string | undefined) ?? process.env.TOKENSCOPE_URL ?? DEFAULT_PAGE_URL;
+    const fragment = await encodeReport(result);
+    process.stdout.write(`\nPermalink (${fragment.length.toLocaleString('en-US')} characters${(await shareable(result)).notes?.some((n) => /trimmed/i.test(n)) ? '; raw samples trimmed — the JSON has them' : ''}):\n${base.replace(/#.*$/, '')}${fragment}\n`);
+  }
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {
     writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
