@@ -1,8 +1,9 @@
-// Read+write roof: dst = src in vec4<u32> words, grid-stride loop.
+// Read+write roof: dst = src in vec4<u32> words; each workgroup copies one contiguous chunk,
+// its invocations lane-interleaved inside it (see stream_read.wgsl for why).
 
 struct Params {
   count: u32,      // number of vec4<u32> words
-  stride: u32,     // total invocations in the grid
+  chunk: u32,      // words per workgroup, a multiple of WG_SIZE
   _pad0: u32,
   _pad1: u32,
 }
@@ -14,9 +15,10 @@ struct Params {
 override WG_SIZE: u32 = 256;
 
 @compute @workgroup_size(WG_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let linear = gid.x + gid.y * nwg.x * WG_SIZE;
-  for (var i = linear; i < params.count; i += params.stride) {
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let begin = (wid.x + wid.y * nwg.x) * params.chunk;
+  let end = min(begin + params.chunk, params.count);
+  for (var i = begin + lid; i < end; i += WG_SIZE) {
     dst[i] = src[i];
   }
 }

@@ -1,11 +1,14 @@
-// Streaming read roof: every invocation sums vec4<u32> words in a grid-stride loop
-// (lane-interleaved, so neighbouring invocations read neighbouring 16-byte words), then the
-// workgroup reduces and writes one partial sum. Wrapping u32 addition keeps the result exact,
-// so the CPU can verify it. Closest in shape to what decode does: read every byte once.
+// Streaming read roof: each workgroup sums one contiguous chunk of vec4<u32> words, its
+// invocations lane-interleaved inside the chunk (neighbouring invocations read neighbouring
+// 16-byte words: coalesced on a GPU; on a CPU adapter, where a workgroup's invocations run one
+// SIMD batch after another, each batch walks the chunk with a short stride instead of jumping
+// across the whole buffer). The workgroup then reduces and writes one partial sum. Wrapping u32
+// addition keeps the result exact, so the CPU can verify it. Closest in shape to what decode does:
+// read every byte once.
 
 struct Params {
   count: u32,      // number of vec4<u32> words
-  stride: u32,     // total invocations in the grid
+  chunk: u32,      // words per workgroup, a multiple of WG_SIZE
   _pad0: u32,
   _pad1: u32,
 }
@@ -19,13 +22,14 @@ override WG_SIZE: u32 = 256;
 var<workgroup> scratch: array<u32, WG_SIZE>;
 
 @compute @workgroup_size(WG_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32,
+fn main(@builtin(local_invocation_index) lid: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
-  let linear = gid.x + gid.y * nwg.x * WG_SIZE;
+  let w = wid.x + wid.y * nwg.x;
+  let begin = w * params.chunk;
+  let end = min(begin + params.chunk, params.count);
   var acc = vec4<u32>(0u);
-  for (var i = linear; i < params.count; i += params.stride) {
+  for (var i = begin + lid; i < end; i += WG_SIZE) {
     acc += data[i];
   }
   scratch[lid] = acc.x + acc.y + acc.z + acc.w;
@@ -37,6 +41,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
     workgroupBarrier();
   }
   if (lid == 0u) {
-    partials[wid.x + wid.y * nwg.x] = scratch[0];
+    partials[w] = scratch[0];
   }
 }

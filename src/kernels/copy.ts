@@ -1,7 +1,7 @@
 import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
-import { grid1d, gridInvocations } from './grid.ts';
+import { chunkWords, grid1d } from './grid.ts';
 import { SHADERS } from './shaders.ts';
 
 const WG_SIZE = 256;
@@ -14,7 +14,8 @@ export function copyCost(bytes: number): Cost {
 /** dst = src over `bytes` bytes, as vec4<u32> (shaders/copy.wgsl). */
 export async function copyKernel(ctx: GpuContext, src: GPUBuffer, dst: GPUBuffer, bytes: number, workgroups: number): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-  const params = uniformBufferWith(ctx.device, 'copy.params', new Uint32Array([bytes / 16, gridInvocations(grid, WG_SIZE), 0, 0]));
+  const total = grid[0] * grid[1];
+  const params = uniformBufferWith(ctx.device, 'copy.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, WG_SIZE), 0, 0]));
   return makeDispatch(ctx, { name: 'copy', code: SHADERS.copy, constants: { WG_SIZE } }, {
     owner: 'probe.copy',
     kind: 'probe',

@@ -14,3 +14,8 @@ export function grid1d(workgroups: number, maxPerDim = 65535): [number, number, 
 export function gridInvocations(grid: readonly [number, number, number], wgSize: number): number {
   return grid[0] * grid[1] * grid[2] * wgSize;
 }
+
+/** Words per workgroup when `words` are split into contiguous chunks over `workgroups`, a multiple of wgSize. */
+export function chunkWords(words: number, workgroups: number, wgSize: number): number {
+  return Math.ceil(words / workgroups / wgSize) * wgSize;
+}

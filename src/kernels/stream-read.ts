@@ -1,7 +1,7 @@
 import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
-import { grid1d, gridInvocations } from './grid.ts';
+import { chunkWords, grid1d } from './grid.ts';
 import { SHADERS } from './shaders.ts';
 
 export const STREAM_READ_WG = 256;
@@ -24,7 +24,7 @@ export async function streamRead(
 ): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
-  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, gridInvocations(grid, STREAM_READ_WG), 0, 0]));
+  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, STREAM_READ_WG), 0, 0]));
   return makeDispatch(ctx, { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG } }, {
     owner: 'probe.read',
     kind: 'probe',
