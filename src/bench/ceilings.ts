@@ -117,7 +117,7 @@ class Runner {
     // GB/s and GFLOP/s: 1e9 per second.
     const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
     const stats = summarize(values);
-    return { value: stats.p50, unit, min: stats.min, max: stats.max, samples: values, clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host', work_per_rep: work, shape, verified: true };
+    return { value: stats.p50, unit, min: stats.min, max: stats.max, samples: values, n: values.length, clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host', work_per_rep: work, shape, verified: true };
   }
 }
 

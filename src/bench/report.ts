@@ -28,7 +28,7 @@ export function formatCeilings(c: Ceilings): string {
   const rows = (Object.keys(CEILING_LABELS) as CeilingKey[]).map((key) => {
     const m = c.measurements[key];
     if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', 'not supported on this device'];
-    return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.samples.length), m.clock, m.shape];
+    return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.shape];
   });
   const ratio = (k: CeilingKey) => (c[k] !== null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
   return [

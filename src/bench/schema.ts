@@ -30,8 +30,10 @@ export interface CeilingMeasurement {
   unit: 'GB/s' | 'GFLOP/s';
   min: number;
   max: number;
-  /** Per-repetition values in `unit`. */
+  /** Per-repetition values in `unit` (a shared link may keep only a few; `n` stays the count measured). */
   samples: number[];
+  /** Repetitions measured. */
+  n: number;
   clock: ClockKind;
   /** Bytes moved (read + written) or FLOPs done per repetition. */
   work_per_rep: number;

@@ -74,6 +74,7 @@ function validateCeilings(v: Json, path: string): void {
     expectNumber(value, `${path}.${key}`, { min: 0 });
     const mm = expectObject(m, `${path}.measurements.${key}`);
     for (const f of ['value', 'min', 'max', 'work_per_rep']) expectNumber(mm[f], `${path}.measurements.${key}.${f}`, { min: 0 });
+    expectNumber(mm.n, `${path}.measurements.${key}.n`, { min: 1, integer: true });
     const unit = expectString(mm.unit, `${path}.measurements.${key}.unit`);
     if (unit !== 'GB/s' && unit !== 'GFLOP/s') throw new SchemaError(`${path}.measurements.${key}.unit`, 'must be GB/s or GFLOP/s');
     const clock = expectString(mm.clock, `${path}.measurements.${key}.clock`);

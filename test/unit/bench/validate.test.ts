@@ -4,7 +4,7 @@ import { validateResult } from '../../../src/bench/validate.ts';
 import { workingSetBytes } from '../../../src/bench/ceilings.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
-  value, unit, min: value * 0.9, max: value * 1.1, samples: [value * 0.9, value, value * 1.1], clock: 'gpu-timestamp', work_per_rep: 1e6, shape: '64 workgroups', verified: true,
+  value, unit, min: value * 0.9, max: value * 1.1, samples: [value * 0.9, value, value * 1.1], n: 3, clock: 'gpu-timestamp', work_per_rep: 1e6, shape: '64 workgroups', verified: true,
 });
 
 function sample() {

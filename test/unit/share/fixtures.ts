@@ -35,7 +35,7 @@ export function environment(): BenchResult['environment'] {
 function measurement(value: number, unit: CeilingMeasurement['unit'], n: number, random: () => number): CeilingMeasurement {
   const samples = Array.from({ length: n }, () => value * (0.95 + 0.1 * random()));
   const sorted = [...samples].sort((a, b) => a - b);
-  return { value: sorted[n >> 1], unit, min: sorted[0], max: sorted[n - 1], samples, clock: 'gpu-timestamp', work_per_rep: 268435456, shape: '1024 workgroups × 256', verified: true };
+  return { value: sorted[n >> 1], unit, min: sorted[0], max: sorted[n - 1], samples, n, clock: 'gpu-timestamp', work_per_rep: 268435456, shape: '1024 workgroups × 256', verified: true };
 }
 
 export function ceilings(samplesPerRoof: number, seed = 1): Ceilings {
