@@ -9,6 +9,8 @@
  *   time  ≥ max(bytes / bandwidth, FLOPs / compute roof)
  *   tokens/s (all sequences) = B / time; per sequence = 1 / time.
  */
+import { parameterCount } from '../../models/catalog.ts';
+import type { ModelConfig } from '../model/config.ts';
 import { requirePositive } from './stats.ts';
 
 /** Bytes per weight of the formats our kernels read (Q8_0: 34 bytes per 32, Q4_0: 18 per 32). */
@@ -64,6 +66,18 @@ export function kvBytesPerPosition(s: AttentionShape): number {
 /** Attention FLOPs per token per attended position: QKᵀ and PV, 2 FLOPs each per head dimension. */
 export function attentionFlopsPerPosition(s: AttentionShape): number {
   return 4 * s.layers * s.heads * s.headDim;
+}
+
+/**
+ * The weights one decode step reads and the attention shape of a model: every parameter except an
+ * untied token-embedding table, of which a step looks up one row. KV elements are f32 in our engine.
+ */
+export function decodeShapeOf(c: ModelConfig, kvBytesPerElement = 4): { parameters: number; shape: AttentionShape } {
+  const lookedUp = c.tiedEmbeddings ? 0 : c.vocabSize * c.dim;
+  return {
+    parameters: parameterCount(c) - lookedUp,
+    shape: { layers: c.nLayers, heads: c.nHeads, kvHeads: c.nKvHeads, headDim: c.headDim, kvBytesPerElement },
+  };
 }
 
 export function predictDecode(s: DecodeScenario): DecodePrediction {

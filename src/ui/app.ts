@@ -1,23 +1,49 @@
 import { LitElement, html, css } from 'lit';
-import { customElement } from 'lit/decorators.js';
+import { customElement, query, state } from 'lit/decorators.js';
 import type { BenchJob } from '../bench/job.ts';
+import type { BenchResult } from '../bench/schema.ts';
+import { isTokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { blobSource } from '../model/gguf/source.ts';
+import { Reports, type ReportEntry } from './reports.ts';
 import { GpuSession } from './session.ts';
+import { defaultSetup, jobOf, parsePageParams, type RunSetup } from './setup.ts';
 import { shared } from './styles.ts';
+import './compare-panel.ts';
+import './compare-view.ts';
 import './device-panel.ts';
 import './progress-bar.ts';
-import './roofs-table.ts';
-import './roofline-chart.ts';
+import './report-view.ts';
+import './run-setup.ts';
+import './share-bar.ts';
+import './what-if-panel.ts';
 
-/** The automation entry point the CLI's browser runtime calls (`window.tokenscope.runJob`). */
+/** The automation entry point (`window.tokenscope`): the CLI's browser runtime and the tests call it. */
 export interface AutomationApi {
+  /** Run a job as the Run button does (the report appears on the page); rejects when the run fails. */
   runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void): Promise<unknown>;
   capabilities(): Promise<Capabilities>;
+  /** Cancel the run in progress (as the Cancel button does). */
+  cancel(): void;
+  /** Destroy the GPU device, as a driver reset would (tests of device loss). */
+  loseDevice(): void;
+  /** Runs started since the page loaded. */
+  runsStarted(): number;
+}
+
+const MODE_NAMES = { roofs: 'roofs only', latency: 'latency sweep', 'llama-bench': 'llama-bench' } as const;
+
+function describeSetup(s: RunSetup): string {
+  if (s.mode === 'roofs') return 'roofs only';
+  const m = s.model;
+  const model = m.kind === 'preset' || m.kind === 'known' ? m.id : m.kind === 'url' ? m.url.split('/').pop() : (m.file?.name ?? 'a local file');
+  return `${model}${m.quant ? ` ${m.quant}` : ''}, ${MODE_NAMES[s.mode]}`;
 }
 
 /**
- * The tokenscope page. Runs nothing until the visitor clicks (or the CLI calls the automation
- * API); every string from the device or a result is rendered as text.
+ * The tokenscope page. Runs nothing until the visitor clicks Run (or the CLI calls the automation
+ * API); a `#r=` or `#c=` link shows a report or a comparison without running anything. Every string
+ * from the device, a link or a file is rendered as text.
  */
 @customElement('ts-app')
 export class App extends LitElement {
@@ -41,72 +67,203 @@ export class App extends LitElement {
         gap: 10px;
         align-items: center;
         flex-wrap: wrap;
-        margin: 0 0 12px;
+        margin: 12px 0 0;
       }
-      .explain {
-        font-size: 0.92rem;
-        max-width: 75ch;
+      .progress {
+        margin-top: 12px;
+      }
+      .report-head {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 8px 16px;
+        align-items: end;
+        margin-bottom: 12px;
+      }
+      .report-head label {
+        flex: 1 1 260px;
+      }
+      .drop {
+        outline: 3px dashed var(--accent);
+        outline-offset: 6px;
+      }
+      footer {
+        font-size: 0.85rem;
       }
     `,
   ];
 
   private readonly session = new GpuSession(this, location.search);
+  private readonly reports = new Reports(this);
+  private readonly page = parsePageParams(location.search);
+  @state() private setup: RunSetup | null = null;
+  @state() private dragging = false;
+  @query('#cancel') private cancelButton?: HTMLButtonElement;
 
   override connectedCallback(): void {
     super.connectedCallback();
     const api: AutomationApi = {
-      runJob: (job, onProgress) => this.session.run(job, onProgress),
+      runJob: (job, onProgress) => this.start(job, null, 'a job from automation', onProgress),
       capabilities: async () => (await this.session.ensureDevice()).caps,
+      cancel: () => this.session.cancel(),
+      loseDevice: () => this.session.loseDevice(),
+      runsStarted: () => this.session.runsStarted,
     };
     (window as unknown as { tokenscope: AutomationApi }).tokenscope = api;
+    window.addEventListener('hashchange', this.onHash);
+    window.addEventListener('dragover', this.onDragOver);
+    window.addEventListener('dragleave', this.onDragLeave);
+    window.addEventListener('drop', this.onDrop);
+    if (location.hash) void this.reports.openFragment(location.hash);
   }
 
-  /** `?probe-mib=N` caps the bandwidth working set (the tests use a small one). */
-  private readonly probeMiB = Number(new URLSearchParams(location.search).get('probe-mib')) || undefined;
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    window.removeEventListener('hashchange', this.onHash);
+    window.removeEventListener('dragover', this.onDragOver);
+    window.removeEventListener('dragleave', this.onDragLeave);
+    window.removeEventListener('drop', this.onDrop);
+  }
 
-  private async measure(): Promise<void> {
+  private readonly onHash = () => void this.reports.openFragment(location.hash);
+
+  private readonly onDragOver = (e: DragEvent) => {
+    if (!e.dataTransfer?.types.includes('Files')) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    this.dragging = true;
+  };
+
+  private readonly onDragLeave = (e: DragEvent) => {
+    if (e.relatedTarget === null) this.dragging = false;
+  };
+
+  private readonly onDrop = (e: DragEvent) => {
+    this.dragging = false;
+    if (!e.dataTransfer?.files.length) return;
+    e.preventDefault();
+    void this.reports.importFiles([...e.dataTransfer.files]);
+  };
+
+  protected override willUpdate(): void {
+    if (!this.setup && this.session.environment) this.setup = defaultSetup({ cpuLike: this.session.environment.cpu_adapter }, this.page.params);
+  }
+
+  /** Run a job as a new report; the page shows it filling in. */
+  private async start(job: BenchJob, file: File | null, what: string, onProgress?: (step: string, fraction: number) => void): Promise<BenchResult> {
+    if (this.session.status === 'running') return this.session.run(job);
+    const entry = this.reports.startRun(what);
+    this.reports.closeComparison();
+    void this.updateComplete.then(() => this.cancelButton?.focus());
     try {
-      await this.session.run({ probe: true, probeMiB: this.probeMiB });
-    } catch {
-      // The session keeps the error for display; the page stays usable.
+      const result = await this.session.run(job, { onProgress, modelSource: file ? blobSource(file) : undefined, onPartial: (r) => this.reports.update(entry, r) });
+      this.reports.update(entry, result);
+      this.reports.finish(entry, 'done');
+      return result;
+    } catch (e) {
+      this.reports.finish(entry, isTokenscopeError(e, 'cancelled') ? 'cancelled' : 'failed', e);
+      throw e;
+    } finally {
+      void this.updateComplete.then(() => {
+        if (!this.shadowRoot?.activeElement) this.renderRoot.querySelector('ts-run-setup')?.shadowRoot?.querySelector<HTMLButtonElement>('button.run')?.focus();
+      });
     }
+  }
+
+  private async runSetup(): Promise<void> {
+    if (!this.setup) return;
+    const { job, file } = jobOf(this.setup);
+    try {
+      await this.start(job, file, describeSetup(this.setup));
+    } catch {
+      // The report entry keeps the error for display; the page stays usable.
+    }
+  }
+
+  private linkMade(fragment: string): void {
+    history.replaceState(null, '', fragment);
+  }
+
+  private entryBanner(e: ReportEntry) {
+    if (e.state === 'running') return html`<p class="muted">Running — the tables and charts below fill in as results arrive.</p>`;
+    if (e.state === 'cancelled') return html`<div class="banner warn" role="status">You cancelled this run. What finished before is kept below.</div>`;
+    if (e.state === 'failed' && e.error) {
+      return html`<div class="banner error" role="alert"><strong>This run failed: ${e.error.message}</strong>${e.error.hint ? html`<p>${e.error.hint}</p>` : ''}${e.result ? html`<p>The results gathered before it stopped are kept below.</p>` : ''}</div>`;
+    }
+    if (e.origin !== 'run') return html`<p class="muted">Opened from a ${e.origin === 'link' ? 'link' : 'file'}: these numbers were measured on the device described at the bottom, on ${e.result?.created_at ?? '?'}. Nothing ran in your browser.</p>`;
+    return '';
   }
 
   override render() {
     const s = this.session;
     const running = s.status === 'running';
-    return html`<main>
+    const shown = this.reports.shown;
+    const notice = this.reports.notice;
+    const comparison = this.reports.comparison;
+    return html`<main class=${this.dragging ? 'drop' : ''}>
       <header>
         <h1>tokenscope</h1>
         <p class="muted">Where the time goes when your GPU runs a language model — measured in this tab, with WebGPU.</p>
       </header>
+      ${this.page.problems.length || s.paramError
+        ? html`<div class="banner warn" role="note">${[...this.page.problems, ...(s.paramError ? [s.paramError.message] : [])].map((p) => html`<div>${p}</div>`)}</div>`
+        : ''}
       ${s.status === 'unavailable' && s.error
+        ? html`<div class="banner error" role="alert"><strong>${s.error.message}</strong><p>${s.error.hint}</p></div>`
+        : html`<ts-device-panel .environment=${s.environment}></ts-device-panel>`}
+      ${notice
         ? html`<div class="banner error" role="alert">
-            <strong>${s.error.message}</strong>
-            <p>${s.error.hint}</p>
+            <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
+            <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
           </div>`
         : ''}
-      ${s.status !== 'unavailable' ? html`<ts-device-panel .environment=${s.environment}></ts-device-panel>` : ''}
-      <section class="card" aria-labelledby="roofs-title">
-        <h2 id="roofs-title">The device's roofs</h2>
-        <p class="explain muted">
-          Every kernel is limited by one of two roofs: how fast memory can be streamed (GB/s) or how fast the GPU can do arithmetic (GFLOP/s).
-          A kernel's <em>arithmetic intensity</em> — FLOPs per byte it moves — says which: below the ridge point it is memory-bound, above it compute-bound.
-          Decode reads every weight once per token (≈ 2–4 FLOP/byte), far left of the ridge; prefill reuses each weight across the prompt, far right.
-        </p>
-        <div class="actions">
-          <button @click=${this.measure} ?disabled=${running || s.status !== 'ready'}>Measure roofs</button>
-          ${running ? html`<button class="secondary" @click=${() => s.cancel()}>Cancel</button>` : ''}
-        </div>
-        ${running ? html`<ts-progress .step=${s.progress.step} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>` : ''}
-        ${s.status !== 'unavailable' && s.error
-          ? html`<div class="banner error" role="alert"><strong>${s.error.message}</strong>${s.error.hint ? html`<p>${s.error.hint}</p>` : ''}</div>`
+      ${s.status !== 'unavailable'
+        ? html`<section class="card" aria-labelledby="run-title">
+            <h2 id="run-title">Run a benchmark</h2>
+            <ts-run-setup .setup=${this.setup} ?running=${running} ?ready=${s.status === 'ready'}
+              @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
+            ${running
+              ? html`<div class="progress">
+                  <ts-progress .step=${s.progress.step} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
+                  <div class="actions"><button id="cancel" class="secondary" @click=${() => s.cancel()}>Cancel</button></div>
+                </div>`
+              : ''}
+          </section>`
+        : ''}
+      ${comparison
+        ? html`<section class="card" aria-labelledby="compare-view-title">
+            <h2 id="compare-view-title">Comparison</h2>
+            <ts-compare-view .a=${comparison[0]} .b=${comparison[1]} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
+              @close=${() => this.reports.closeComparison()}></ts-compare-view>
+          </section>`
+        : ''}
+      <section class="card" aria-labelledby="report-title">
+        <h2 id="report-title">Report</h2>
+        ${this.reports.entries.length > 1
+          ? html`<div class="report-head">
+              <label>Showing
+                <select id="shown" @change=${(e: Event) => this.reports.show(Number((e.target as HTMLSelectElement).value))}>
+                  ${this.reports.entries.map((e) => html`<option value=${e.id} ?selected=${e.id === shown?.id}>${e.label}</option>`)}
+                </select>
+              </label>
+            </div>`
           : ''}
-        ${s.result?.ceilings
-          ? html`<ts-roofs-table .ceilings=${s.result.ceilings}></ts-roofs-table>
-              <ts-roofline-chart .ceilings=${s.result.ceilings}></ts-roofline-chart>`
-          : ''}
+        ${shown ? this.entryBanner(shown) : html`<p class="muted">No report yet. Press Run, open a shared link, or import (or drop here) a JSON file exported by tokenscope.</p>`}
+        <ts-share-bar .result=${shown?.result ?? null} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
+          @import-files=${(e: CustomEvent<File[]>) => this.reports.importFiles(e.detail)}></ts-share-bar>
       </section>
+      <ts-report .result=${shown?.result ?? null}></ts-report>
+      <section class="card" aria-labelledby="what-if-title">
+        <h2 id="what-if-title">What if…</h2>
+        <ts-what-if .result=${shown?.result ?? null}></ts-what-if>
+      </section>
+      <section class="card" aria-labelledby="compare-title">
+        <h2 id="compare-title">Compare two reports</h2>
+        <ts-compare-panel .entries=${this.reports.entries} @compare=${(e: CustomEvent<{ a: number; b: number }>) => this.reports.compare(e.detail.a, e.detail.b)}
+          @open-link=${(e: CustomEvent<string>) => this.reports.openLink(e.detail)}></ts-compare-panel>
+      </section>
+      <footer class="muted">
+        Everything runs in this tab; nothing is uploaded. A shared link carries the whole report in its fragment (after #), which browsers never send to a server.
+      </footer>
     </main>`;
   }
 }

@@ -1,4 +1,4 @@
-import { LitElement, html } from 'lit';
+import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { Environment } from '../bench/schema.ts';
 import { shared } from './styles.ts';
@@ -9,18 +9,30 @@ function formatLimit(name: string, v: number): string {
   return name.endsWith('Size') && v >= 1024 * 1024 ? `${(v / 2 ** 20).toFixed(0)} MiB` : v.toLocaleString('en-US');
 }
 
-/** The device card: adapter, features, key limits, browser. Shows text only (never HTML from data). */
+/** A device card: adapter, features, key limits, browser (this tab's device, or a report's). Text only. */
 @customElement('ts-device-panel')
 export class DevicePanel extends LitElement {
-  static override styles = [shared];
+  static override styles = [
+    shared,
+    css`
+      th,
+      td {
+        overflow-wrap: anywhere;
+      }
+      th {
+        width: 40%;
+      }
+    `,
+  ];
   @property({ attribute: false }) environment: Environment | null = null;
+  @property() heading = 'Your device';
 
   override render() {
     const e = this.environment;
-    if (!e) return html`<section class="card" aria-busy="true"><h2>Your device</h2><p class="muted">Looking for a WebGPU adapter…</p></section>`;
+    if (!e) return html`<section class="card" aria-busy="true"><h2>${this.heading}</h2><p class="muted">Looking for a WebGPU adapter…</p></section>`;
     const a = e.adapter;
     return html`<section class="card" aria-labelledby="device-title">
-      <h2 id="device-title">Your device</h2>
+      <h2 id="device-title">${this.heading}</h2>
       ${e.cpu_adapter
         ? html`<div class="banner warn" role="note">
             This adapter is a CPU implementation of WebGPU (${a.architecture || a.description || a.vendor}). Numbers describe this CPU, not a GPU.

@@ -2,7 +2,7 @@ import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { shared } from './styles.ts';
 
-/** What is running, how far along, and an ETA from the elapsed time. */
+/** What is running, how far along, and an ETA from the elapsed time. The step is announced politely. */
 @customElement('ts-progress')
 export class ProgressBar extends LitElement {
   static override styles = [
@@ -11,6 +11,7 @@ export class ProgressBar extends LitElement {
       progress {
         width: 100%;
         height: 12px;
+        accent-color: var(--accent);
       }
       .row {
         display: flex;
@@ -27,10 +28,11 @@ export class ProgressBar extends LitElement {
   override render() {
     const elapsed = (performance.now() - this.startedAt) / 1000;
     const eta = this.fraction > 0.05 ? Math.max(0, elapsed / this.fraction - elapsed) : NaN;
-    return html`<div class="row" aria-live="polite">
-        <span>${this.step}</span>
-        <span class="muted">${(this.fraction * 100).toFixed(0)}%${Number.isFinite(eta) ? ` · about ${eta.toFixed(0)} s left` : ''}</span>
+    const percent = `${(this.fraction * 100).toFixed(0)}%`;
+    return html`<div class="row">
+        <span aria-live="polite">${this.step}</span>
+        <span class="muted">${percent}${Number.isFinite(eta) ? ` · about ${eta.toFixed(0)} s left` : ''}</span>
       </div>
-      <progress max="1" .value=${this.fraction} aria-label="Progress"></progress>`;
+      <progress max="1" .value=${this.fraction} aria-label="Run progress" aria-valuetext=${`${percent}: ${this.step}`}></progress>`;
   }
 }

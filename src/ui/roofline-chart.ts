@@ -1,103 +1,85 @@
-import { LitElement, html, css, type PropertyValues } from 'lit';
-import { customElement, property, query } from 'lit/decorators.js';
+import { customElement, property } from 'lit/decorators.js';
+import type { ChartConfiguration } from 'chart.js';
 import { attainableFlopsPerS, ridgePoint } from '../bench/roofline.ts';
 import type { Ceilings } from '../bench/schema.ts';
-import { Chart, PALETTE, themeColors } from './charts.ts';
-import { shared } from './styles.ts';
-
-/** A measured point on the roofline (a phase or a kernel). */
-export interface RooflinePoint {
-  label: string;
-  /** FLOP per byte moved. */
-  intensity: number;
-  gflops: number;
-}
+import { ChartBase, type Theme } from './chart-base.ts';
+import { axis, lineDataset, pointDataset } from './chart-parts.ts';
+import { PALETTE } from './charts.ts';
+import { num } from './format.ts';
+import { phasePoints, type LatencyView } from './series.ts';
 
 /**
- * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) drawn from the measured
- * roofs: the streaming-read bandwidth slope meets the matmul compute roof at the ridge point.
- * The f32 (and f16) FMA peaks are drawn dashed above it.
+ * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) from the measured roofs:
+ * the streaming-read bandwidth slope meets the matmul compute roof at the ridge point; the f32
+ * (and f16) FMA peaks are dashed above it. Measured phases are dots: prefill and decode at each
+ * prompt length, from the sweep's roofline verdicts (cost-model FLOPs and bytes over time).
  */
 @customElement('ts-roofline-chart')
-export class RooflineChart extends LitElement {
-  static override styles = [
-    shared,
-    css`
-      .wrap {
-        position: relative;
-        height: 340px;
-      }
-    `,
-  ];
-
+export class RooflineChart extends ChartBase {
   @property({ attribute: false }) ceilings: Ceilings | null = null;
-  @property({ attribute: false }) points: RooflinePoint[] = [];
-  @query('canvas') private canvas!: HTMLCanvasElement;
-  private chart?: Chart;
+  @property({ attribute: false }) latency: LatencyView | null = null;
+  protected readonly chartName = 'roofline';
+  protected override emptyText = 'The roofline is drawn once the roofs are measured.';
 
-  override render() {
-    return html`<div class="wrap">
-      <canvas role="img" aria-label=${this.describe()}></canvas>
-    </div>`;
-  }
-
-  /** A text alternative for screen readers. */
-  private describe(): string {
+  protected chartConfig(theme: Theme): ChartConfiguration | null {
     const c = this.ceilings;
-    if (!c) return 'Roofline chart: no measurement yet.';
-    const ridge = ridgePoint(c.matmul_f32_gflops * 1e9, c.read_bandwidth_gbps * 1e9);
-    return `Roofline chart: bandwidth ${c.read_bandwidth_gbps.toFixed(1)} GB/s, matmul roof ${c.matmul_f32_gflops.toFixed(1)} GFLOP/s, ridge point at ${ridge.toFixed(2)} FLOP/byte.`;
-  }
-
-  protected override updated(changed: PropertyValues<this>): void {
-    if (changed.has('ceilings') || changed.has('points')) this.draw();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.chart?.destroy();
-    this.chart = undefined;
-  }
-
-  private draw(): void {
-    const c = this.ceilings;
-    this.chart?.destroy();
-    this.chart = undefined;
-    if (!c || !this.canvas) return;
+    if (!c) return null;
     const bw = c.read_bandwidth_gbps * 1e9;
     const compute = c.matmul_f32_gflops * 1e9;
     const ridge = ridgePoint(compute, bw);
-    const xs = [1 / 64, ridge / 8, ridge, ridge * 8, Math.max(1024, ridge * 64)].sort((a, b) => a - b);
+    const points = this.latency ? phasePoints(this.latency) : { prefill: [], decode: [] };
+    const measuredX = [...points.prefill, ...points.decode].map((p) => p.x);
+    const lo = Math.min(1 / 16, ...measuredX.map((x) => x / 2));
+    const hi = Math.max(1024, ridge * 64, ...measuredX.map((x) => x * 2));
+    const xs = [lo, ridge / 8, ridge, ridge * 8, hi].sort((a, b) => a - b);
     const roof = xs.map((x) => ({ x, y: attainableFlopsPerS(x, compute, bw) / 1e9 }));
     const flat = (gflops: number) => [
-      { x: xs[0], y: gflops },
-      { x: xs[xs.length - 1], y: gflops },
+      { x: lo, y: gflops },
+      { x: hi, y: gflops },
     ];
-    const { fg, grid } = themeColors(this);
     const datasets: object[] = [
-      { label: `roof: ${c.read_bandwidth_gbps.toFixed(1)} GB/s read × intensity, capped by matmul`, data: roof, borderColor: PALETTE[0], showLine: true, pointRadius: 0, borderWidth: 2 },
-      { label: `f32 FMA peak ${c.f32_gflops.toFixed(1)} GFLOP/s`, data: flat(c.f32_gflops), borderColor: PALETTE[1], borderDash: [6, 4], showLine: true, pointRadius: 0, borderWidth: 1.5 },
-      { label: `ridge point ${ridge.toFixed(2)} FLOP/B`, data: [{ x: ridge, y: compute / 1e9 }], borderColor: PALETTE[2], backgroundColor: PALETTE[2], pointRadius: 6, pointStyle: 'triangle' },
+      { ...lineDataset(`roof: ${num(c.read_bandwidth_gbps)} GB/s × intensity, capped by the matmul roof`, roof, PALETTE[0]), pointRadius: 0 },
+      { ...lineDataset(`f32 FMA peak ${num(c.f32_gflops)} GFLOP/s`, flat(c.f32_gflops), PALETTE[1], [6, 4]), pointRadius: 0, borderWidth: 1.5 },
+      { ...pointDataset(`ridge point ${num(ridge)} FLOP/byte`, [{ x: ridge, y: compute / 1e9 }], PALETTE[2], 6), pointStyle: 'triangle' },
     ];
     if (c.f16_gflops !== null) {
-      datasets.push({ label: `f16 FMA peak ${c.f16_gflops.toFixed(1)} GFLOP/s`, data: flat(c.f16_gflops), borderColor: PALETTE[4], borderDash: [2, 3], showLine: true, pointRadius: 0, borderWidth: 1.5 });
+      datasets.push({ ...lineDataset(`f16 FMA peak ${num(c.f16_gflops)} GFLOP/s`, flat(c.f16_gflops), PALETTE[4], [2, 3]), pointRadius: 0, borderWidth: 1.5 });
     }
-    this.points.forEach((p, i) => {
-      datasets.push({ label: p.label, data: [{ x: p.intensity, y: p.gflops }], backgroundColor: PALETTE[(i + 3) % PALETTE.length], pointRadius: 5 });
-    });
-    this.chart = new Chart(this.canvas, {
+    if (points.prefill.length) datasets.push({ ...pointDataset('prefill (one dot per prompt length)', points.prefill, PALETTE[3], 6), pointStyle: 'rectRot' });
+    if (points.decode.length) datasets.push({ ...pointDataset('decode (one dot per prompt length)', points.decode, PALETTE[6], 6), pointStyle: 'circle' });
+    return {
       type: 'scatter',
       data: { datasets: datasets as never },
       options: {
-        animation: false,
-        responsive: true,
-        maintainAspectRatio: false,
         scales: {
-          x: { type: 'logarithmic', title: { display: true, text: 'arithmetic intensity (FLOP / byte)', color: fg }, ticks: { color: fg }, grid: { color: grid } },
-          y: { type: 'logarithmic', title: { display: true, text: 'GFLOP/s', color: fg }, ticks: { color: fg }, grid: { color: grid } },
+          x: axis(theme, 'arithmetic intensity (FLOP / byte)', 'logarithmic'),
+          y: axis(theme, 'GFLOP/s', 'logarithmic'),
         },
-        plugins: { legend: { labels: { color: fg, boxWidth: 14 } } },
+        plugins: {
+          legend: { labels: { color: theme.fg, boxWidth: 14 } },
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const p = item.raw as { x: number; y: number; tokens?: number };
+                const at = p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : '';
+                return `${item.dataset.label}${at}: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`;
+              },
+            },
+          },
+        },
       },
-    });
+    };
+  }
+
+  protected describe(): string {
+    const c = this.ceilings;
+    if (!c) return 'Roofline chart: no measurement yet.';
+    const ridge = ridgePoint(c.matmul_f32_gflops * 1e9, c.read_bandwidth_gbps * 1e9);
+    const points = this.latency ? phasePoints(this.latency) : { prefill: [], decode: [] };
+    const dots = [
+      ...points.prefill.map((p) => `prefill at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
+      ...points.decode.map((p) => `decode at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
+    ];
+    return `Roofline chart: bandwidth ${num(c.read_bandwidth_gbps)} GB/s, matmul roof ${num(c.matmul_f32_gflops)} GFLOP/s, ridge point at ${num(ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
   }
 }

@@ -25,7 +25,8 @@ export class RoofsTable extends LitElement {
   override render() {
     const c = this.ceilings;
     if (!c) return html``;
-    return html`<div class="scroll">
+    return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
+      <div class="scroll" tabindex="0" role="region" aria-label="The device's roofs (scrolls sideways)">
       <table>
         <caption class="muted" style="text-align:left;caption-side:bottom;padding-top:6px">
           Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.

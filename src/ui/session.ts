@@ -1,5 +1,5 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { runJob, type BenchJob } from '../bench/job.ts';
+import { runJob, type BenchJob, type JobHooks } from '../bench/job.ts';
 import { describeEnvironment } from '../bench/environment.ts';
 import type { BenchResult, Environment } from '../bench/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
@@ -14,23 +14,32 @@ export interface ShownError {
   code: string;
 }
 
-function toShown(e: unknown): ShownError {
+export function toShown(e: unknown): ShownError {
   if (e instanceof TokenscopeError) return { message: e.message, hint: e.hint, code: e.code };
   return { message: describeError(e), hint: '', code: 'unknown' };
 }
 
+/** What the page passes to one run besides the job. */
+export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'>;
+
+/** How long to wait for `device.lost` after a failure, to tell a lost device from other errors. */
+const LOSS_GRACE_MS = 250;
+
 /**
  * The page's GPU session: acquires the device, runs jobs one at a time, survives device loss
- * (the run is marked failed, partial results stay, the next run gets a fresh device).
+ * (the run fails, its partial result stays with the caller, the next run gets a fresh device).
  */
 export class GpuSession implements ReactiveController {
   status: SessionStatus = 'starting';
   environment: Environment | null = null;
-  /** Why WebGPU cannot be used here, or why the last run failed. */
+  /** Why WebGPU cannot be used here (status 'unavailable'). */
   error: ShownError | null = null;
-  result: BenchResult | null = null;
   progress = { step: '', fraction: 0, startedAt: 0 };
+  /** Runs started in this page (the tests check that opening a link starts none). */
+  runsStarted = 0;
   readonly disabled: Set<OptionalFeature>;
+  /** A problem with the `?disable=` parameter, shown once. */
+  readonly paramError: ShownError | null = null;
   private ctx: GpuContext | null = null;
   private abort: AbortController | null = null;
 
@@ -40,7 +49,7 @@ export class GpuSession implements ReactiveController {
     try {
       for (const f of parseFallbacks(new URLSearchParams(search).get('disable'))) this.disabled.add(f);
     } catch (e) {
-      this.error = { message: describeError(e), hint: 'Fix the ?disable= parameter in the address bar.', code: 'bad-input' };
+      this.paramError = { message: describeError(e), hint: 'Fix the ?disable= parameter in the address bar.', code: 'bad-input' };
     }
   }
 
@@ -64,6 +73,7 @@ export class GpuSession implements ReactiveController {
       this.ctx = ctx;
       this.environment = describeEnvironment(ctx, this.disabled);
       if (this.status === 'starting' || this.status === 'unavailable') this.status = 'ready';
+      this.error = null;
       void ctx.lost.then(() => this.host.requestUpdate());
       return ctx;
     } catch (e) {
@@ -75,34 +85,29 @@ export class GpuSession implements ReactiveController {
     }
   }
 
-  /** Run a job; progress and partial results update the page as they arrive. */
-  async run(job: BenchJob, onProgress?: (step: string, fraction: number) => void): Promise<BenchResult> {
+  /** Run a job; progress and partial results go to the hooks as they arrive. */
+  async run(job: BenchJob, hooks: RunHooks = {}): Promise<BenchResult> {
     if (this.status === 'running') throw new TokenscopeError('bad-input', 'A run is already in progress.', 'Wait for it to finish or cancel it.');
     const ctx = await this.ensureDevice();
     this.status = 'running';
-    this.error = null;
+    this.runsStarted++;
     this.abort = new AbortController();
     this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
     this.host.requestUpdate();
     try {
-      const result = await runJob(ctx, job, this.disabled, {
+      return await runJob(ctx, job, this.disabled, {
+        ...hooks,
         signal: this.abort.signal,
         onProgress: (step, fraction) => {
           this.progress = { ...this.progress, step, fraction };
-          onProgress?.(step, fraction);
+          hooks.onProgress?.(step, fraction);
           this.host.requestUpdate();
         },
-        onPartial: (partial) => {
-          this.result = partial;
-          this.host.requestUpdate();
-        },
+        waitUntilVisible,
       });
-      this.result = result;
-      return result;
     } catch (e) {
-      const error = ctx.isLost() ? deviceLostError() : e;
-      this.error = toShown(error);
-      throw error;
+      const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
+      throw lost ? deviceLostError() : e;
     } finally {
       this.status = 'ready';
       this.abort = null;
@@ -114,9 +119,23 @@ export class GpuSession implements ReactiveController {
     this.abort?.abort();
   }
 
-  /** Show a result that came from elsewhere (a permalink, a file). */
-  show(result: BenchResult): void {
-    this.result = result;
-    this.host.requestUpdate();
+  /** Destroy the device as a driver reset would (the tests' `loseDevice` hook). */
+  loseDevice(): void {
+    this.ctx?.destroy();
   }
+}
+
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */
+function waitUntilVisible(): Promise<boolean> {
+  if (document.visibilityState === 'visible') return Promise.resolve(false);
+  return new Promise((ok) => {
+    const onChange = () => {
+      if (document.visibilityState !== 'visible') return;
+      document.removeEventListener('visibilitychange', onChange);
+      ok(true);
+    };
+    document.addEventListener('visibilitychange', onChange);
+  });
 }

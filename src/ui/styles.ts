@@ -33,9 +33,61 @@ export const shared = css`
     color: var(--accent-fg);
     cursor: pointer;
   }
-  button.secondary {
+  button.secondary,
+  label.button {
     background: transparent;
     color: var(--accent);
+  }
+  label.button {
+    display: inline-block;
+    font: inherit;
+    font-weight: normal;
+    padding: 8px 16px;
+    border-radius: 8px;
+    border: 1px solid var(--accent);
+    cursor: pointer;
+  }
+  label.button:focus-within {
+    outline: 3px solid var(--accent);
+    outline-offset: 2px;
+  }
+  label {
+    display: flex;
+    flex-direction: column;
+    gap: 4px;
+    font-weight: 600;
+    font-size: 0.9rem;
+  }
+  select,
+  input:not([type='checkbox']):not([type='radio']):not([type='range']) {
+    font: inherit;
+    font-weight: normal;
+    padding: 6px 8px;
+    border-radius: 6px;
+    border: 1px solid var(--border);
+    background: var(--bg);
+    color: var(--fg);
+    min-width: 0;
+    max-width: 100%;
+  }
+  input[type='range'] {
+    accent-color: var(--accent);
+  }
+  .tag {
+    display: inline-block;
+    font-size: 0.8rem;
+    padding: 1px 8px;
+    border-radius: 999px;
+    border: 1px solid var(--border);
+  }
+  .tag.warn {
+    background: var(--warn-bg);
+    color: var(--warn-fg);
+    border-color: transparent;
+  }
+  h3 {
+    font-size: 0.95rem;
+    margin: 14px 0 6px;
   }
   button:disabled {
     opacity: 0.5;
@@ -80,5 +132,41 @@ export const shared = css`
   }
   .scroll {
     overflow-x: auto;
+  }
+  .scroll-hint {
+    display: none;
+    font-size: 0.8rem;
+    color: var(--muted);
+    margin: 0 0 4px;
+  }
+  @media (max-width: 700px) {
+    .scroll-hint {
+      display: block;
+    }
+  }
+  td.num {
+    white-space: nowrap;
+  }
+  button.small {
+    padding: 4px 10px;
+    font-size: 0.85rem;
+  }
+  .sr-only {
+    position: absolute;
+    width: 1px;
+    height: 1px;
+    padding: 0;
+    margin: -1px;
+    overflow: hidden;
+    clip: rect(0, 0, 0, 0);
+    white-space: nowrap;
+    border: 0;
+  }
+  .explain {
+    font-size: 0.92rem;
+    max-width: 75ch;
+  }
+  .explain p {
+    margin: 0 0 8px;
   }
 `;

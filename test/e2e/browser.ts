@@ -8,6 +8,13 @@ import { serveStatic, type StaticServer } from '../../cli/static-server.ts';
 export const ROOT = resolve(__dirname, '../..');
 export const SCREENSHOTS = resolve(ROOT, 'test/screenshots');
 
+/**
+ * URL parameters that keep a latency run to seconds on SwiftShader: the 260K-parameter preset,
+ * two short prompts, 8 output tokens, 2 repetitions, a 4 MiB bandwidth working set and 2 timed
+ * repetitions per roof. The visitor's default (`defaultJob`) is untouched.
+ */
+export const TINY = '?preset=stories260k&lengths=8,16&gen=8&reps=2&probe-mib=4&probe-reps=2';
+
 export async function startPage(): Promise<StaticServer> {
   const dist = resolve(ROOT, 'dist');
   if (!existsSync(resolve(dist, 'index.html'))) throw new Error('dist/ is missing: run `npm run build` (npm test does) before the e2e tests.');
@@ -28,6 +35,16 @@ export function watchErrors(page: Page): string[] {
   return errors;
 }
 
+/** Records Content-Security-Policy violations from the first script on; read them with the returned function. */
+export async function watchCsp(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { __csp: string[] }).__csp = seen;
+    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return () => page.evaluate(() => (window as unknown as { __csp: string[] }).__csp);
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -44,4 +61,52 @@ export async function canvasHasInk(page: Page, selector: string, minInk = 200): 
     for (let i = 3; i < data.length; i += 4) if (data[i] > 0) ink++;
     return ink >= min;
   }, minInk);
+}
+
+/** The page's automation API (`window.tokenscope`), called from the test. */
+export function api<T>(page: Page, call: string): Promise<T> {
+  return page.evaluate(`window.tokenscope.${call}`) as Promise<T>;
+}
+
+/** Wait until the device is ready and the Run button can be pressed. */
+export async function waitForReady(page: Page): Promise<void> {
+  await page.locator('button.run:not([disabled])').waitFor({ timeout: 30_000 });
+}
+
+/** Press Run and wait until the run is over (the Cancel button has come and gone). */
+export async function runAndWait(page: Page, timeout = 120_000): Promise<void> {
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await page.locator('#cancel').waitFor({ state: 'attached', timeout: 10_000 });
+  await page.locator('#cancel').waitFor({ state: 'detached', timeout });
+}
+
+/** Rows of the length-stratified results table (each row's cells as text). */
+export async function resultRows(page: Page): Promise<string[][]> {
+  return page.locator('ts-results-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent?.trim() ?? '')));
+}
+
+/**
+ * Counts live GPUBuffers in the page: createBuffer adds, destroy removes. Install before the
+ * page loads; read with `liveGpuBuffers`.
+ */
+export async function trackGpuBuffers(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const live = new Set<GPUBuffer>();
+    (window as unknown as { __liveBuffers: () => number }).__liveBuffers = () => live.size;
+    const create = GPUDevice.prototype.createBuffer;
+    GPUDevice.prototype.createBuffer = function (this: GPUDevice, descriptor: GPUBufferDescriptor) {
+      const buffer = create.call(this, descriptor);
+      live.add(buffer);
+      return buffer;
+    };
+    const destroy = GPUBuffer.prototype.destroy;
+    GPUBuffer.prototype.destroy = function (this: GPUBuffer) {
+      live.delete(this);
+      return destroy.call(this);
+    };
+  });
+}
+
+export function liveGpuBuffers(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { __liveBuffers: () => number }).__liveBuffers());
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { StaticServer } from '../../cli/static-server.ts';
-import { canvasHasInk, launch, screenshot, startPage, watchErrors } from './browser.ts';
+import { canvasHasInk, launch, runAndWait, screenshot, startPage, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 describe('the page in Chromium', () => {
   let server: StaticServer;
@@ -15,20 +15,24 @@ describe('the page in Chromium', () => {
     await server?.close();
   });
 
-  it('shows the device card and completes a roofs measurement with a drawn chart', async () => {
+  it('shows the device card and completes a roofs-only run with a drawn roofline', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
-    await page.goto(`${server.url}?probe-mib=32`);
-    await expect.poll(() => page.locator('ts-device-panel table').textContent(), { timeout: 20_000 }).toContain('swiftshader');
-    await expect.poll(() => page.locator('ts-device-panel table').textContent()).toContain('timestamp-query');
-    await page.getByRole('button', { name: 'Measure roofs' }).click();
-    await page.locator('ts-roofline-chart canvas').waitFor({ timeout: 120_000 });
-    await expect.poll(() => page.locator('ts-roofs-table table').textContent()).toContain('GB/s');
+    const csp = await watchCsp(page);
+    await page.goto(`${server.url}?probe-mib=4&probe-reps=2`);
+    await expect.poll(() => page.locator('ts-device-panel table').first().textContent(), { timeout: 20_000 }).toContain('swiftshader');
+    expect(await page.locator('ts-device-panel table').first().textContent()).toContain('timestamp-query');
+    await waitForReady(page);
+    await page.getByRole('radio', { name: /Roofs only/ }).check();
+    await runAndWait(page);
+    expect(await page.locator('ts-roofs-table table').textContent()).toContain('GB/s');
     expect(await page.locator('ts-roofs-table table').textContent()).toContain('GFLOP/s');
     expect(await canvasHasInk(page, 'ts-roofline-chart canvas')).toBe(true);
-    expect(await page.getByRole('button', { name: 'Measure roofs' }).isEnabled()).toBe(true);
+    expect(await page.locator('ts-roofline-chart canvas').getAttribute('aria-label')).toMatch(/ridge point at [\d.]+ FLOP\/byte/);
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled()).toBe(true);
     await screenshot(page, 'roofs-desktop');
     expect(errors).toEqual([]);
+    expect(await csp()).toEqual([]);
     await page.close();
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { findPreset, parameterCount } from '../../../models/catalog.ts';
 import {
-  attentionFlopsPerPosition, BYTES_PER_WEIGHT, computeBoundBatch, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
+  attentionFlopsPerPosition, decodeShapeOf, BYTES_PER_WEIGHT, computeBoundBatch, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
 } from '../../../src/bench/what-if.ts';
 import { decodeCeilingTokensPerS, kvCacheBytesRead } from '../../../src/bench/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
@@ -62,6 +63,14 @@ describe('what-if decode predictions', () => {
     expect(predictDecode({ ...s, batch: b - 1 }).bound).toBe('memory');
     expect(predictDecode({ ...s, batch: b }).bound).toBe('compute');
     expect(computeBoundBatch(base)).toBeNull();
+  });
+
+  it('a model config gives the weights a step reads (an untied embedding table is only looked up) and its shape', () => {
+    const tied = findPreset('llama-3.2-1b')!.config;
+    expect(decodeShapeOf(tied)).toEqual({ parameters: parameterCount(tied), shape: { layers: 16, heads: 32, kvHeads: 8, headDim: 64, kvBytesPerElement: 4 } });
+    const untied = findPreset('llama-3.1-8b')!.config;
+    expect(decodeShapeOf(untied, 2).parameters).toBe(parameterCount(untied) - 128256 * 4096);
+    expect(decodeShapeOf(untied, 2).shape.kvBytesPerElement).toBe(2);
   });
 
   it('rejects non-positive inputs with a typed error', () => {

@@ -1,0 +1,117 @@
+import { LitElement, html, css, type PropertyValues } from 'lit';
+import { query } from 'lit/decorators.js';
+import type { ChartConfiguration } from 'chart.js';
+import { Chart, themeColors } from './charts.ts';
+import { downloadCanvasPng } from './download.ts';
+import { shared } from './styles.ts';
+
+export interface Theme {
+  fg: string;
+  grid: string;
+}
+
+/**
+ * What every chart element shares: a canvas with a text alternative (`describe()`), a Chart.js
+ * chart created once and updated in place as live results arrive, colours that follow the
+ * light/dark scheme, and a "Save PNG" button. Subclasses say what to draw in `chartConfig()`
+ * (null: nothing yet) from their properties.
+ */
+export abstract class ChartBase extends LitElement {
+  static override styles = [
+    shared,
+    css`
+      .wrap {
+        position: relative;
+        height: 300px;
+      }
+      @media (max-width: 520px) {
+        .wrap {
+          height: 260px;
+        }
+      }
+      .tools {
+        display: flex;
+        justify-content: flex-end;
+        margin-top: 4px;
+      }
+      .empty {
+        position: absolute;
+        inset: 0;
+        display: grid;
+        place-items: center;
+        text-align: center;
+        padding: 0 12px;
+      }
+    `,
+  ];
+
+  /** Words for the chart, used in its PNG button's label and file name. */
+  protected abstract readonly chartName: string;
+  /** The chart to draw, or null when there is nothing to draw yet. */
+  protected abstract chartConfig(theme: Theme): ChartConfiguration | null;
+  /** A text alternative with the numbers a sighted reader takes from the chart. */
+  protected abstract describe(): string;
+  /** Shown in place of the chart while there is nothing to draw. */
+  protected emptyText = 'Waiting for measurements…';
+
+  @query('canvas') private canvas!: HTMLCanvasElement;
+  private chart?: Chart;
+  private config: ChartConfiguration | null = null;
+  private readonly scheme = matchMedia('(prefers-color-scheme: dark)');
+  private readonly onScheme = () => {
+    this.chart?.destroy();
+    this.chart = undefined;
+    this.requestUpdate();
+  };
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.scheme.addEventListener('change', this.onScheme);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.scheme.removeEventListener('change', this.onScheme);
+    this.chart?.destroy();
+    this.chart = undefined;
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
+    this.config = this.chartConfig(themeColors(this));
+  }
+
+  override render() {
+    return html`<div class="wrap">
+        <canvas role="img" aria-label=${this.describe()}></canvas>
+        ${this.config ? '' : html`<p class="empty muted">${this.emptyText}</p>`}
+      </div>
+      <div class="tools">
+        <button class="small secondary" @click=${this.savePng} ?disabled=${!this.config} aria-label=${`Save the ${this.chartName} chart as PNG`}>Save PNG</button>
+      </div>`;
+  }
+
+  protected override updated(): void {
+    const config = this.config;
+    if (!config) {
+      this.chart?.destroy();
+      this.chart = undefined;
+      return;
+    }
+    const base = { animation: false, responsive: true, maintainAspectRatio: false } as const;
+    config.options = { ...base, ...config.options };
+    if (this.chart && (this.chart.config as { type?: string }).type === config.type) {
+      this.chart.data = config.data;
+      this.chart.options = config.options;
+      this.chart.update('none');
+    } else {
+      this.chart?.destroy();
+      this.chart = new Chart(this.canvas, config);
+    }
+  }
+
+  private async savePng(): Promise<void> {
+    const background = getComputedStyle(this).getPropertyValue('--card').trim() || '#fff';
+    await downloadCanvasPng(this.canvas, background, `tokenscope-${this.chartName.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`);
+  }
+}

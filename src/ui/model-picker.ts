@@ -1,0 +1,129 @@
+import { LitElement, html, css } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import { KNOWN_FILES, PRESETS, parameterCount } from '../../models/catalog.ts';
+import type { Quantization } from '../model/gpu-weights.ts';
+import { bytes, count } from './format.ts';
+import { QUANTS, type ModelPick } from './setup.ts';
+import { shared } from './styles.ts';
+
+const QUANT_LABELS: Record<Quantization, string> = {
+  f32: 'f32 (4 bytes per weight)',
+  f16: 'f16 (2 bytes per weight)',
+  q8_0: 'q8_0 (34 bytes per 32 weights)',
+  q4_0: 'q4_0 (18 bytes per 32 weights)',
+};
+
+function valueOf(pick: ModelPick): string {
+  return pick.kind === 'preset' || pick.kind === 'known' ? `${pick.kind}:${pick.id}` : pick.kind;
+}
+
+/**
+ * Which model to run: a synthetic-weight preset (real shapes, random weights: speed only), a
+ * known public GGUF, a GGUF by URL or a local GGUF file; WebLLM's prebuilt models get their own
+ * group once the WebLLM adapter lands.
+ *
+ * @fires pick-change - detail: the new `ModelPick`.
+ */
+@customElement('ts-model-picker')
+export class ModelPicker extends LitElement {
+  static override styles = [
+    shared,
+    css`
+      .grid {
+        display: grid;
+        grid-template-columns: minmax(0, 2fr) minmax(0, 1fr);
+        gap: 10px 14px;
+      }
+      @media (max-width: 620px) {
+        .grid {
+          grid-template-columns: minmax(0, 1fr);
+        }
+      }
+      .wide {
+        grid-column: 1 / -1;
+      }
+    `,
+  ];
+  @property({ attribute: false }) pick: ModelPick = { kind: 'preset', id: 'stories15m', quant: 'q4_0' };
+  @property({ type: Boolean }) disabled = false;
+
+  private emit(pick: ModelPick): void {
+    this.dispatchEvent(new CustomEvent<ModelPick>('pick-change', { detail: pick, bubbles: true, composed: true }));
+  }
+
+  private onModel(e: Event): void {
+    const value = (e.target as HTMLSelectElement).value;
+    const [kind, id] = value.split(/:(.*)/s);
+    const quant = this.pick.quant;
+    if (kind === 'preset') this.emit({ kind, id, quant: quant ?? 'q4_0' });
+    else if (kind === 'known') this.emit({ kind, id, quant: null });
+    else if (kind === 'url') this.emit({ kind, url: '', quant: null });
+    else this.emit({ kind: 'file', file: null, quant: null });
+  }
+
+  private onQuant(e: Event): void {
+    const v = (e.target as HTMLSelectElement).value;
+    const quant = v === '' ? null : (v as Quantization);
+    if (this.pick.kind === 'preset') this.emit({ ...this.pick, quant: quant ?? 'q4_0' });
+    else this.emit({ ...this.pick, quant });
+  }
+
+  private hint() {
+    const p = this.pick;
+    if (p.kind === 'preset') {
+      const preset = PRESETS.find((x) => x.id === p.id);
+      return html`Synthetic weights — speed only: the exact shapes of ${preset?.title ?? p.id} with random weights generated on the GPU. Nothing is downloaded; the output text is meaningless.`;
+    }
+    if (p.kind === 'known') return html`Real weights, downloaded from Hugging Face into this tab (nothing is uploaded anywhere).`;
+    if (p.kind === 'url') return html`Any GGUF file with F32, F16, Q8_0 or Q4_0 weights; the server must allow this page to fetch it (CORS).`;
+    return html`The file stays on this computer: the page reads it directly.`;
+  }
+
+  override render() {
+    const p = this.pick;
+    return html`<div class="grid">
+      <label>
+        Model
+        <select id="model" .value=${valueOf(p)} @change=${this.onModel} ?disabled=${this.disabled}>
+          <optgroup label="Synthetic weights — speed only">
+            ${PRESETS.map((x) => html`<option value=${`preset:${x.id}`} ?selected=${valueOf(p) === `preset:${x.id}`}>${x.title} · ${count(parameterCount(x.config))} parameters</option>`)}
+          </optgroup>
+          <optgroup label="Real weights (downloaded)">
+            ${KNOWN_FILES.map((f) => html`<option value=${`known:${f.id}`} ?selected=${valueOf(p) === `known:${f.id}`}>${f.title}${f.size ? ` · ${bytes(f.size)}` : ''}</option>`)}
+          </optgroup>
+          <optgroup label="Your own GGUF">
+            <option value="url" ?selected=${p.kind === 'url'}>A GGUF file by URL…</option>
+            <option value="file" ?selected=${p.kind === 'file'}>A GGUF file on this computer…</option>
+          </optgroup>
+          <optgroup label="WebLLM prebuilt models">
+            <option disabled>Coming soon — not available in this version</option>
+          </optgroup>
+        </select>
+      </label>
+      <label>
+        Weights
+        <select id="quant" .value=${p.quant ?? ''} @change=${this.onQuant} ?disabled=${this.disabled}>
+          ${p.kind === 'preset' ? '' : html`<option value="" ?selected=${p.quant === null}>as stored in the file</option>`}
+          ${QUANTS.filter((q) => p.kind === 'preset' || q === 'q8_0' || q === 'q4_0').map(
+            (q) => html`<option value=${q} ?selected=${p.quant === q}>${p.kind === 'preset' ? QUANT_LABELS[q] : `quantize to ${QUANT_LABELS[q]}`}</option>`,
+          )}
+        </select>
+      </label>
+      ${p.kind === 'url'
+        ? html`<label class="wide">
+            GGUF address
+            <input type="url" inputmode="url" placeholder="https://huggingface.co/…/model.gguf" .value=${p.url} ?disabled=${this.disabled}
+              @change=${(e: Event) => this.emit({ ...p, url: (e.target as HTMLInputElement).value })} />
+          </label>`
+        : ''}
+      ${p.kind === 'file'
+        ? html`<label class="wide">
+            GGUF file
+            <input type="file" accept=".gguf" ?disabled=${this.disabled}
+              @change=${(e: Event) => this.emit({ ...p, file: (e.target as HTMLInputElement).files?.[0] ?? null })} />
+          </label>`
+        : ''}
+      <p class="wide muted hint">${this.hint()}</p>
+    </div>`;
+  }
+}

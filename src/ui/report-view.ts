@@ -1,0 +1,106 @@
+import { LitElement, html, css, type TemplateResult } from 'lit';
+import { customElement, property } from 'lit/decorators.js';
+import type { LlamaBenchRow } from '../bench/metrics.ts';
+import type { BenchResult } from '../bench/schema.ts';
+import type { ColdStart, ModelInfo } from '../model/load.ts';
+import * as explain from './explain.ts';
+import type { LatencyView } from './series.ts';
+import { shared } from './styles.ts';
+import './cdf-chart.ts';
+import './depth-chart.ts';
+import './device-panel.ts';
+import './kernel-chart.ts';
+import './llama-bench-table.ts';
+import './results-table.ts';
+import './roofline-chart.ts';
+import './roofs-table.ts';
+import './run-facts.ts';
+import './ttft-chart.ts';
+
+/**
+ * One report, from a run in this tab (filling in live), a link or a file: the latency table with
+ * its formulas, the charts each with a short explanation beside it, the roofs, llama-bench, the
+ * cold start apart from the warm numbers, and the environment the run was made in.
+ * Every string comes from the result and is rendered as text.
+ */
+@customElement('ts-report')
+export class ReportView extends LitElement {
+  static override styles = [
+    shared,
+    css`
+      .pair {
+        display: grid;
+        grid-template-columns: minmax(0, 2fr) minmax(0, 1fr);
+        gap: 16px;
+        align-items: start;
+      }
+      @media (max-width: 820px) {
+        .pair {
+          grid-template-columns: minmax(0, 1fr);
+        }
+      }
+      ul.verdicts {
+        padding-left: 1.2em;
+        font-size: 0.9rem;
+      }
+    `,
+  ];
+
+  @property({ attribute: false }) result: BenchResult | null = null;
+
+  private card(id: string, title: string, body: TemplateResult): TemplateResult {
+    return html`<section class="card" aria-labelledby=${id}><h2 id=${id}>${title}</h2>${body}</section>`;
+  }
+
+  private pair(chart: TemplateResult, words: TemplateResult): TemplateResult {
+    return html`<div class="pair"><div>${chart}</div><div class="explain muted">${words}</div></div>`;
+  }
+
+  override render() {
+    const r = this.result;
+    if (!r) return html``;
+    const latency = r.latency as LatencyView | undefined;
+    const model = r.model as ModelInfo | undefined;
+    const llamaBench = r.llama_bench as LlamaBenchRow[] | undefined;
+    const rows = latency?.rows ?? [];
+    return html`${r.notes?.length
+        ? html`<div class="banner warn" role="note">
+            <ul>
+              ${r.notes.map((n) => html`<li>${n}</li>`)}
+            </ul>
+          </div>`
+        : ''}
+      ${model || r.cold_start
+        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${(r.cold_start as ColdStart | undefined) ?? null} .latencyCold=${latency?.cold_start ?? null}></ts-run-facts>`)
+        : ''}
+      ${latency
+        ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}
+          ${this.card('ttft-title', 'Time to first token vs prompt length', this.pair(html`<ts-ttft-chart .latency=${latency}></ts-ttft-chart>`, explain.prefillDecode))}
+          ${this.card('depth-title', 'Time per output token vs context depth', this.pair(html`<ts-depth-chart .latency=${latency}></ts-depth-chart>`, explain.decodeMemoryBound))}
+          ${this.card('cdf-title', 'Latency distributions', this.pair(html`<ts-cdf-chart .latency=${latency}></ts-cdf-chart>`, explain.percentilesGoodput))}
+          ${this.card('kernel-title', 'Where the GPU time goes', this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown))}`
+        : ''}
+      ${r.ceilings
+        ? this.card(
+            'roofs-title',
+            'The device’s roofs and the roofline',
+            html`<ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>
+              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null}></ts-roofline-chart>`, explain.readingRoofline)}
+              ${latency?.verdicts?.length
+                ? html`<h3>Roofline verdicts</h3>
+                    <ul class="verdicts">
+                      ${latency.verdicts.map(
+                        (v) => html`<li><strong>Prefill, ${v.prompt_tokens} tokens:</strong> ${v.prefill.sentence}</li>
+                          ${v.decode ? html`<li><strong>Decode after ${v.prompt_tokens} tokens:</strong> ${v.decode.sentence}</li>` : ''}`,
+                      )}
+                    </ul>`
+                : ''}`,
+          )
+        : ''}
+      ${llamaBench?.length ? this.card('llama-title', 'llama-bench', html`<ts-llama-bench-table .rows=${llamaBench}></ts-llama-bench-table>`) : ''}
+      ${r.serve !== undefined
+        ? this.card('serve-title', 'Serving benchmark', html`<p class="muted">This report has a serving section (vLLM <code>bench serve</code> keys); this page does not draw it yet — the JSON export has it.</p>`)
+        : ''}
+      <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
+  }
+}
