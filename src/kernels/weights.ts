@@ -16,7 +16,7 @@
 import { TokenscopeError } from '../errors.ts';
 import { align, storageBuffer, storageBufferWith, uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { encodeDispatches, makeDispatch, releaseDispatches } from './kernel.ts';
+import { encodeDispatches, makeDispatch, releaseDispatches, type Dispatch } from './kernel.ts';
 import { grid1d, gridInvocations } from './grid.ts';
 import { fillWorkgroups } from './select.ts';
 import { SHADERS } from './shaders.ts';
@@ -102,10 +102,7 @@ export function checkWeightShape(format: WeightFormat, rows: number, cols: numbe
 
 /** Repack `rows` GGUF rows (contiguous `ggufBytes`) into the packed layout described above. */
 export function packWeight(format: WeightFormat, rows: number, cols: number, ggufBytes: Uint8Array): Uint8Array {
-  const need = weightBytes(format, rows, cols);
-  if (ggufBytes.byteLength < need) {
-    throw new TokenscopeError('model-format', `A ${format} tensor of ${rows}×${cols} needs ${need} bytes but has ${ggufBytes.byteLength}.`, 'The model file is truncated or corrupt; download it again.');
-  }
+  const need = checkGgufBytes(format, rows, cols, ggufBytes);
   const layout = packedLayout(format, rows, cols);
   const out = new Uint8Array(layout.bytes);
   if (!isQuantized(format)) {
@@ -124,6 +121,14 @@ export function packWeight(format: WeightFormat, rows: number, cols: number, ggu
     for (let j = 0; j < quantBytes; j++) out[q + j] = ggufBytes[s + 2 + j];
   }
   return out;
+}
+
+function checkGgufBytes(format: WeightFormat, rows: number, cols: number, ggufBytes: Uint8Array): number {
+  const need = weightBytes(format, rows, cols);
+  if (ggufBytes.byteLength < need) {
+    throw new TokenscopeError('model-format', `A ${format} tensor of ${rows}×${cols} needs ${need} bytes but has ${ggufBytes.byteLength}.`, 'The model file is truncated or corrupt; download it again.');
+  }
+  return need;
 }
 
 /** Row ranges of at most `maxShardBytes` packed bytes each. */
@@ -155,6 +160,7 @@ export function uploadWeight(
   opts: ShardOptions = {},
 ): WeightTensor {
   checkWeightShape(format, rows, cols, label);
+  checkGgufBytes(format, rows, cols, ggufBytes);
   const rowBytes = weightBytes(format, 1, cols);
   const shards = shardRows(format, rows, cols, maxShard(ctx, opts)).map((s, i) => ({
     ...s,
@@ -188,7 +194,7 @@ export async function syntheticWeight(
   checkWeightShape(format, rows, cols, label);
   const shards: WeightShard[] = [];
   const encoder = ctx.device.createCommandEncoder({ label: `${label}.fill` });
-  const fills = [];
+  const fills: Dispatch[] = [];
   try {
     for (const [i, s] of shardRows(format, rows, cols, maxShard(ctx, opts)).entries()) {
       const layout = packedLayout(format, s.rows, cols);
@@ -197,7 +203,8 @@ export async function syntheticWeight(
       const grid = grid1d(fillWorkgroups(ctx.caps, layout.valueWords), ctx.caps.limits.maxComputeWorkgroupsPerDimension);
       const params = new Uint32Array(8);
       const firstElement = s.rowStart * cols;
-      params.set([layout.valueWords, layout.scaleWords, (firstElement * VALUE_WORDS_PER_32[format]) / 32, firstElement / 32, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
+      const firstBlock = isQuantized(format) ? firstElement / 32 : 0;
+      params.set([layout.valueWords, layout.scaleWords, (firstElement * VALUE_WORDS_PER_32[format]) / 32, firstBlock, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
       new Float32Array(params.buffer)[5] = scale;
       const uniform = uniformBufferWith(ctx.device, `${label}.fill${i}.params`, params);
       fills.push(
