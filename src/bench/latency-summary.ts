@@ -98,21 +98,23 @@ export function timingOf(r: RequestRecord): RequestTiming {
 
 const medianOf = (xs: number[]) => (xs.length ? summarize(xs).p50 : null);
 
-/** One length-stratified row from the requests of one prompt length. */
-export function latencyRow(requests: readonly RequestRecord[], costs: LengthCosts, roofs: Roofs): LatencyRow {
+/** The host-clock part of a row: what any engine's records give without a cost model. */
+export type TimingRow = Pick<LatencyRow, 'prompt_tokens' | 'output_tokens' | 'n' | 'stats' | 'ttft' | 'tpot' | 'prefill_tokens_per_s' | 'decode_tokens_per_s'>;
+
+/** The requests a row summarises: the undisturbed ones, or all of them when every one was disturbed. */
+function rowRequests(requests: readonly RequestRecord[]): RequestRecord[] {
   const clean = requests.filter((r) => !r.disturbed);
-  const used = clean.length > 0 ? clean : [...requests];
+  return clean.length > 0 ? clean : [...requests];
+}
+
+/** TTFT, TPOT and the rates of one prompt length's requests. */
+export function timingRow(requests: readonly RequestRecord[]): TimingRow {
+  const used = rowRequests(requests);
   const timings = used.map(timingOf);
   const ttfts = timings.map((t) => ttftMs(t)!);
   const tpots = timings.map(tpotMs).filter((x): x is number => x !== undefined);
   const ttft = summarize(ttfts);
   const tpot = tpots.length ? summarize(tpots) : null;
-  const gpuPrefill = medianOf(used.flatMap((r) => (r.gpu_prefill_ms !== null ? [r.gpu_prefill_ms] : [])));
-  const gpuDecode = medianOf(used.flatMap((r) => r.gpu_decode_ms ?? []));
-  const bw = roofs.read_bandwidth_gbps * 1e9;
-  const ceiling = decodeCeilingTokensPerS(bw, costs.decodeStep.bytes);
-  const decodeRate = tpot ? 1000 / tpot.p50 : null;
-  const prefillGflops = costs.prefill.flops / (((gpuPrefill ?? ttft.p50) / 1000) * 1e9);
   return {
     prompt_tokens: used[0].prompt_tokens,
     output_tokens: used[0].output_tokens,
@@ -121,7 +123,22 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     ttft,
     tpot,
     prefill_tokens_per_s: used[0].prompt_tokens / (ttft.p50 / 1000),
-    decode_tokens_per_s: decodeRate,
+    decode_tokens_per_s: tpot ? 1000 / tpot.p50 : null,
+  };
+}
+
+/** One length-stratified row from the requests of one prompt length. */
+export function latencyRow(requests: readonly RequestRecord[], costs: LengthCosts, roofs: Roofs): LatencyRow {
+  const used = rowRequests(requests);
+  const timing = timingRow(used);
+  const { ttft, tpot, decode_tokens_per_s: decodeRate } = timing;
+  const gpuPrefill = medianOf(used.flatMap((r) => (r.gpu_prefill_ms !== null ? [r.gpu_prefill_ms] : [])));
+  const gpuDecode = medianOf(used.flatMap((r) => r.gpu_decode_ms ?? []));
+  const bw = roofs.read_bandwidth_gbps * 1e9;
+  const ceiling = decodeCeilingTokensPerS(bw, costs.decodeStep.bytes);
+  const prefillGflops = costs.prefill.flops / (((gpuPrefill ?? ttft.p50) / 1000) * 1e9);
+  return {
+    ...timing,
     prefill_flops: costs.prefill.flops,
     prefill_gflops: prefillGflops,
     prefill_of_matmul_roof: prefillGflops / roofs.matmul_f32_gflops,

@@ -87,9 +87,30 @@ export function randomPrompt(length: number, vocabSize: number, bos: number, see
   return ids;
 }
 
+/**
+ * The prompt of repetition `rep` at length P (warm-ups are reps −1, −2, …): seeded per (rep, P),
+ * so every engine measured with the same seed and vocabulary gets the same ids.
+ */
+export function sweepPrompt(P: number, rep: number, seed: number, vocabSize: number, bos: number): number[] {
+  return randomPrompt(P, vocabSize, bos, seed + 7919 * rep + P);
+}
+
 const medianOrNull = (xs: number[]) => (xs.length ? summarize(xs).p50 : null);
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** One request of the protocol: stop if cancelled, wait until the tab is visible, run it, cool down. */
+export async function protocolRequest<T>(
+  hooks: Pick<LatencyHooks, 'signal' | 'waitUntilVisible'>,
+  cooldownMs: number,
+  request: () => Promise<T>,
+): Promise<{ value: T; disturbed: boolean }> {
+  throwIfCancelled(hooks.signal);
+  const disturbed = (await hooks.waitUntilVisible?.()) ?? false;
+  const value = await request();
+  if (cooldownMs > 0) await sleep(cooldownMs);
+  return { value, disturbed };
+}
 
 function toRecord(g: GenerationRecord, rep: number, disturbed: boolean): RequestRecord {
   return {
@@ -104,7 +125,7 @@ function toRecord(g: GenerationRecord, rep: number, disturbed: boolean): Request
 }
 
 /** Costs of one prompt length from the kernels' cost models. */
-async function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): Promise<LengthCosts> {
+export async function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): Promise<LengthCosts> {
   const prefill: PhaseCost = { flops: 0, bytes: 0 };
   const chunks = Math.ceil(P / chunk);
   for (let c = 0; c < chunks; c++) {
@@ -133,16 +154,15 @@ export async function runLatency(
       throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`, 'Use shorter prompt lengths or a larger --context.');
     }
   }
-  const promptFor = (P: number, rep: number) => settings.prompt_ids ?? randomPrompt(P, c.vocabSize, c.bosId, settings.seed + 7919 * rep + P);
+  const promptFor = (P: number, rep: number) => settings.prompt_ids ?? sweepPrompt(P, rep, settings.seed, c.vocabSize, c.bosId);
   const total = lengths.length * (settings.warmup + settings.reps + (settings.profile ? 1 : 0));
   let done = 0;
   const progress = (what: string) => hooks.onProgress?.(what, done / total);
   const run = async (P: number, rep: number, gpuTiming: 'phases' | 'kernels') => {
-    throwIfCancelled(hooks.signal);
-    const disturbed = (await hooks.waitUntilVisible?.()) ?? false;
-    const g = await generate(engine, promptFor(P, rep), gen, { gpuTiming, chunk: settings.chunk, signal: hooks.signal });
+    const { value: g, disturbed } = await protocolRequest(hooks, settings.cooldown_ms, () =>
+      generate(engine, promptFor(P, rep), gen, { gpuTiming, chunk: settings.chunk, signal: hooks.signal }),
+    );
     done++;
-    if (settings.cooldown_ms > 0) await sleep(settings.cooldown_ms);
     return { g, disturbed };
   };
 
