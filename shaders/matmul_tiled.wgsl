@@ -13,21 +13,11 @@ fn put_w(k: u32, n: u32, w: vec4<f32>) {
   for (var j = 0u; j < 4u; j++) { ws[(k + j) * (TILE_N / 4u) + n / 4u][n % 4u] = w[j]; }
 }
 
-@compute @workgroup_size(TILE_N / 4u, TILE_M / 4u)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-  let m0 = wid.y * TILE_M;
-  let n0 = wid.x * TILE_N;
-  let t = lid.y * (TILE_N / 4u) + lid.x;
-  var acc = array<vec4<f32>, 4>();
-  for (var k0 = 0u; k0 < params.cols; k0 += TILE_K) {
-    stage_tiles(m0, n0, k0, t, TILE_M * TILE_N / 16u);
-    workgroupBarrier();
-    for (var k = 0u; k < TILE_K; k++) {
-      let x = xs[k * (TILE_M / 4u) + lid.y];
-      let w = ws[k * (TILE_N / 4u) + lid.x];
-      for (var i = 0u; i < 4u; i++) { acc[i] = fma(vec4<f32>(x[i]), w, acc[i]); }
-    }
-    workgroupBarrier();
+// acc[i] += X rows 4·ty + i times W rows 4·tx..4·tx+3, over the staged slab.
+fn slab_product(acc: ptr<function, array<vec4<f32>, 4>>, ty: u32, tx: u32) {
+  for (var k = 0u; k < TILE_K; k++) {
+    let x = xs[k * (TILE_M / 4u) + ty];
+    let w = ws[k * (TILE_N / 4u) + tx];
+    for (var i = 0u; i < 4u; i++) { (*acc)[i] = fma(vec4<f32>(x[i]), w, (*acc)[i]); }
   }
-  store_tile(m0 + 4u * lid.y, n0 + 4u * lid.x, acc);
 }

@@ -1,7 +1,8 @@
 // Tiled matmul Y = X · Wᵀ for prefill (many rows of X): the compute-bound shape. A workgroup
 // computes a TILE_M × TILE_N tile of Y from TILE_K-wide slabs of X and of dequantized W staged in
-// workgroup memory (through the variant's put_x/put_w, which choose the storage precision); each
-// invocation owns a 4 × 4 register tile. Bounds are checked, so any tokens and rows work.
+// workgroup memory; each invocation owns a 4 × 4 register tile. The variant chooses the precision:
+// it declares the slabs and provides put_x/put_w (stage 4 values) and slab_product (accumulate
+// one staged slab into the register tile). Bounds are checked, so any tokens and rows work.
 // Joined after a variant (matmul_tiled.wgsl, matmul_tiled_f16.wgsl) with linear_io.wgsl and a
 // weights_*.wgsl. FLOPs = 2·tokens·rows·cols.
 
@@ -43,4 +44,19 @@ fn store_tile(m: u32, n: u32, acc: array<vec4<f32>, 4>) {
       if (n + j < params.rows) { store(m + i, n + j, acc[i][j]); }
     }
   }
+}
+
+@compute @workgroup_size(TILE_N / 4u, TILE_M / 4u)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let m0 = wid.y * TILE_M;
+  let n0 = wid.x * TILE_N;
+  let t = lid.y * (TILE_N / 4u) + lid.x;
+  var acc = array<vec4<f32>, 4>();
+  for (var k0 = 0u; k0 < params.cols; k0 += TILE_K) {
+    stage_tiles(m0, n0, k0, t, TILE_M * TILE_N / 16u);
+    workgroupBarrier();
+    slab_product(&acc, lid.y, lid.x);
+    workgroupBarrier();
+  }
+  store_tile(m0 + 4u * lid.y, n0 + 4u * lid.x, acc);
 }

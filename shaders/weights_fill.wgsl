@@ -81,30 +81,30 @@ fn fill_f16(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
   }
 }
 
-@compute @workgroup_size(WG_SIZE)
-fn fill_q8_0(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let first = invocation(gid, nwg);
+// Quant words of a block format, then its scales. q8_0 (nibbles false): four int8, the byte 0x80
+// (−128) made 0 so values are symmetric in [−127, 127]. q4_0: eight nibbles, nibble 0 (value −8)
+// made 8 (value 0) so q − 8 is symmetric in [−7, 7].
+fn fill_blocks(first: u32, nibbles: bool) {
+  let bits = select(8u, 4u, nibbles);
+  let mask = select(0xffu, 0xfu, nibbles);
+  let symmetric = select(0x80u, 0u, nibbles);
+  let zero = select(0u, 8u, nibbles);
   for (var i = first; i < params.value_words; i += params.stride) {
     var word = random(params.word_base + i, 0u);
-    // Four int8; the byte 0x80 (−128) becomes 0 so the values are symmetric in [−127, 127].
-    for (var j = 0u; j < 4u; j++) {
-      if (((word >> (8u * j)) & 0xffu) == 0x80u) { word &= ~(0xffu << (8u * j)); }
+    for (var j = 0u; j < 32u / bits; j++) {
+      if (((word >> (bits * j)) & mask) == symmetric) { word = (word & ~(mask << (bits * j))) | (zero << (bits * j)); }
     }
     data[i] = word;
   }
-  fill_scales(first, 127.0);
+  fill_scales(first, select(127.0, 7.0, nibbles));
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn fill_q8_0(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  fill_blocks(invocation(gid, nwg), false);
 }
 
 @compute @workgroup_size(WG_SIZE)
 fn fill_q4_0(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let first = invocation(gid, nwg);
-  for (var i = first; i < params.value_words; i += params.stride) {
-    var word = random(params.word_base + i, 0u);
-    // Eight nibbles; nibble 0 (value −8) becomes 8 (value 0) so q − 8 is symmetric in [−7, 7].
-    for (var j = 0u; j < 8u; j++) {
-      if (((word >> (4u * j)) & 0xfu) == 0u) { word |= 8u << (4u * j); }
-    }
-    data[i] = word;
-  }
-  fill_scales(first, 7.0);
+  fill_blocks(invocation(gid, nwg), true);
 }

@@ -1,20 +1,15 @@
 // Weight-format library: q4_0 (GGUF blocks of 16 bytes of nibbles + f16 scale, repacked: quants
 // first, then scales two per word; see src/kernels/weights.ts). Byte j of a block holds element j
 // in its low nibble and element j+16 in its high nibble; value = (q − 8)·d. Joined after a kernel
-// body that defines W_BINDING and `params` with `cols` and `scale_base`.
+// body that defines W_BINDING and `params` with `cols` and `scale_base`; weights_scales.wgsl (block_scale)
+// is joined after it.
 
 @group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<u32>>;             // (rows, cols/32): 16 bytes each
-@group(0) @binding(W_BINDING + 1u) var<storage, read> W_scales: array<u32>;       // same buffer; f16 pairs from params.scale_base
 
 const CHUNK_VECS = 8u;   // one block
 struct WRaw {
   q: vec4<u32>,
   d: f32,
-}
-
-fn block_scale(block: u32) -> f32 {
-  let pair = unpack2x16float(W_scales[params.scale_base + block / 2u]);
-  return select(pair.x, pair.y, (block & 1u) == 1u);
 }
 
 // Block c of `row`, as loaded.

@@ -1,20 +1,15 @@
 // Weight-format library: q8_0 (GGUF blocks of 32 int8 + f16 scale, repacked: quants first, then
 // scales two per word; see src/kernels/weights.ts). Joined after a kernel body that defines
-// W_BINDING and `params` with `cols` and `scale_base`.
+// W_BINDING and `params` with `cols` and `scale_base`; weights_scales.wgsl (block_scale)
+// is joined after it.
 
 @group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<u32>>;             // (rows, cols/32, 2): 16 int8 each
-@group(0) @binding(W_BINDING + 1u) var<storage, read> W_scales: array<u32>;       // same buffer; f16 pairs from params.scale_base
 
 const CHUNK_VECS = 8u;   // one block
 struct WRaw {
   lo: vec4<u32>,   // elements 0..15
   hi: vec4<u32>,   // elements 16..31
   d: f32,
-}
-
-fn block_scale(block: u32) -> f32 {
-  let pair = unpack2x16float(W_scales[params.scale_base + block / 2u]);
-  return select(pair.x, pair.y, (block & 1u) == 1u);
 }
 
 // Block c of `row`, as loaded.

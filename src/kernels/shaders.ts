@@ -32,6 +32,7 @@ import weightsF32 from '../../shaders/weights_f32.wgsl?raw';
 import weightsF16 from '../../shaders/weights_f16.wgsl?raw';
 import weightsQ8_0 from '../../shaders/weights_q8_0.wgsl?raw';
 import weightsQ4_0 from '../../shaders/weights_q4_0.wgsl?raw';
+import weightsScales from '../../shaders/weights_scales.wgsl?raw';
 import weightsFill from '../../shaders/weights_fill.wgsl?raw';
 
 export const SHADERS = {
@@ -67,6 +68,7 @@ export const SHADERS = {
   weights_f16: weightsF16,
   weights_q8_0: weightsQ8_0,
   weights_q4_0: weightsQ4_0,
+  weights_scales: weightsScales,
   weights_fill: weightsFill,
 } as const;
 
