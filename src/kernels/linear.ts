@@ -5,8 +5,8 @@
  *
  * Shaders are joined from parts (WGSL declarations are order-free, so a plain concatenation):
  *   matvec[_subgroups] + matvec_core | matmul_tiled[_f16] + matmul_tiled_core,
- *   then linear_io (bindings, output) and weights_<format> (w_raw/w_dequant).
- * The variant comes first so its `enable` directive leads the module.
+ *   then linear_io (bindings, output) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale,
+ *   w_dequant; see weights.ts). The variant comes first so its `enable` directive leads the module.
  */
 import { TokenscopeError } from '../errors.ts';
 import { uniformBufferWith } from '../gpu/buffers.ts';

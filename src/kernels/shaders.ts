@@ -54,8 +54,8 @@ export const SHADERS = {
   argmax,
   argmax_subgroups: argmaxSubgroups,
   sample,
-  // Linear layers and embeddings: a kernel body joined with linear_io (bindings, output) and one
-  // weights_<format> library (w_raw/w_dequant); see src/kernels/linear.ts.
+  // Linear layers and embeddings: a kernel body joined with linear_io (bindings, output) and the
+  // format's weight library (WEIGHT_LIBRARY in src/kernels/weights.ts); see src/kernels/linear.ts.
   linear_io: linearIo,
   matvec_core: matvecCore,
   matvec,
