@@ -71,19 +71,17 @@ export function formatGeneration(r: BenchResult): string {
   return [`Generated ${g.token_ids.length} tokens from a ${g.prompt_token_ids.length}-token prompt${g.note ? ` (${g.note})` : ''}:`, body].join('\n');
 }
 
+/** prompt, out, n, TTFT p50/p99, TPOT p50/p99, prefill tok/s: the cells both engines' latency tables start with. */
+function timingCells(row: import('./latency-summary.ts').TimingRow): string[] {
+  return [String(row.prompt_tokens), String(row.output_tokens), String(row.n), ms(row.ttft.p50), ms(row.ttft.p99), ms(row.tpot?.p50), ms(row.tpot?.p99), row.prefill_tokens_per_s.toFixed(1)];
+}
+
 /** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
 export function formatLatency(r: BenchResult): string {
   const l = r.latency as import('./latency.ts').LatencySection | undefined;
   if (!l || !l.rows) return '';
   const rows = l.rows.map((row) => [
-    String(row.prompt_tokens),
-    String(row.output_tokens),
-    String(row.n),
-    ms(row.ttft.p50),
-    ms(row.ttft.p99),
-    ms(row.tpot?.p50),
-    ms(row.tpot?.p99),
-    row.prefill_tokens_per_s.toFixed(1),
+    ...timingCells(row),
     row.prefill_gflops.toFixed(2),
     pct(row.prefill_of_matmul_roof),
     row.decode_tokens_per_s === null ? '—' : row.decode_tokens_per_s.toFixed(1),
@@ -161,6 +159,59 @@ export function formatServe(r: BenchResult): string {
     const c = s.rate_sweep;
     out.push('', `Capacity (highest rate with ≥ ${pct(c.target)} of requests within the SLOs): ${c.rate === null ? 'none — even the lowest rate missed' : `${c.rate.toFixed(2)} req/s${c.status === 'above-range' ? ' or more' : ''}`}.`);
     out.push(table(['rate req/s', 'attainment'], [...c.probes].sort((a, b) => a.rate - b.rate).map((p) => [p.rate.toFixed(2), pct(p.attainment)]), [true, true]));
+  }
+  return out.join('\n');
+}
+
+/** Flagged requests listed one per line; the rest are counted. */
+const FLAGGED_SHOWN = 8;
+const ratio = (x: number | null) => (x === null ? '—' : `×${x.toFixed(2)}`);
+const signedPct = (x: number | undefined) => (x === undefined ? '—' : `${x > 0 ? '+' : ''}${(x * 100).toFixed(1)}%`);
+
+/** WebLLM's rows (our protocol and clock), where WebLLM's own statistics disagree, and the side-by-side. */
+export function formatWebLLM(r: BenchResult): string {
+  const w = r.webllm as import('./webllm-run.ts').WebLLMSection | undefined;
+  if (!w?.rows) return '';
+  const rows = w.rows.map((row) => [
+    ...timingCells(row),
+    row.decode_tokens_per_s === null ? '—' : row.decode_tokens_per_s.toFixed(1),
+    row.decode_bandwidth_gbps === null ? '—' : row.decode_bandwidth_gbps.toFixed(2),
+    pct(row.decode_efficiency),
+  ]);
+  const cost = w.cost_source;
+  const out = [
+    `WebLLM ${w.model.id} (${w.model.quantization}; ~${Math.ceil(w.model.vramMB)} MB GPU memory by WebLLM's estimate), latency by prompt length (host clock, token-id prompts, our protocol):`,
+    table(['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'decode tok/s', 'decode GB/s', 'of read roof'], rows, rows[0]?.map(() => true)),
+    cost
+      ? `decode GB/s is an estimate: bytes per token from tokenscope's cost model of ${cost.model_id} (${cost.quantization}); WebLLM's kernels and ${w.model.quantization} weights move other bytes.`
+      : 'WebLLM reports no bytes or FLOPs and no tokenscope model of its family ran in this job, so the byte-derived columns are empty.',
+    '',
+    w.flagged_count === 0
+      ? `WebLLM's own statistics agree with our clock within 15% on all ${w.comparisons.length} requests.`
+      : `WebLLM's own statistics disagree with our clock by more than 15% on ${w.flagged_count} of ${w.comparisons.length} requests (ours vs WebLLM's):`,
+  ];
+  const flagged = w.comparisons.filter((c) => c.flagged.length > 0);
+  for (const c of flagged.slice(0, FLAGGED_SHOWN)) {
+    out.push(`  prompt ${c.prompt_tokens}, repetition ${c.rep + 1}: ${c.flagged.map((m) => `${m} ${ms(c.ours[m])} vs ${ms(c.webllm[m])} (${signedPct(c.disagreement[m])})`).join('; ')}`);
+  }
+  if (flagged.length > FLAGGED_SHOWN) out.push(`  … and ${flagged.length - FLAGGED_SHOWN} more (all in the JSON's webllm.comparisons).`);
+  const s = r.side_by_side as import('./side-by-side.ts').SideBySide | undefined;
+  if (s) {
+    out.push('', `Side by side, tokenscope ${s.tokenscope_model} vs WebLLM ${s.webllm_model} (medians; × = WebLLM ÷ tokenscope):`);
+    out.push(table(
+      ['prompt', 'TTFT ms', 'WebLLM', '×', 'TPOT ms', 'WebLLM', '×', 'prefill tok/s', 'WebLLM', '×', 'decode tok/s', 'WebLLM', '×'],
+      s.rows.map((x) => [
+        String(x.prompt_tokens),
+        ...(['ttft_ms', 'tpot_ms', 'prefill_tokens_per_s', 'decode_tokens_per_s'] as const).flatMap((m) => [ms(x.tokenscope[m]), ms(x.webllm[m]), ratio(x.ratio[m])]),
+      ]),
+      new Array(13).fill(true),
+    ));
+    const decode = s.points.filter((p) => p.phase === 'decode');
+    if (decode.length) {
+      out.push('', 'Decode on the roofline (WebLLM\'s bytes and FLOPs estimated from tokenscope\'s cost model):');
+      out.push(table(['engine', 'prompt', 'FLOP/byte', 'GFLOP/s', 'GB/s'], decode.map((p) => [p.estimate ? `${p.engine} (est.)` : p.engine, String(p.prompt_tokens), p.intensity.toFixed(2), p.gflops.toFixed(2), p.gbps.toFixed(2)]), [false, true, true, true, true]));
+    }
+    out.push('', 'What differs between the two runs:', ...s.differences.map((d) => `  - ${d}`));
   }
   return out.join('\n');
 }

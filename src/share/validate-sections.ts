@@ -1,7 +1,8 @@
 /**
  * Validators of the result sections a report reads — `model`, `cold_start`, `generation`,
  * `latency`, `llama_bench` (bench/job.ts writes them), `serve` (vLLM `bench serve` keys,
- * serve/metrics.ts) and the link's `trimmed` flag — registered with validateResult when this
+ * serve/metrics.ts), `webllm` (bench/webllm-run.ts), `side_by_side` (bench/side-by-side.ts) and
+ * the link's `trimmed` flag — registered with validateResult when this
  * module loads. Import `validateResult` from here so they are in place.
  *
  * Every field the report reads is checked for type; numbers are finite (and ≥ 0 where negative
@@ -70,12 +71,19 @@ function validateModel(v: Json, path: string): void {
   fields(c, cp, ['qkvBias', 'tiedEmbeddings'], expectBoolean);
 }
 
-function validateSettings(v: Json, path: string): void {
+/** The protocol settings both engines' sweeps share. */
+function validateSweepSettings(v: Json, path: string): Record<string, Json> {
   const s = expectObject(v, path);
   each(s.prompt_lengths, `${path}.prompt_lengths`, MAX_ROWS, count);
-  fields(s, path, ['output_tokens', 'reps', 'warmup', 'chunk'], count);
+  fields(s, path, ['output_tokens', 'reps', 'warmup'], count);
   fields(s, path, ['cooldown_ms'], nonNegative);
   fields(s, path, ['seed'], anyNumber);
+  return s;
+}
+
+function validateSettings(v: Json, path: string): void {
+  const s = validateSweepSettings(v, path);
+  count(s.chunk, `${path}.chunk`);
   expectBoolean(s.profile, `${path}.profile`);
   if (s.prompt_ids !== undefined) each(s.prompt_ids, `${path}.prompt_ids`, MAX_TOKENS, count);
 }
@@ -97,14 +105,16 @@ function validateSummary(v: Json, path: string): void {
   fields(expectObject(v, path), path, SUMMARY_KEYS, nonNegative);
 }
 
-function validateRow(v: Json, path: string): void {
+/** A latency row; `costs` 'optional' for WebLLM's, whose cost-model fields are null without one. */
+function validateRow(v: Json, path: string, costs: 'required' | 'optional' = 'required'): void {
   const r = expectObject(v, path);
   fields(r, path, ['prompt_tokens', 'output_tokens', 'n'], count);
   validateStats(r.stats, `${path}.stats`);
   validateSummary(r.ttft, `${path}.ttft`);
   nullable(r.tpot, `${path}.tpot`, validateSummary);
-  const measured = ['prefill_tokens_per_s', 'prefill_flops', 'prefill_gflops', 'prefill_of_matmul_roof', 'decode_bytes_per_token', 'decode_ceiling_tokens_per_s'];
-  fields(r, path, measured, nonNegative);
+  nonNegative(r.prefill_tokens_per_s, `${path}.prefill_tokens_per_s`);
+  const costed = ['prefill_flops', 'prefill_gflops', 'prefill_of_matmul_roof', 'decode_bytes_per_token', 'decode_ceiling_tokens_per_s'];
+  fields(r, path, costed, costs === 'required' ? nonNegative : (x, p) => nullable(x, p, nonNegative));
   const optional = ['decode_tokens_per_s', 'decode_bandwidth_gbps', 'decode_efficiency', 'gpu_prefill_ms', 'gpu_decode_ms'];
   fields(r, path, optional, (x, p) => nullable(x, p, nonNegative));
   // Overheads are differences of medians and may come out negative.
@@ -230,10 +240,76 @@ export function validateServe(v: Json, path: string): void {
   }
 }
 
+const COMPARED_METRICS = ['ttft_ms', 'tpot_ms', 'prefill_tokens_per_s', 'decode_tokens_per_s'] as const;
+
+/** ComparedMetrics (webllm/mapping.ts): each a non-negative number or null. */
+function validateCompared(v: Json, path: string): void {
+  fields(expectObject(v, path), path, COMPARED_METRICS, (x, p) => nullable(x, p, nonNegative));
+}
+
+function validateWebLLMRequest(v: Json, path: string): void {
+  validateRequest(v, path);
+  const r = expectObject(v, path);
+  expectOneOf(r.engine, `${path}.engine`, ['webllm']);
+  expectString(r.model_id, `${path}.model_id`, MAX_NAME);
+  expectOneOf(r.path, `${path}.path`, ['tokens', 'chat']);
+  count(r.chunks, `${path}.chunks`);
+}
+
+function validateComparison(v: Json, path: string): void {
+  const c = expectObject(v, path);
+  fields(c, path, ['prompt_tokens', 'rep'], count);
+  validateCompared(c.ours, `${path}.ours`);
+  validateCompared(c.webllm, `${path}.webllm`);
+  for (const [k, x] of Object.entries(expectObject(c.disagreement, `${path}.disagreement`))) {
+    expectOneOf(k, `${path}.disagreement`, COMPARED_METRICS);
+    anyNumber(x, `${path}.disagreement.${k}`);
+  }
+  each(c.flagged, `${path}.flagged`, COMPARED_METRICS.length, (m, p) => expectOneOf(m, p, COMPARED_METRICS));
+}
+
+/** The `webllm` section (WebLLMSection in bench/webllm-run.ts), complete or as far as it got. */
+export function validateWebLLM(v: Json, path: string): void {
+  const w = expectObject(v, path);
+  const m = expectObject(w.model, `${path}.model`);
+  fields(m, `${path}.model`, ['id', 'family', 'quantization'], (s, p) => expectString(s, p, MAX_NAME));
+  nonNegative(m.vramMB, `${path}.model.vramMB`);
+  const s = validateSweepSettings(w.settings, `${path}.settings`);
+  fields(s, `${path}.settings`, ['vocab_size', 'bos_id'], count);
+  nullable(w.cost_source, `${path}.cost_source`, (o, p) => fields(expectObject(o, p), p, ['model_id', 'quantization'], (x, q) => expectString(x, q, MAX_NAME)));
+  each(w.requests, `${path}.requests`, MAX_REQUESTS, validateWebLLMRequest);
+  each(w.rows, `${path}.rows`, MAX_ROWS, (row, p) => validateRow(row, p, 'optional'));
+  each(w.verdicts, `${path}.verdicts`, MAX_ROWS, validateVerdicts);
+  each(w.comparisons, `${path}.comparisons`, MAX_REQUESTS, validateComparison);
+  count(w.flagged_count, `${path}.flagged_count`);
+}
+
+/** The `side_by_side` section (SideBySide in bench/side-by-side.ts). */
+export function validateSideBySide(v: Json, path: string): void {
+  const s = expectObject(v, path);
+  fields(s, path, ['tokenscope_model', 'webllm_model'], (x, p) => expectString(x, p, MAX_NAME));
+  each(s.rows, `${path}.rows`, MAX_ROWS, (row, p) => {
+    const r = expectObject(row, p);
+    count(r.prompt_tokens, `${p}.prompt_tokens`);
+    for (const k of ['tokenscope', 'webllm', 'ratio']) validateCompared(r[k], `${p}.${k}`);
+  });
+  each(s.differences, `${path}.differences`, MAX_ROWS, (d, p) => expectString(d, p, MAX_SENTENCE));
+  each(s.points, `${path}.points`, 4 * MAX_ROWS, (point, p) => {
+    const o = expectObject(point, p);
+    expectOneOf(o.engine, `${p}.engine`, ['tokenscope', 'webllm']);
+    count(o.prompt_tokens, `${p}.prompt_tokens`);
+    expectOneOf(o.phase, `${p}.phase`, ['prefill', 'decode']);
+    fields(o, p, ['intensity', 'gflops', 'gbps'], nonNegative);
+    expectBoolean(o.estimate, `${p}.estimate`);
+  });
+}
+
 registerSection('model', validateModel);
 registerSection('cold_start', validateColdStart);
 registerSection('generation', validateGeneration);
 registerSection('latency', validateLatency);
 registerSection('llama_bench', validateLlamaBench);
 registerSection('serve', validateServe);
+registerSection('webllm', validateWebLLM);
+registerSection('side_by_side', validateSideBySide);
 registerSection('trimmed', expectBoolean);
