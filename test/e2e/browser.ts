@@ -110,3 +110,31 @@ export async function trackGpuBuffers(page: Page): Promise<void> {
 export function liveGpuBuffers(page: Page): Promise<number> {
   return page.evaluate(() => (window as unknown as { __liveBuffers: () => number }).__liveBuffers());
 }
+
+/** The text of an element including every shadow root inside it (textContent stops at shadow roots). */
+export async function deepText(page: Page, selector: string): Promise<string> {
+  return page.locator(selector).first().evaluate((root) => {
+    const parts: string[] = [];
+    const walk = (node: Node) => {
+      if (node.nodeType === Node.TEXT_NODE) parts.push(node.textContent ?? '');
+      if (node instanceof Element && node.shadowRoot) walk(node.shadowRoot);
+      node.childNodes.forEach(walk);
+    };
+    walk(root);
+    return parts.join(' ').replace(/\s+/g, ' ');
+  });
+}
+
+/** Drop a file on the page as a drag from the desktop would. */
+export async function dropFile(page: Page, name: string, text: string): Promise<void> {
+  await page.evaluate(
+    ([name, text]) => {
+      const data = new DataTransfer();
+      data.items.add(new File([text], name, { type: 'application/json' }));
+      const target = document.querySelector('ts-app')!;
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    },
+    [name, text],
+  );
+}

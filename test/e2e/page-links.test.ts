@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import type { StaticServer } from '../../cli/static-server.ts';
+import type { BenchJob } from '../../src/bench/job.ts';
+import type { LatencySection } from '../../src/bench/latency.ts';
+import type { BenchResult } from '../../src/bench/schema.ts';
+import { encodeFragment, toBase64Url } from '../../src/share/codec.ts';
+import { decodeReport, encodeReport } from '../../src/share/permalink.ts';
+import { validateResult } from '../../src/share/validate-sections.ts';
+import { api, canvasHasInk, deepText, dropFile, launch, resultRows, startPage, waitForReady, watchCsp, watchErrors } from './browser.ts';
+
+async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer());
+}
+
+const PAYLOADS = ['<script>window.__pwned=1</script>', '<img src=x onerror="window.__pwned=1">', '"><svg onload="window.__pwned=1">'];
+
+/**
+ * Every string of `r` prefixed with an HTML payload, except where the schema allows only fixed
+ * words (units, enums, dates); `count` is how many strings carry one.
+ */
+function withPayloads(r: BenchResult): { hostile: BenchResult; count: number } {
+  const doc = structuredClone({ ...r, notes: ['a note'] }) as unknown as Record<string, unknown>;
+  let n = 0;
+  let count = 0;
+  const walk = (o: Record<string, unknown> | unknown[]) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === 'string') {
+        (o as Record<string, unknown>)[k] = `${PAYLOADS[n++ % PAYLOADS.length]} ${v}`;
+        try {
+          validateResult(structuredClone(doc));
+          count++;
+        } catch {
+          (o as Record<string, unknown>)[k] = v;
+        }
+      } else if (v && typeof v === 'object') walk(v as Record<string, unknown>);
+    }
+  };
+  walk(doc);
+  return { hostile: validateResult(doc), count };
+}
+
+/** A tiny sweep with a profile, so the result has every section the report draws. */
+const JOB: BenchJob = {
+  probe: true,
+  probeMiB: 4,
+  protocol: { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 },
+  model: { preset: 'stories260k', quant: 'q4_0' },
+  latency: { promptLengths: [8], gen: 4, reps: 2, warmup: 0, profile: true },
+};
+
+describe('links, comparisons and hostile input', () => {
+  let server: StaticServer;
+  let browser: Browser;
+  let result: BenchResult;
+
+  beforeAll(async () => {
+    server = await startPage();
+    browser = await launch(true);
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await waitForReady(page);
+    result = validateResult(await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB));
+    await page.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** A fresh page at `hash`, with error, CSP and payload watchers. */
+  async function open(hash: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[]; csp: () => Promise<string[]> }> {
+    const page = await browser.newPage({ viewport });
+    const errors = watchErrors(page);
+    const csp = await watchCsp(page);
+    await page.goto(`${server.url}${hash}`);
+    await waitForReady(page);
+    return { page, errors, csp };
+  }
+
+  async function expectInert(page: Page, errors: string[], csp: () => Promise<string[]>): Promise<void> {
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    const injected = await page.evaluate(() => {
+      let found = 0;
+      const walk = (root: Document | ShadowRoot) => {
+        found += root.querySelectorAll('script:not([src]), img, svg[onload]').length;
+        root.querySelectorAll('*').forEach((el) => el.shadowRoot && walk(el.shadowRoot));
+      };
+      walk(document);
+      return found;
+    });
+    expect(injected, 'no element made from a payload').toBe(0);
+    expect(errors).toEqual([]);
+    expect(await csp()).toEqual([]);
+    expect(await api<number>(page, 'runsStarted()')).toBe(0);
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled(), 'the page stays usable').toBe(true);
+  }
+
+  it('a trimmed link says so in the report, and the charts that need raw samples say why they are empty', async () => {
+    const l = result.latency as LatencySection;
+    // 200 requests with distinct timings: far more than a link holds.
+    const requests = Array.from({ length: 200 }, (_, i) => ({ ...l.requests[i % l.requests.length], token_ms: l.requests[0].token_ms.map((t, k) => t + ((i * 7919 + k * 104729) % 1000) / 997) }));
+    const fragment = await encodeReport({ ...result, latency: { ...l, requests } });
+    expect((await decodeReport(fragment)).trimmed).toBe(true);
+    const { page, errors, csp } = await open(fragment);
+    await expect.poll(() => resultRows(page), { timeout: 20_000 }).toHaveLength(1);
+    const text = await deepText(page, 'ts-report');
+    expect(text).toMatch(/trimmed for the link/);
+    expect(await deepText(page, 'ts-cdf-chart')).toMatch(/left out of the link/);
+    expect(await canvasHasInk(page, 'ts-ttft-chart canvas')).toBe(true);
+    await expectInert(page, errors, csp);
+    await page.close();
+  });
+
+  it('two links side by side with ratios, and the comparison as its own #c= link', async () => {
+    const faster = structuredClone(result);
+    faster.ceilings!.read_bandwidth_gbps *= 2;
+    (faster.latency as LatencySection).rows[0].ttft.p50 /= 4;
+    const { page, errors, csp } = await open('');
+    for (const r of [result, faster]) {
+      await page.locator('#paste-link').fill(`${server.url}${await encodeReport(r)}`);
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+    }
+    await page.getByRole('button', { name: 'Compare A and B' }).click();
+    const compared = async (p: Page) => deepText(p, 'ts-compare-view');
+    await expect.poll(() => compared(page)).toMatch(/streaming read bandwidth.*×2\.00 B/);
+    expect(await compared(page)).toMatch(/median TTFT.*×0\.250 B|median TTFT.*×0\.25 B/);
+    await page.getByRole('button', { name: 'Share comparison link' }).click();
+    const link = await page.locator('ts-compare-view input[readonly]').inputValue();
+    expect(link).toMatch(/#c=[A-Za-z0-9_-]+$/);
+    await expectInert(page, errors, csp);
+    await page.close();
+
+    const fresh = await open(new URL(link).hash);
+    await expect.poll(() => compared(fresh.page), { timeout: 20_000 }).toMatch(/streaming read bandwidth.*×2\.00 B/);
+    expect(await compared(fresh.page)).toContain('Compared report A');
+    await expectInert(fresh.page, fresh.errors, fresh.csp);
+    await fresh.page.close();
+  });
+
+  it('HTML in every string of a link or a file is shown as text and never runs', async () => {
+    const { hostile, count } = withPayloads(result);
+    expect(count).toBeGreaterThan(30);
+    expect((hostile.model as { name: string }).name).toMatch(/^<(script|img|svg)/);
+    const { page, errors, csp } = await open(await encodeReport(hostile));
+    await expect.poll(() => deepText(page, 'ts-report'), { timeout: 20_000 }).toContain('<script>window.__pwned=1</script>');
+    expect(await deepText(page, 'ts-report')).toContain('<img src=x onerror="window.__pwned=1">');
+    await expectInert(page, errors, csp);
+    await dropFile(page, 'hostile.json', JSON.stringify(hostile));
+    await expect.poll(() => deepText(page, '#shown')).toMatch(/File hostile\.json/);
+    await expectInert(page, errors, csp);
+    await page.close();
+  });
+
+  const bomb = async () => `#r=${toBase64Url(await deflateRaw(new Uint8Array(16 * 1024 * 1024).fill(32)))}`;
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    ['bad base64', async () => '#r=@@not*base64!!', /characters that base64url does not use/],
+    ['a cut-off link', async () => (await encodeReport(result)).slice(0, 801), /impossible length|not valid deflate/],
+    ['a decompression bomb', bomb, /expands to more than/],
+    ['not JSON', async () => `#r=${toBase64Url(await deflateRaw(new TextEncoder().encode('{"schema_version": 1, <b>')))}`, /not valid JSON/],
+    ['a wrong schema version', () => encodeFragment('r', { ...result, schema_version: 99 }), /schema version 99/],
+    ['a wrong field type', () => encodeFragment('r', { ...result, ceilings: { ...result.ceilings, read_bandwidth_gbps: '<img src=x onerror=alert(1)>' } }), /read_bandwidth_gbps must be a finite number/],
+    ['a comparison with a broken side', () => encodeFragment('c', { a: result, b: { ...result, environment: null } }), /second result.*environment must be an object/],
+  ];
+  it.each(cases)('%s: a clear message, and the page stays usable', async (_name, make, message) => {
+    const { page, errors, csp } = await open(await make());
+    const alert = page.getByRole('alert');
+    await alert.waitFor({ timeout: 20_000 });
+    expect(await alert.textContent()).toMatch(/could not be opened/);
+    expect(await alert.textContent()).toMatch(message);
+    expect(await resultRows(page)).toEqual([]);
+    await expectInert(page, errors, csp);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.close();
+  });
+
+  it('a file that is not a tokenscope result: a clear message', async () => {
+    const { page, errors, csp } = await open('');
+    await page.locator('ts-share-bar input[type=file]').setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]') });
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/notes\.json.*could not be opened.*deeper than/);
+    await expectInert(page, errors, csp);
+    await page.close();
+  });
+});

@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import type { StaticServer } from '../../cli/static-server.ts';
+import { decodeReport } from '../../src/share/permalink.ts';
+import { validateResult } from '../../src/share/validate-sections.ts';
+import { api, canvasHasInk, deepText, dropFile, launch, resultRows, runAndWait, screenshot, startPage, TINY, waitForReady, watchCsp, watchErrors } from './browser.ts';
+
+const CHARTS = ['ts-ttft-chart', 'ts-depth-chart', 'ts-cdf-chart', 'ts-kernel-chart', 'ts-roofline-chart', 'ts-what-if-chart'];
+
+/**
+ * One real run (the tiny preset, with the per-kernel profile), then everything that reads its
+ * result: the permalink opened in a fresh page, the exports, the import by file chooser and by
+ * drag and drop, and the screenshots at desktop and phone widths in light and dark.
+ */
+describe('a run, its link, its exports', () => {
+  let server: StaticServer;
+  let browser: Browser;
+  let link = '';
+  const dir = mkdtempSync(join(tmpdir(), 'tokenscope-page-'));
+  const jsonPath = join(dir, 'result.json');
+  let table: string[][] = [];
+
+  beforeAll(async () => {
+    server = await startPage();
+    browser = await launch(true);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('first visit, one click: the default run completes and every chart is drawn', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const errors = watchErrors(page);
+    const csp = await watchCsp(page);
+    await page.goto(`${server.url}${TINY}&profile=1`);
+    await waitForReady(page);
+    expect(await api<number>(page, 'runsStarted()')).toBe(0);
+    await runAndWait(page);
+    table = await resultRows(page);
+    expect(table.map((r) => r[0])).toEqual(['8', '16']);
+    for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
+    expect(await page.locator('ts-ttft-chart canvas').getAttribute('aria-label')).toMatch(/8 tokens p50 [\d.]+ ms/);
+    expect(await deepText(page, 'ts-run-facts')).toMatch(/Compile the pipelines.*First request’s TTFT/);
+    expect(await deepText(page, 'ts-report')).toContain('Roofline verdicts');
+    await screenshot(page, 'report-desktop-light');
+
+    // Exports: the full JSON, the rows as CSV, a chart as PNG.
+    const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
+    await json.saveAs(jsonPath);
+    const exported = validateResult(JSON.parse(readFileSync(jsonPath, 'utf8')));
+    expect((exported.latency as { requests: unknown[] }).requests.length).toBe(4);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV of rows' }).click()]);
+    const lines = readFileSync(await csv.path(), 'utf8').trim().split('\r\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^model,prompt_tokens,output_tokens,n,/);
+    const [png] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Save the roofline chart as PNG' }).click()]);
+    expect(png.suggestedFilename()).toBe('tokenscope-roofline.png');
+    expect(readFileSync(await png.path()).subarray(1, 4).toString()).toBe('PNG');
+
+    await page.getByRole('button', { name: 'Share link' }).click();
+    link = await page.locator('ts-share-bar input[readonly]').inputValue();
+    expect(link).toMatch(/#r=[A-Za-z0-9_-]+$/);
+    expect(page.url()).toBe(link);
+    expect(errors).toEqual([]);
+    expect(await csp()).toEqual([]);
+    await page.close();
+  });
+
+  it('a shared link shows the same numbers in a fresh page and runs nothing', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+    await page.goto(link);
+    await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
+    expect(await page.getByText('Opened from a link').count()).toBe(1);
+    // This small run fits a link whole; trimming is checked in page-links.test.ts.
+    expect((await decodeReport(new URL(link).hash)).trimmed).toBeUndefined();
+    for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
+    expect(await api<number>(page, 'runsStarted()')).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  for (const [width, scheme] of [[1280, 'dark'], [390, 'light'], [390, 'dark']] as const) {
+    it(`an imported JSON file renders the full report at ${width} px, ${scheme}`, async () => {
+      const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
+      const errors = watchErrors(page);
+      await page.goto(server.url);
+      await page.locator('ts-share-bar input[type=file]').setInputFiles(jsonPath);
+      await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
+      for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
+      expect(await api<number>(page, 'runsStarted()')).toBe(0);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, 'no sideways scrolling of the whole page').toBeLessThanOrEqual(0);
+      await screenshot(page, `report-${width < 600 ? 'phone' : 'desktop'}-${scheme}`);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
+
+  it('a JSON file dropped on the page opens it', async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(server.url);
+    await dropFile(page, 'result.json', readFileSync(jsonPath, 'utf8'));
+    await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
+    expect(await page.getByText('Opened from a file').count()).toBe(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
