@@ -8,7 +8,7 @@
 
 struct Params {
   count: u32,      // number of vec4<u32> words
-  chunk: u32,      // words per workgroup, a multiple of WG_SIZE
+  chunk: u32,      // words per workgroup, a multiple of WG_SIZE · RUN
   _pad0: u32,
   _pad1: u32,
 }
@@ -18,6 +18,9 @@ struct Params {
 @group(0) @binding(2) var<uniform> params: Params;
 
 override WG_SIZE: u32 = 256;
+// Consecutive words each invocation reads per step: 1 interleaves lanes word by word (what GPUs
+// coalesce best); more gives each lane whole cache lines (what CPU adapters' SIMD lanes prefer).
+override RUN: u32 = 1;
 
 var<workgroup> scratch: array<u32, WG_SIZE>;
 
@@ -29,8 +32,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
   let begin = w * params.chunk;
   let end = min(begin + params.chunk, params.count);
   var acc = vec4<u32>(0u);
-  for (var i = begin + lid; i < end; i += WG_SIZE) {
-    acc += data[i];
+  for (var i = begin + lid * RUN; i < end; i += WG_SIZE * RUN) {
+    for (var j = 0u; j < RUN; j++) {
+      if (i + j < end) {
+        acc += data[i + j];
+      }
+    }
   }
   scratch[lid] = acc.x + acc.y + acc.z + acc.w;
   workgroupBarrier();

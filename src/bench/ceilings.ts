@@ -16,7 +16,7 @@ import { fillHash, hashSum, hashU32 } from '../kernels/fill-hash.ts';
 import { fmaExpected, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { matmulF32 } from '../kernels/matmul-f32.ts';
-import { probeShapes } from '../kernels/select.ts';
+import { probeShapes, type ProbeShapes } from '../kernels/select.ts';
 import { streamRead, sumPartials } from '../kernels/stream-read.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
 import type { CeilingKey, CeilingMeasurement, Ceilings } from './schema.ts';
@@ -48,9 +48,9 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
   const run = new Runner(ctx, timer, protocol, opts.signal);
   const measurements = {} as Ceilings['measurements'];
   const steps: [CeilingKey, string, () => Promise<CeilingMeasurement | null>][] = [
-    ['read_bandwidth_gbps', 'streaming read', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'read')],
-    ['copy_bandwidth_gbps', 'read+write copy', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'copy')],
-    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes.bandwidthWorkgroups, 'b2b')],
+    ['read_bandwidth_gbps', 'streaming read', () => measureBandwidth(run, bytes, shapes, 'read')],
+    ['copy_bandwidth_gbps', 'read+write copy', () => measureBandwidth(run, bytes, shapes, 'copy')],
+    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes, 'b2b')],
     ['f32_gflops', 'f32 FMA chains', () => measureFma(run, 'f32', shapes.fmaWorkgroups, shapes.fmaIterations)],
     ['f16_gflops', 'f16 FMA chains', () => (ctx.caps.shaderF16 ? measureFma(run, 'f16', shapes.fmaWorkgroups, shapes.fmaIterations) : Promise.resolve(null))],
     ['matmul_f32_gflops', 'tiled f32 matmul', () => measureMatmul(run, shapes.matmulSize)],
@@ -134,7 +134,8 @@ async function readU32(ctx: GpuContext, buffer: GPUBuffer, offset: number, bytes
 }
 
 /** Streaming read, kernel copy, or copyBufferToBuffer over `bytes`, verified by re-reading what was written. */
-async function measureBandwidth(run: Runner, bytes: number, workgroupChoices: number[], mode: 'read' | 'copy' | 'b2b'): Promise<CeilingMeasurement> {
+async function measureBandwidth(run: Runner, bytes: number, shapes: ProbeShapes, mode: 'read' | 'copy' | 'b2b'): Promise<CeilingMeasurement> {
+  const workgroupChoices = shapes.bandwidthWorkgroups;
   const { ctx } = run;
   const words = bytes / 4;
   const seed = 0x5eed;
@@ -149,20 +150,22 @@ async function measureBandwidth(run: Runner, bytes: number, workgroupChoices: nu
     await run.once((encoder) => encodeDispatches(encoder, [fill]));
     const expected = hashSum(words, seed);
 
-    // Pick the grid this device streams fastest (CPU adapters want few long workgroups, GPUs many).
-    let best = { workgroups: workgroupChoices[0], ms: Infinity };
-    const kernelFor = async (wg: number) => {
-      const d = mode === 'copy' ? await copyKernel(ctx, src, dst!, bytes, wg) : await streamRead(ctx, src, bytes, partials, wg);
+    // Pick the shape this device streams fastest (CPU adapters want few long workgroups, GPUs many).
+    let best = { workgroups: workgroupChoices[0], run: 1, ms: Infinity };
+    const kernelFor = async (wg: number, runLength: number) => {
+      const d = mode === 'copy' ? await copyKernel(ctx, src, dst!, bytes, wg) : await streamRead(ctx, src, bytes, partials, wg, runLength);
       made.push(d);
       return d;
     };
     if (mode !== 'b2b') {
       for (const wg of workgroupChoices) {
-        const d = await kernelFor(wg);
-        await run.once((e) => encodeDispatches(e, [d]));
-        const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
-        const ms = s.gpuMs ?? s.hostMs;
-        if (ms < best.ms) best = { workgroups: wg, ms };
+        for (const runLength of mode === 'read' ? shapes.readRuns : [1]) {
+          const d = await kernelFor(wg, runLength);
+          await run.once((e) => encodeDispatches(e, [d]));
+          const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
+          const ms = s.gpuMs ?? s.hostMs;
+          if (ms < best.ms) best = { workgroups: wg, run: runLength, ms };
+        }
       }
     }
     const samples =
@@ -174,7 +177,7 @@ async function measureBandwidth(run: Runner, bytes: number, workgroupChoices: nu
             encoder.copyBufferToBuffer(src, 0, dst!, 0, bytes);
             encoder.beginComputePass({ timestampWrites: span?.end }).end();
           })
-        : await run.repeatDispatches([await kernelFor(best.workgroups)]);
+        : await run.repeatDispatches([await kernelFor(best.workgroups, best.run)]);
 
     // Verify: what the measured kernel produced, re-read with the streaming-read kernel.
     const checkSource = mode === 'read' ? src : dst!;
@@ -193,7 +196,8 @@ async function measureBandwidth(run: Runner, bytes: number, workgroupChoices: nu
       }
     }
     const work = mode === 'read' ? bytes : 2 * bytes;
-    const shape = mode === 'b2b' ? `copyBufferToBuffer ${bytes / MiB} MiB` : `${best.workgroups} workgroups × 256 invocations`;
+    const shape =
+      mode === 'b2b' ? `copyBufferToBuffer ${bytes / MiB} MiB` : `${best.workgroups} workgroups × 256 invocations${best.run > 1 ? `, ${best.run} words each per step` : ''}`;
     return run.measurement(samples, work, 'GB/s', shape);
   } finally {
     releaseDispatches(made);

@@ -14,6 +14,8 @@ export interface ProbeShapes {
   workingSetCap: number;
   /** Grids tried for the streaming kernels; the fastest is kept. */
   bandwidthWorkgroups: number[];
+  /** Consecutive 16-byte words per invocation step tried for the streaming read. */
+  readRuns: number[];
   fmaWorkgroups: number;
   fmaIterations: number;
   /** Square matmul size for the compute roof. */
@@ -24,9 +26,9 @@ const MiB = 1024 * 1024;
 
 export function probeShapes(caps: Capabilities): ProbeShapes {
   if (caps.cpuLike) {
-    return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256, 1024, 4096], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
+    return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256, 1024, 4096], readRuns: [1, 4], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
   }
-  return { workingSetCap: 1024 * MiB, bandwidthWorkgroups: [1024, 4096, 16384, 65536], fmaWorkgroups: 8192, fmaIterations: 4096, matmulSize: 2048 };
+  return { workingSetCap: 1024 * MiB, bandwidthWorkgroups: [1024, 4096, 16384, 65536], readRuns: [1, 4], fmaWorkgroups: 8192, fmaIterations: 4096, matmulSize: 2048 };
 }
 
 /** A grid-stride elementwise kernel's shape: workgroup size and grid for `n` elements. */

@@ -13,7 +13,8 @@ export function streamReadCost(bytes: number, workgroups: number): Cost {
 
 /**
  * Sum `bytes` of `data` as vec4<u32> (shaders/stream_read.wgsl) into `partials`
- * (one u32 per workgroup; size it with `workgroups * 4`).
+ * (one u32 per workgroup; size it with `workgroups * 4`); each invocation reads `run`
+ * consecutive 16-byte words per step.
  */
 export async function streamRead(
   ctx: GpuContext,
@@ -21,11 +22,12 @@ export async function streamRead(
   bytes: number,
   partials: GPUBuffer,
   workgroups: number,
+  run = 1,
 ): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
-  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, STREAM_READ_WG), 0, 0]));
-  return makeDispatch(ctx, { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG } }, {
+  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, STREAM_READ_WG * run), 0, 0]));
+  return makeDispatch(ctx, { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG, RUN: run } }, {
     owner: 'probe.read',
     kind: 'probe',
     bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
