@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../models/catalog.ts';
 import { defaultJob, runJob, type BenchJob } from '../src/bench/job.ts';
 import type { ModelSpec } from '../src/bench/model-source.ts';
-import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, table } from '../src/bench/report.ts';
+import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/bench/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
@@ -19,8 +19,9 @@ import { parseFlags, usage, UsageError, type FlagSpec } from './args.ts';
 
 const FLAGS: Record<string, FlagSpec> = {
   runtime: { type: 'string', choices: ['node', 'browser'], help: 'where to run: Node + Dawn (default) or the built page in Chromium' },
+  engine: { type: 'string', choices: ['tokenscope', 'webllm'], help: "whose inference to time: tokenscope's WGSL engine (default) or WebLLM (browser runtime only)" },
   browser: { type: 'string', value: 'PATH', help: 'Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
-  model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device)' },
+  model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id' },
   quant: { type: 'string', choices: ['f32', 'f16', 'q8_0', 'q4_0'], help: 'weight format: synthesised for presets, quantized on load for F32/F16 files' },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
   gen: { type: 'int', value: 'N', help: 'output tokens per request (default 16 on CPU adapters, 64 on GPUs)' },
@@ -77,15 +78,23 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
   if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
   const defaults = defaultJob({ cpuLike });
   const modelArg = get<string>('model');
-  const model: ModelSpec = modelArg
-    ? /^https?:\/\//.test(modelArg)
-      ? { url: modelArg }
-      : findPreset(modelArg)
-        ? { preset: modelArg }
-        : { path: modelArg }
-    : { ...defaults.model };
-  if (get('quant')) model.quant = get<Quantization>('quant');
-  if (get('seed') !== undefined) model.seed = get<number>('seed');
+  const webllm = get('engine') === 'webllm';
+  if (webllm) {
+    if (!modelArg) throw new UsageError('--engine webllm needs --model with a WebLLM model id, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC.');
+    for (const f of ['prompt', 'llama-bench', 'profile', 'quant']) if (flags.has(f)) throw new UsageError(`--${f} needs --engine tokenscope.`);
+    if (get('mode') === 'serve') throw new UsageError('--mode serve needs --engine tokenscope.');
+  }
+  const model: ModelSpec | undefined = webllm
+    ? undefined
+    : modelArg
+      ? /^https?:\/\//.test(modelArg)
+        ? { url: modelArg }
+        : findPreset(modelArg)
+          ? { preset: modelArg }
+          : { path: modelArg }
+      : { ...defaults.model };
+  if (model && get('quant')) model.quant = get<Quantization>('quant');
+  if (model && get('seed') !== undefined) model.seed = get<number>('seed');
   const lengths = get<string[]>('prompt-lengths')?.map((s) => {
     const n = Number(s);
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--prompt-lengths needs positive integers, got "${s}".`);
@@ -99,6 +108,7 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
     context: get<number>('context'),
     llamaBench: Boolean(flags.get('llama-bench')),
     memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
+    ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
   };
   const prompt = get<string>('prompt');
   if (prompt !== undefined) job.generate = { prompt, gen };
@@ -227,7 +237,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatServe(result), formatLlamaBench(result)];
+  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatServe(result), formatLlamaBench(result), formatWebLLM(result)];
   process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
   if (flags.get('share')) {
     const base = (flags.get('share-base') as string | undefined) ?? process.env.TOKENSCOPE_URL ?? DEFAULT_PAGE_URL;

@@ -7,17 +7,21 @@ import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
+import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { measureCeilings } from './ceilings.ts';
 import { describeEnvironment } from './environment.ts';
-import { runLatency, type LatencySettings } from './latency.ts';
+import { lengthCosts, runLatency, type LatencySection } from './latency.ts';
+import type { LengthCosts } from './latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from './llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
 import type { RepeatProtocol } from './protocol.ts';
 import { newResult, type BenchResult } from './schema.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
+import { parseModelId } from '../webllm/catalog.ts';
+import { sideBySide } from './side-by-side.ts';
+import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
 
 function maxLength(d: LengthDistribution): number {
   return d.kind === 'fixed' ? d.tokens : d.kind === 'uniform' ? d.max : d.max;
@@ -51,6 +55,13 @@ export interface BenchJob {
   serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
   memoryBudgetBytes?: number;
+  /**
+   * Whose latency sweep to run (default ours). 'webllm' (browser only) runs `latency` on
+   * `webllm.model` after the rest of the job; when `model` is of the same family, WebLLM's rows
+   * get its cost model and the result a side-by-side.
+   */
+  engine?: 'tokenscope' | 'webllm';
+  webllm?: { model: string };
 }
 
 export interface JobHooks {
@@ -85,11 +96,27 @@ export function contextFor(job: BenchJob, modelContext: number, promptIds?: numb
   return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
 }
 
+/** The protocol part of the latency settings, shared by both engines. */
+function sweepSettings(l: LatencyJob) {
+  return { prompt_lengths: l.promptLengths, output_tokens: l.gen, reps: l.reps, warmup: l.warmup ?? 1, cooldown_ms: l.cooldownMs ?? 50, seed: l.seed ?? 42 };
+}
+
 function progressSlice(hooks: JobHooks, from: number, to: number, label: string) {
   return (step: string, f: number) => hooks.onProgress?.(`${label}: ${step}`, from + (to - from) * f);
 }
 
 export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks, hooks: JobHooks = {}): Promise<BenchResult> {
+  return job.engine === 'webllm' ? runWithWebLLM(ctx, job, disabled, hooks) : runTokenscope(ctx, job, disabled, hooks);
+}
+
+/** Our engine's part of a job; `beforeRelease` sees the loaded model once everything ran. */
+async function runTokenscope(
+  ctx: GpuContext,
+  job: BenchJob,
+  disabled: Fallbacks,
+  hooks: JobHooks,
+  beforeRelease?: (loaded: LoadedModel, result: BenchResult) => Promise<void>,
+): Promise<BenchResult> {
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
   const probeEnd = job.probe ? 1 - modelWork : 0;
@@ -135,17 +162,7 @@ export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
     }
     if (job.latency) {
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
-      const l = job.latency;
-      const settings: LatencySettings = {
-        prompt_lengths: l.promptLengths,
-        output_tokens: l.gen,
-        reps: l.reps,
-        warmup: l.warmup ?? 1,
-        cooldown_ms: l.cooldownMs ?? 50,
-        seed: l.seed ?? 42,
-        chunk: maxRows,
-        profile: l.profile ?? false,
-      };
+      const settings = { ...sweepSettings(job.latency), chunk: maxRows, profile: job.latency.profile ?? false };
       const end = job.llamaBench ? 0.85 : 1;
       result.latency = await runLatency(engine, cold, result.ceilings, settings, {
         signal: hooks.signal,
@@ -177,6 +194,7 @@ export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
       });
       hooks.onPartial?.(result);
     }
+    await beforeRelease?.(loaded, result);
   } catch (e) {
     if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) {
       result.notes = [...(result.notes ?? []), `The run stopped early: ${describeError(e)}`];
@@ -186,6 +204,52 @@ export async function runJob(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   } finally {
     await loaded?.engine.destroy();
   }
+  return result;
+}
+
+/**
+ * engine 'webllm': our part first (the roofs, and `model` when given, on the same sweep), then
+ * WebLLM's sweep. WebLLM is imported only here, so other runs never load it.
+ */
+async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks, hooks: JobHooks): Promise<BenchResult> {
+  if (ctx.runtime === 'node') throw new TokenscopeError('bad-input', 'WebLLM runs in the browser runtime only.', 'Use --runtime browser.');
+  const { webllm, latency } = job;
+  if (!webllm || !latency) throw new TokenscopeError('bad-input', 'A WebLLM run needs a WebLLM model id and the latency settings.', 'Pass --model with a WebLLM model id.');
+  const family = parseModelId(webllm.model)?.family ?? webllm.model;
+  const preset = matchingPreset(family);
+  if (!preset) {
+    throw new TokenscopeError('bad-input', `No tokenscope preset is of ${webllm.model}'s family (${family}): its random prompt ids need the vocabulary size.`, 'Pick a WebLLM model of a family tokenscope has a preset of (npm run bench -- --list-models).');
+  }
+  const oursEnd = job.model ? 0.5 : 0.15;
+  let costModel: WebLLMCostModel | undefined;
+  const result = await runTokenscope(ctx, job, disabled, { ...hooks, onProgress: (step, f) => hooks.onProgress?.(step, f * oursEnd) }, async ({ engine, info }, ours) => {
+    if (!ours.ceilings || !sameFamily(info, family)) return;
+    const costs = new Map<number, LengthCosts>();
+    for (const P of latency.promptLengths) costs.set(P, await lengthCosts(engine, P, latency.gen, engine.shape.maxRows));
+    costModel = { model_id: info.id, quantization: info.quantization, costsAt: (P) => costs.get(P)!, roofs: ours.ceilings };
+  });
+  const { loadWebLLM } = await import('../webllm/adapter.ts');
+  const adapter = await loadWebLLM(webllm.model, { capabilities: ctx.caps, signal: hooks.signal, onProgress: progressSlice(hooks, oursEnd, oursEnd + 0.2, 'WebLLM model') });
+  const settings: WebLLMSettings = { ...sweepSettings(latency), vocab_size: preset.config.vocabSize, bos_id: preset.config.bosId };
+  let section: WebLLMSection;
+  try {
+    section = await runWebLLMLatency(adapter, settings, {
+      signal: hooks.signal,
+      waitUntilVisible: hooks.waitUntilVisible,
+      onProgress: progressSlice(hooks, oursEnd + 0.2, 1, 'WebLLM latency'),
+      onRequest: (partial) => {
+        result.webllm = partial;
+        hooks.onPartial?.(result);
+      },
+    }, costModel);
+  } finally {
+    await adapter.unload();
+  }
+  result.webllm = section;
+  if (costModel && result.latency && result.model) {
+    result.side_by_side = sideBySide({ latency: result.latency as LatencySection, model: result.model as ModelInfo }, section);
+  }
+  hooks.onPartial?.(result);
   return result;
 }
 
