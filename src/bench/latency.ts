@@ -7,7 +7,7 @@
  * never feeds the headline numbers. The cold path (load, compile, first request) is reported apart.
  */
 import { TokenscopeError } from '../errors.ts';
-import { mulberry32 } from '../serve/workload.ts';
+import { mulberry32 } from '../random.ts';
 import { prefillRows } from '../kernels/rows.ts';
 import type { Engine } from '../model/engine.ts';
 import { generate, type GenerationRecord } from '../model/generate.ts';

@@ -3,9 +3,10 @@
  * output lengths from simple distributions. Everything is a pure function of the spec and its seed.
  */
 import { TokenscopeError } from '../errors.ts';
+import { mulberry32, type Random } from '../random.ts';
 
-/** A uniform draw in [0, 1). */
-export type Random = () => number;
+export { mulberry32, type Random };
+
 
 /** One request of a workload, as the scheduler receives it. */
 export interface ServeRequest {
@@ -38,21 +39,6 @@ export interface WorkloadSpec {
   vocabSize: number;
   /** Any integer; streams use it mod 2³². */
   seed: number;
-}
-
-/**
- * mulberry32 (Tommy Ettinger, public domain): a 32-bit state advanced by 0x6D2B79F5 and hashed to
- * the output; period 2³², ample for workloads of thousands of requests. Returns u32 / 2³² ∈ [0, 1).
- */
-export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** Standard normal by Box–Muller: √(−2 ln U₁) · cos(2π U₂), with U₁ ∈ (0, 1]. */

@@ -4,6 +4,7 @@
  * Weights are scaled by 1/sqrt(fan-in) so activations stay O(1) through the layers.
  */
 import { TokenscopeError } from '../../errors.ts';
+import { mulberry32 } from '../../random.ts';
 import { encodeTensor } from '../quantize.ts';
 import { BIAS_ROLES, globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
 import { BYTE_TO_CHAR } from '../tokenizer/bpe.ts';
@@ -151,18 +152,6 @@ function piecesByLength(starters: string[], count: number): string[] {
     }
   }
   return out;
-}
-
-/** A small, fast, seedable PRNG (mulberry32): uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function badInput(what: string): TokenscopeError {

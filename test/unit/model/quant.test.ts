@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
-import { mulberry32 } from '../../../src/model/gguf/synthetic.ts';
+import { mulberry32 } from '../../../src/random.ts';
 import { GGMLType } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { dequantize, f16BitsToF32, f32ToF16Bits } from '../../../src/model/quant.ts';

@@ -3,7 +3,8 @@ import { fileSource, type FileSource } from '../../../src/model/gguf/node-source
 import { metaFloats, metaStrings } from '../../../src/model/gguf/metadata.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
-import { mulberry32, testModelParts } from '../../../src/model/gguf/synthetic.ts';
+import { testModelParts } from '../../../src/model/gguf/synthetic.ts';
+import { mulberry32 } from '../../../src/random.ts';
 import { meta, type GGUFMetadata, type GGUFValue } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { BYTE_TO_CHAR } from '../../../src/model/tokenizer/bpe.ts';
