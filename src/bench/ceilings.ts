@@ -8,6 +8,8 @@
  * computes the wrong thing fails the run instead of reporting a number.
  */
 import { TokenscopeError } from '../errors.ts';
+import { f16BitsToF32 } from '../model/quant.ts';
+import { mulberry32 } from '../random.ts';
 import { readBuffer, storageBuffer, storageBufferWith, withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
@@ -219,7 +221,7 @@ async function measureFma(run: Runner, precision: FmaPrecision, workgroups: numb
   try {
     const samples = await run.repeatDispatches([d]);
     const raw = await readBuffer(ctx.device, out, 0, Math.min(invocations, 64) * bytesPerVec);
-    const got = precision === 'f32' ? new Float32Array(raw) : f16ToF32(new Uint16Array(raw));
+    const got = precision === 'f32' ? new Float32Array(raw) : Float32Array.from(new Uint16Array(raw), f16BitsToF32);
     const tolerance = precision === 'f32' ? 1e-6 : 2e-2;
     for (let i = 0; i < got.length / 4; i++) {
       const want = fmaExpected(i, iterations, m);
@@ -269,26 +271,8 @@ async function measureMatmul(run: Runner, n: number): Promise<CeilingMeasurement
   }
 }
 
-/** Uniform floats in [-1, 1) from a small LCG (deterministic across runs). */
-export function seededFloats(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
-
-/** IEEE half → float, for reading f16 buffers. */
-export function f16ToF32(h: Uint16Array): Float32Array {
-  const out = new Float32Array(h.length);
-  for (let i = 0; i < h.length; i++) {
-    const v = h[i];
-    const sign = v & 0x8000 ? -1 : 1;
-    const exp = (v >> 10) & 0x1f;
-    const frac = v & 0x3ff;
-    out[i] = exp === 0 ? sign * 2 ** -14 * (frac / 1024) : exp === 31 ? (frac ? NaN : sign * Infinity) : sign * 2 ** (exp - 15) * (1 + frac / 1024);
-  }
-  return out;
+/** Uniform floats in [-1, 1), seeded. */
+function seededFloats(n: number, seed: number): Float32Array {
+  const random = mulberry32(seed);
+  return Float32Array.from({ length: n }, () => 2 * random() - 1);
 }
