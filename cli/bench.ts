@@ -24,6 +24,9 @@ const FLAGS: Record<string, FlagSpec> = {
   model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id' },
   quant: { type: 'string', choices: ['f32', 'f16', 'q8_0', 'q4_0'], help: 'weight format: synthesised for presets, quantized on load for F32/F16 files' },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
+  temperature: { type: 'number', value: 'T', help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy)' },
+  'top-k': { type: 'int', value: 'K', help: 'with --temperature: keep the K most likely tokens (default 0: off)' },
+  'top-p': { type: 'number', value: 'P', help: 'with --temperature: nucleus sampling mass (default 1: off)' },
   gen: { type: 'int', value: 'N', help: 'output tokens per request (default 16 on CPU adapters, 64 on GPUs)' },
   'prompt-lengths': { type: 'list', value: 'N,N,…', help: 'prompt lengths of the latency sweep (seeded random token ids)' },
   reps: { type: 'int', value: 'N', help: 'timed repetitions per prompt length / per roof (default 5; 3 on CPU adapters)' },
@@ -111,7 +114,11 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
     ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
   };
   const prompt = get<string>('prompt');
-  if (prompt !== undefined) job.generate = { prompt, gen };
+  if (prompt !== undefined) {
+    const temperature = get<number>('temperature') ?? 0;
+    job.generate = { prompt, gen };
+    if (temperature > 0) job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
+  }
   if (get('mode') === 'serve') {
     job.serve = serveSettingsFromFlags(get, cpuLike);
     return job;

@@ -48,7 +48,7 @@ export interface BenchJob {
   /** KV-cache positions (default: what the job needs, rounded up). */
   context?: number;
   /** Generate text from a prompt (greedy) and report it. */
-  generate?: { prompt: string; gen: number };
+  generate?: { prompt: string; gen: number; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
   llamaBench?: boolean;
   /** Serving mode: a workload through the continuous-batching scheduler. */
@@ -151,7 +151,7 @@ async function runTokenscope(
 
     if (job.generate && promptIds) {
       hooks.onProgress?.('generating', probeEnd + 0.15);
-      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal });
+      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling });
       result.generation = {
         prompt_token_ids: promptIds,
         token_ids: g.outputTokens,

@@ -14,7 +14,8 @@ import type { RowLayout } from '../kernels/attention.ts';
 import { addCost, encodeDispatches, releaseDispatches, totalCost, type Cost, type Dispatch } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import type { ModelConfig } from './config.ts';
-import { buildStep, type StepBuffers, type StepProgram } from './forward.ts';
+import type { SamplingParams } from '../kernels/sampling.ts';
+import { buildStep, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
 import { destroyWeights, type GpuWeights } from './gpu-weights.ts';
 import type { EngineShape, MemoryPlan } from './memory.ts';
 
@@ -24,6 +25,8 @@ export interface StepRequest {
   tokens: readonly number[] | 'device';
   /** Rows whose next token is wanted (indices into rows), in order. */
   sample: readonly number[];
+  /** How to pick them: greedy (argmax) when absent or at temperature 0, else drawn on the GPU. */
+  sampling?: SamplingParams;
 }
 
 export interface StepTiming {
@@ -104,13 +107,13 @@ export class Engine {
   }
 
   /** The cached program for a step of R rows with `headRows` sampled rows. */
-  program(R: number, headRows: number, layout: RowLayout): Promise<StepProgram> {
+  program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy'): Promise<StepProgram> {
     if (R < 1 || R > this.shape.maxRows) throw new RangeError(`A step has 1…${this.shape.maxRows} rows, not ${R}.`);
     if (headRows > R || headRows > headRowsOf(this.shape)) throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
-    const key = `${R}/${headRows}/${layout}`;
+    const key = `${R}/${headRows}/${layout}/${sampler}`;
     let p = this.programs.get(key);
     if (!p) {
-      p = buildStep(this.ctx, this.config, this.weights, this.buffers, this.shape, R, headRows, layout);
+      p = buildStep(this.ctx, this.config, this.weights, this.buffers, this.shape, R, headRows, layout, sampler);
       this.programs.set(key, p);
       p.catch(() => this.programs.delete(key));
     }
@@ -119,7 +122,7 @@ export class Engine {
 
   /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions. */
   async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost }> {
-    const program = await this.program(req.rows.length, req.sample.length, layoutOf(req.rows));
+    const program = await this.program(req.rows.length, req.sample.length, layoutOf(req.rows), samplerOf(req));
     for (const a of program.attention) a.setRows(req.rows);
     const body = totalCost(program.body);
     const head = totalCost(program.head);
@@ -139,8 +142,9 @@ export class Engine {
         throw new TokenscopeError('bad-input', `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`, 'Use a shorter prompt/output or a larger --context.');
       }
     }
-    const program = await this.program(R, req.sample.length, layoutOf(req.rows));
+    const program = await this.program(R, req.sample.length, layoutOf(req.rows), samplerOf(req));
     for (const a of program.attention) a.setRows(req.rows);
+    if (req.sampling) program.sampler?.write(req.sampling);
     const { device } = this.ctx;
     const b = this.buffers;
     const slot = this.ring++ % READBACK_RING;
@@ -213,6 +217,10 @@ export class Engine {
     for (const r of this.readback) r.destroy();
     destroyWeights(this.weights);
   }
+}
+
+function samplerOf(req: StepRequest): Sampler {
+  return req.sampling && req.sampling.temperature > 0 ? 'sample' : 'greedy';
 }
 
 /** Rows one step can sample: one per sequence slot. */

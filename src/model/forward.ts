@@ -12,7 +12,7 @@ import { kvStore } from '../kernels/kv-store.ts';
 import { linear } from '../kernels/linear.ts';
 import { rmsnorm } from '../kernels/rmsnorm.ts';
 import { rope } from '../kernels/rope.ts';
-import { argmax } from '../kernels/sampling.ts';
+import { argmax, sample, type SampleKernel } from '../kernels/sampling.ts';
 import type { ModelConfig } from './config.ts';
 import type { GpuWeights } from './gpu-weights.ts';
 
@@ -46,7 +46,12 @@ export interface StepProgram {
   headRows: number;
   /** Attention kernels, whose cost depends on the step's positions. */
   attention: AttentionKernel[];
+  /** The sampler when the program draws tokens (temperature > 0); greedy programs use argmax. */
+  sampler: SampleKernel | null;
 }
+
+/** How a program picks each row's next token. */
+export type Sampler = 'greedy' | 'sample';
 
 export interface CacheShape {
   slots: number;
@@ -63,6 +68,7 @@ export async function buildStep(
   R: number,
   headRows: number,
   layout: RowLayout,
+  sampler: Sampler = 'greedy',
 ): Promise<StepProgram> {
   const kvDim = c.nKvHeads * c.headDim;
   const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, maxSeq: cache.maxSeq };
@@ -97,10 +103,16 @@ export async function buildStep(
   }
 
   const head: Dispatch[] = [];
+  let drawer: SampleKernel | null = null;
   if (headRows > 0) {
     head.push(await rmsnorm(ctx, 'output_norm', b.headIn, w.outputNorm, b.headNormed, headRows, c.dim, c.rmsEps));
     head.push(...(await linear(ctx, 'lm_head', w.output, b.headNormed, b.logits, headRows)));
-    head.push(await argmax(ctx, 'argmax', b.logits, b.tokensOut, headRows, c.vocabSize));
+    if (sampler === 'greedy') {
+      head.push(await argmax(ctx, 'argmax', b.logits, b.tokensOut, headRows, c.vocabSize));
+    } else {
+      drawer = await sample(ctx, 'sample', b.logits, b.tokensOut, headRows, c.vocabSize, { temperature: 1, topK: 0, topP: 1, seed: 0, step: 0 });
+      head.push(drawer.dispatch);
+    }
   }
-  return { R, body, head, headRows, attention: attentionKernels };
+  return { R, body, head, headRows, attention: attentionKernels, sampler: drawer };
 }

@@ -20,6 +20,8 @@ export interface GenerateOptions {
   chunk?: number;
   /** Stop at this token id (it counts as output). */
   stopAt?: number;
+  /** Draw tokens on the GPU (temperature, top-k, top-p, seed); greedy when absent or temperature 0. */
+  sampling?: { temperature: number; topK: number; topP: number; seed: number };
   /** Time GPU passes: per phase, or (profile) per kernel. */
   gpuTiming?: 'off' | 'phases' | 'kernels';
   signal?: AbortSignal;
@@ -86,6 +88,8 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     kernels: null,
     profileSpans: null,
   };
+  // Output token i is drawn with step counter i, so a seed fixes the whole generation.
+  const drawAt = (i: number) => (opts.sampling ? { ...opts.sampling, step: i } : undefined);
   const accept = (o: StepOutcome): boolean => {
     const token = o.tokens[0];
     record.outputTokens.push(token);
@@ -101,7 +105,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
       const tokens = prompt.slice(c * chunk, (c + 1) * chunk);
       const isLast = c === chunks - 1;
       const step = engine.submit(
-        { rows: prefillRows(slot, start + c * chunk, tokens.length), tokens, sample: isLast ? [tokens.length - 1] : [] },
+        { rows: prefillRows(slot, start + c * chunk, tokens.length), tokens, sample: isLast ? [tokens.length - 1] : [], sampling: drawAt(0) },
         { timer, phase: `prefill#${c}`, perKernel },
       );
       if (isLast) last = step;
@@ -118,7 +122,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     while (!done) {
       if (opts.signal?.aborted) throw cancelled();
       while (submitted < nGen && inflight.length <= ahead) {
-        inflight.push(engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0] }, { timer, phase: `decode#${submitted}`, perKernel }));
+        inflight.push(engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel }));
         submitted++;
       }
       const outcome = await inflight.shift()!;

@@ -9,6 +9,7 @@ import { loadReferenceWeights, ReferenceModel, generateGreedy } from '../../src/
 import { testGpu } from './context.ts';
 import { HAVE_MODEL, MISSING, openStories, quantizedStories, storiesExpected } from './models.ts';
 import { nmse } from './harness.ts';
+import { sampleTwin } from './sampling-reference.ts';
 
 const SHAPE = { maxSeq: 256, slots: 1, maxRows: 32 };
 
@@ -72,6 +73,37 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
       expect(nmse(gpu, refLogits)).toBeLessThan(1e-8);
     } finally {
       await loaded.engine.destroy();
+    }
+  });
+});
+
+describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'sampling in the engine' : `sampling in the engine — ${MISSING}`, () => {
+  it('draws on the GPU exactly as the CPU twin of the sampler would, deterministically per seed', async () => {
+    const ctx = await testGpu();
+    const loaded = await load(ctx, await openStories());
+    try {
+      const prompt = [1, 403, 407, 261, 378];
+      const params = { temperature: 0.9, topK: 40, topP: 0.95, seed: 1234 };
+      // One step at a time so the logits of each draw can be read back and replayed on the CPU.
+      const g1 = await generate(loaded.engine, prompt, 1, { sampling: params });
+      const logits = await loaded.engine.readLogits(0);
+      const twin = sampleTwin(logits, 0, { ...params, step: 0 });
+      // A draw within 1e-5 of a float boundary may legitimately land on either side; then it must still be a kept token.
+      if (twin.margin > 1e-5) expect(g1.outputTokens[0]).toBe(twin.token);
+      else expect(twin.kept).toContain(g1.outputTokens[0]);
+      const a = await generate(loaded.engine, prompt, 24, { sampling: params });
+      const b = await generate(loaded.engine, prompt, 24, { sampling: params });
+      const other = await generate(loaded.engine, prompt, 24, { sampling: { ...params, seed: 99 } });
+      const greedy = await generate(loaded.engine, prompt, 24);
+      const cold = await generate(loaded.engine, prompt, 24, { sampling: { ...params, temperature: 0 } });
+      expect(a.outputTokens).toEqual(b.outputTokens);
+      expect(a.outputTokens[0]).toBe(g1.outputTokens[0]);
+      expect(other.outputTokens).not.toEqual(a.outputTokens);
+      expect(a.outputTokens).not.toEqual(greedy.outputTokens);
+      expect(cold.outputTokens).toEqual(greedy.outputTokens);
+    } finally {
+      await loaded.engine.destroy();
+      ctx.destroy();
     }
   });
 });
