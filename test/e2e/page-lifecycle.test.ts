@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import type { StaticServer } from '../../cli/static-server.ts';
+import type { BenchJob } from '../../src/bench/job.ts';
+import { api, launch, liveGpuBuffers, resultRows, runAndWait, startPage, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
+
+/** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */
+describe('run lifecycle', () => {
+  let server: StaticServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startPage();
+    browser = await launch(true);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('Cancel mid-run stops within a step, frees the GPU memory and leaves the page usable', async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await trackGpuBuffers(page);
+    await page.goto(`${server.url}${TINY}&reps=50`);
+    await waitForReady(page);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByText(/latency: prompt 8 tokens, repetition 2\//).waitFor({ timeout: 150_000 });
+    const t0 = Date.now();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('#cancel').waitFor({ state: 'detached', timeout: 30_000 });
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    await page.getByText('You cancelled this run').waitFor();
+    expect(await liveGpuBuffers(page)).toBe(0);
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isEnabled()).toBe(true);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a device lost mid-run fails the run, keeps the finished rows, and the next run gets a fresh device', async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${server.url}${TINY}`);
+    await waitForReady(page);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await expect.poll(() => resultRows(page), { timeout: 150_000 }).toHaveLength(1);
+    await api(page, 'loseDevice()');
+    const alert = page.getByRole('alert');
+    await alert.waitFor({ timeout: 30_000 });
+    expect(await alert.textContent()).toMatch(/This run failed: The GPU device was lost.*gathered before it stopped are kept/s);
+    expect((await resultRows(page)).map((r) => r[0])).toEqual(['8']);
+    await runAndWait(page);
+    expect((await resultRows(page)).map((r) => r[0])).toEqual(['8', '16']);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  /**
+   * Twenty runs through the automation API: an engine-only run (load, generate 4 tokens, destroy)
+   * most of the time, a roofs-only run every tenth, and a latency sweep (roofs + engine) last. The
+   * roofs take many seconds each on SwiftShader (the bandwidth kernels' shape search), so they are
+   * 3 of the 20; each run's count is checked, so one leaking run fails the test.
+   */
+  it('twenty runs in a row leave the number of live GPU buffers where it started', async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await trackGpuBuffers(page);
+    await page.goto(server.url);
+    await waitForReady(page);
+    const protocol = { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 };
+    const model = { preset: 'stories260k', quant: 'q4_0' } as const;
+    const roofs: BenchJob = { probe: true, probeMiB: 4, protocol };
+    const engine: BenchJob = { probe: false, model, generate: { prompt: 'Once upon a time', gen: 4 } };
+    const latency: BenchJob = { ...roofs, model, latency: { promptLengths: [8], gen: 4, reps: 1, warmup: 0 } };
+    const jobs = [...Array.from({ length: 19 }, (_, i) => (i % 10 === 0 ? roofs : engine)), latency];
+    const before = await liveGpuBuffers(page);
+    const after = await page.evaluate(async (jobs) => {
+      const w = window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> }; __liveBuffers: () => number };
+      const counts: number[] = [];
+      for (const job of jobs) {
+        await w.tokenscope.runJob(job);
+        counts.push(w.__liveBuffers());
+      }
+      return counts;
+    }, jobs);
+    expect(after).toEqual(jobs.map(() => before));
+    expect(await api<number>(page, 'runsStarted()')).toBe(20);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

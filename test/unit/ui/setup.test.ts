@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { defaultJob } from '../../../src/bench/job.ts';
+import { defaultSetup, jobOf, parseLengths, parsePageParams, setupProblem, type RunSetup } from '../../../src/ui/setup.ts';
+
+const cpu = { cpuLike: true };
+const gpu = { cpuLike: false };
+
+describe('page setup', () => {
+  it('without parameters the setup is defaultJob(caps): one click runs it', () => {
+    for (const caps of [cpu, gpu]) {
+      const { job } = jobOf(defaultSetup(caps));
+      const expected = defaultJob(caps);
+      expect(job.probe).toBe(true);
+      expect(job.model).toEqual(expected.model);
+      expect(job.latency).toEqual({ ...expected.latency, profile: false });
+      expect(job.probeMiB).toBeUndefined();
+      expect(job.protocol).toBeUndefined();
+    }
+  });
+
+  it('URL parameters override the defaults (the tests keep SwiftShader runs short this way)', () => {
+    const { params, problems } = parsePageParams('?preset=stories260k&quant=q8_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2');
+    expect(problems).toEqual([]);
+    const { job } = jobOf(defaultSetup(cpu, params));
+    expect(job.model).toEqual({ preset: 'stories260k', quant: 'q8_0' });
+    expect(job.latency).toEqual({ promptLengths: [8, 16], gen: 8, reps: 2, profile: true });
+    expect(job.probeMiB).toBe(4);
+    expect(job.protocol).toEqual({ warmup: 1, minReps: 2, maxReps: 2, minDurationMs: 0 });
+  });
+
+  it('bad parameters are reported and ignored, never fatal', () => {
+    const { params, problems } = parsePageParams('?mode=warp&preset=<img>&quant=q2&lengths=8,x&gen=0&reps=1e9&probe-mib=-1');
+    expect(params).toEqual({});
+    expect(problems).toHaveLength(7);
+    expect(problems.join(' ')).toContain('?preset=<img> is not a known preset');
+    expect(defaultSetup(cpu, params).sweep.promptLengths).toEqual(defaultJob(cpu).latency!.promptLengths);
+  });
+
+  it('each mode and model source becomes the job it names', () => {
+    const base = defaultSetup(cpu);
+    const roofs = jobOf({ ...base, mode: 'roofs' }).job;
+    expect(roofs.model).toBeUndefined();
+    expect(roofs.latency).toBeUndefined();
+    const llama = jobOf({ ...base, mode: 'llama-bench' }).job;
+    expect(llama.llamaBench).toBe(true);
+    expect(llama.latency).toBeUndefined();
+    expect(jobOf({ ...base, model: { kind: 'known', id: 'stories260k-gguf', quant: null } }).job.model?.url).toMatch(/stories260K\.gguf$/);
+    expect(jobOf({ ...base, model: { kind: 'url', url: ' https://x.test/m.gguf ', quant: 'q4_0' } }).job.model).toEqual({ url: 'https://x.test/m.gguf', quant: 'q4_0' });
+    const file = new File([new Uint8Array(4)], 'm.gguf');
+    const local = jobOf({ ...base, model: { kind: 'file', file, quant: null } });
+    expect(local.file).toBe(file);
+    expect(local.job.model).toEqual({ quant: undefined });
+  });
+
+  it('says what is missing before a run can start', () => {
+    const base = defaultSetup(cpu);
+    const with_ = (s: Partial<RunSetup>) => setupProblem({ ...base, ...s });
+    expect(with_({})).toBeNull();
+    expect(with_({ model: { kind: 'url', url: 'ftp://nope', quant: null } })).toMatch(/address of a GGUF/);
+    expect(with_({ model: { kind: 'file', file: null, quant: null } })).toMatch(/Choose a GGUF file/);
+    expect(with_({ mode: 'roofs', model: { kind: 'file', file: null, quant: null } })).toBeNull();
+    expect(parseLengths('8, 16 32')).toEqual([8, 16, 32]);
+    expect(parseLengths('8,,0')).toBeNull();
+    expect(parseLengths('')).toBeNull();
+  });
+});
