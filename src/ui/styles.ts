@@ -96,7 +96,8 @@ export const shared = css`
   button:focus-visible,
   select:focus-visible,
   input:focus-visible,
-  a:focus-visible {
+  a:focus-visible,
+  [tabindex]:focus-visible {
     outline: 3px solid var(--accent);
     outline-offset: 2px;
   }

@@ -101,6 +101,64 @@ describe('a run, its link, its exports', () => {
     });
   }
 
+  it('keyboard and screen readers: names for every control, text for every chart, visible focus, no trap', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+    await page.goto(server.url);
+    await waitForReady(page);
+    await page.locator('ts-share-bar input[type=file]').setInputFiles(jsonPath);
+    await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
+    const audit = await page.evaluate(() => {
+      const all: Element[] = [];
+      const walk = (root: Document | ShadowRoot) =>
+        root.querySelectorAll('*').forEach((el) => {
+          all.push(el);
+          if (el.shadowRoot) walk(el.shadowRoot);
+        });
+      walk(document);
+      const named = (el: Element) => {
+        const control = el as HTMLInputElement;
+        if (el.getAttribute('aria-label')?.trim() || el.getAttribute('aria-labelledby')) return true;
+        if (control.labels && control.labels.length > 0) return true;
+        return el.tagName === 'BUTTON' && (el.textContent ?? '').trim().length > 0;
+      };
+      return {
+        unnamed: all.filter((el) => ['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName) && !named(el)).map((el) => el.outerHTML.slice(0, 80)),
+        canvases: all.filter((el) => el.tagName === 'CANVAS').map((el) => [el.getAttribute('role'), (el.getAttribute('aria-label') ?? '').length > 20]),
+        tablesWithoutHeaders: all.filter((el) => el.tagName === 'TABLE' && el.querySelectorAll('th').length === 0).length,
+        live: all.filter((el) => el.getAttribute('aria-live') || ['status', 'alert'].includes(el.getAttribute('role') ?? '')).length,
+      };
+    });
+    expect(audit.unnamed).toEqual([]);
+    expect(audit.canvases).toEqual(CHARTS.map(() => ['img', true]));
+    expect(audit.tablesWithoutHeaders).toBe(0);
+    expect(audit.live).toBeGreaterThan(0);
+
+    // Tab through the whole page: each stop shows a focus outline, and focus leaves the page at the end.
+    const focused = () =>
+      page.evaluate(() => {
+        let el: Element | null = document.activeElement;
+        while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+        if (!el || el === document.body) return null;
+        const style = getComputedStyle(el);
+        return { id: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}:${(el.textContent ?? '').trim().slice(0, 20)}`, outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+      });
+    const stops: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      await page.keyboard.press('Tab');
+      const f = await focused();
+      if (f === null) break;
+      expect(f.outline, `visible focus on ${f.id}`).toBe(true);
+      stops.push(f.id);
+    }
+    expect(stops.length).toBeLessThan(150);
+    const order = ['select#model', 'button:Run', 'button:Share link', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
+    expect(order.every((i) => i >= 0), stops.join(' | ')).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('a JSON file dropped on the page opens it', async () => {
     const page = await browser.newPage();
     const errors = watchErrors(page);
