@@ -246,7 +246,9 @@ export class App extends LitElement {
                 </select>
               </label>
             </div>`
-          : ''}
+          : shown
+            ? html`<p id="shown"><strong>${shown.label}</strong></p>`
+            : ''}
         ${shown ? this.entryBanner(shown) : html`<p class="muted">No report yet. Press Run, open a shared link, or import (or drop here) a JSON file exported by tokenscope.</p>`}
         <ts-share-bar .result=${shown?.result ?? null} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
           @import-files=${(e: CustomEvent<File[]>) => this.reports.importFiles(e.detail)}></ts-share-bar>

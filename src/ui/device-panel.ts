@@ -9,7 +9,10 @@ function formatLimit(name: string, v: number): string {
   return name.endsWith('Size') && v >= 1024 * 1024 ? `${(v / 2 ** 20).toFixed(0)} MiB` : v.toLocaleString('en-US');
 }
 
-/** A device card: adapter, features, key limits, browser (this tab's device, or a report's). Text only. */
+/**
+ * A device card (this tab's device, or the one a report was measured on): the adapter in one line,
+ * the CPU-adapter warning, and features, key limits and browser behind a disclosure. Text only.
+ */
 @customElement('ts-device-panel')
 export class DevicePanel extends LitElement {
   static override styles = [
@@ -21,6 +24,21 @@ export class DevicePanel extends LitElement {
       }
       th {
         width: 40%;
+      }
+      .summary {
+        margin: 0 0 8px;
+      }
+      summary {
+        cursor: pointer;
+        color: var(--accent);
+        width: fit-content;
+      }
+      summary:focus-visible {
+        outline: 3px solid var(--accent);
+        outline-offset: 2px;
+      }
+      details[open] summary {
+        margin-bottom: 8px;
       }
     `,
   ];
@@ -38,20 +56,27 @@ export class DevicePanel extends LitElement {
             This adapter is a CPU implementation of WebGPU (${a.architecture || a.description || a.vendor}). Numbers describe this CPU, not a GPU.
           </div>`
         : ''}
-      <div class="scroll">
-        <table>
-          <tbody>
-            <tr><th scope="row">Vendor</th><td>${a.vendor || '—'}</td></tr>
-            <tr><th scope="row">Architecture</th><td>${a.architecture || '—'}</td></tr>
-            <tr><th scope="row">Device</th><td>${a.device || '—'}</td></tr>
-            <tr><th scope="row">Description</th><td>${a.description || '—'}</td></tr>
-            <tr><th scope="row">Fallback adapter</th><td>${a.isFallbackAdapter ? 'yes' : 'no'}</td></tr>
-            <tr><th scope="row">Features</th><td class="mono">${e.features.join(', ') || 'none'}${e.disabled_features.length ? html`<br /><span class="muted">disabled by request: ${e.disabled_features.join(', ')}</span>` : ''}</td></tr>
-            ${KEY_LIMITS.filter((k) => k in e.limits).map((k) => html`<tr><th scope="row" class="mono">${k}</th><td class="num">${formatLimit(k, e.limits[k])}</td></tr>`)}
-            <tr><th scope="row">Browser</th><td class="mono">${e.user_agent}</td></tr>
-          </tbody>
-        </table>
-      </div>
+      <p class="summary">
+        <strong>${a.description || a.device || a.architecture || a.vendor || 'Unknown adapter'}</strong>
+        <span class="muted">— ${[a.vendor, a.architecture].filter(Boolean).join(', ') || 'vendor not reported'}${a.isFallbackAdapter ? ', fallback adapter' : ''}</span>
+      </p>
+      <details>
+        <summary>Features, limits and browser</summary>
+        <div class="scroll">
+          <table>
+            <tbody>
+              <tr><th scope="row">Vendor</th><td>${a.vendor || '—'}</td></tr>
+              <tr><th scope="row">Architecture</th><td>${a.architecture || '—'}</td></tr>
+              <tr><th scope="row">Device</th><td>${a.device || '—'}</td></tr>
+              <tr><th scope="row">Description</th><td>${a.description || '—'}</td></tr>
+              <tr><th scope="row">Fallback adapter</th><td>${a.isFallbackAdapter ? 'yes' : 'no'}</td></tr>
+              <tr><th scope="row">Features</th><td class="mono">${e.features.join(', ') || 'none'}${e.disabled_features.length ? html`<br /><span class="muted">disabled by request: ${e.disabled_features.join(', ')}</span>` : ''}</td></tr>
+              ${KEY_LIMITS.filter((k) => k in e.limits).map((k) => html`<tr><th scope="row" class="mono">${k}</th><td class="num">${formatLimit(k, e.limits[k])}</td></tr>`)}
+              <tr><th scope="row">Browser</th><td class="mono">${e.user_agent}</td></tr>
+            </tbody>
+          </table>
+        </div>
+      </details>
     </section>`;
   }
 }

@@ -41,8 +41,8 @@ export class WhatIfChart extends ChartBase {
       data: { datasets: datasets as never },
       options: {
         scales: {
-          x: { ...axis(theme, 'context depth (positions)'), min: 0 },
-          y: axis(theme, 'decode tokens/s', 'logarithmic'),
+          x: { ...axis(theme, 'context depth (positions)'), min: 0, max: this.maxContext },
+          y: axis(theme, 'decode tokens/s', 'linear', true),
         },
         plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } } },
       },
