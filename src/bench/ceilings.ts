@@ -28,6 +28,8 @@ export interface CeilingOptions {
   /** Upper bound on the bandwidth working set (bytes); the device's limits may lower it. */
   maxWorkingSetBytes?: number;
   protocol?: RepeatProtocol;
+  /** Override the per-device kernel shapes (tests use fewer candidates to stay fast on CPU adapters). */
+  shapes?: Partial<ProbeShapes>;
   signal?: AbortSignal;
   onProgress?: (step: string, fraction: number) => void;
 }
@@ -42,7 +44,7 @@ export function workingSetBytes(limits: { maxBufferSize: number; maxStorageBuffe
 
 /** Measure every roof on `ctx`'s device. */
 export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}): Promise<Ceilings> {
-  const shapes = probeShapes(ctx.caps);
+  const shapes = { ...probeShapes(ctx.caps), ...opts.shapes };
   const bytes = workingSetBytes(ctx.caps.limits, opts.maxWorkingSetBytes ?? shapes.workingSetCap);
   const protocol = opts.protocol ?? DEFAULT_PROTOCOL;
   const timer = GpuTimer.create(ctx.device, 8);

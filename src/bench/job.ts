@@ -15,6 +15,7 @@ import { lengthCosts, runLatency, type LatencySection } from './latency.ts';
 import type { LengthCosts } from './latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from './llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
+import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from './protocol.ts';
 import { newResult, type BenchResult } from './schema.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
@@ -43,6 +44,8 @@ export interface BenchJob {
   probe: boolean;
   /** Cap on the bandwidth working set, MiB (default: chosen per device). */
   probeMiB?: number;
+  /** Override the roofs' kernel shapes (default: chosen per device in kernels/select.ts). */
+  probeShapes?: Partial<ProbeShapes>;
   protocol?: RepeatProtocol;
   model?: ModelSpec;
   /** KV-cache positions (default: what the job needs, rounded up). */
@@ -123,6 +126,7 @@ async function runTokenscope(
   if (job.probe) {
     result.ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
+      shapes: job.probeShapes,
       protocol: job.protocol,
       signal: hooks.signal,
       onProgress: progressSlice(hooks, 0, probeEnd, 'roofs'),

@@ -13,9 +13,12 @@ describe('measured roofs', () => {
   afterAll(() => ctx?.destroy());
 
   it('measures every roof with verified kernels and positive numbers', async () => {
+    // Two grid candidates and both read shapes: the selection logic runs without SwiftShader
+    // paying for thousands of workgroups (the CLI and page tests run the device defaults).
     const c = await measureCeilings(ctx, {
       maxWorkingSetBytes: 8 * MiB,
       protocol: { warmup: 1, minReps: 3, maxReps: 3, minDurationMs: 0 },
+      shapes: { bandwidthWorkgroups: [16, 64], readRuns: [1, 4] },
     });
     expect(c.working_set_bytes).toBe(8 * MiB);
     for (const key of ['read_bandwidth_gbps', 'copy_bandwidth_gbps', 'copy_buffer_to_buffer_gbps', 'f32_gflops', 'matmul_f32_gflops'] as const) {
@@ -38,6 +41,7 @@ describe('measured roofs', () => {
       const c = await measureCeilings(plain, {
         maxWorkingSetBytes: 4 * MiB,
         protocol: { warmup: 0, minReps: 2, maxReps: 2, minDurationMs: 0 },
+        shapes: { bandwidthWorkgroups: [64], readRuns: [1], matmulSize: 128 },
       });
       expect(c.measurements.read_bandwidth_gbps!.clock).toBe('host');
       expect(c.f16_gflops).toBeNull();

@@ -18,6 +18,7 @@ describe('a latency sweep on a tiny model', () => {
       {
         probe: true,
         probeMiB: 4,
+        probeShapes: { bandwidthWorkgroups: [64], readRuns: [1], matmulSize: 128 },
         protocol: { warmup: 1, minReps: 2, maxReps: 2, minDurationMs: 0 },
         model: { preset: 'stories260k', quant: 'f32' },
         latency: { promptLengths: [4, 96], gen: 6, reps: 3, profile: true, cooldownMs: 0 },
