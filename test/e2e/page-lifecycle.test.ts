@@ -1,8 +1,9 @@
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { StaticServer } from '../../cli/static-server.ts';
 import type { BenchJob } from '../../src/bench/job.ts';
-import { api, launch, liveGpuBuffers, resultRows, runAndWait, startPage, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
+import { api, deepText, launch, liveGpuBuffers, resultRows, ROOT, runAndWait, startPage, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
 
 /** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */
 describe('run lifecycle', () => {
@@ -36,7 +37,7 @@ describe('run lifecycle', () => {
     await page.close();
   });
 
-  it('a device lost mid-run fails the run, keeps the finished rows, and the next run gets a fresh device', async () => {
+  it('a device lost mid-run fails the run and keeps the finished rows; the next run (a local GGUF file) gets a fresh device', async () => {
     const page = await browser.newPage();
     const errors = watchErrors(page);
     await page.goto(`${server.url}${TINY}`);
@@ -48,8 +49,11 @@ describe('run lifecycle', () => {
     await alert.waitFor({ timeout: 30_000 });
     expect(await alert.textContent()).toMatch(/This run failed: The GPU device was lost.*gathered before it stopped are kept/s);
     expect((await resultRows(page)).map((r) => r[0])).toEqual(['8']);
+    await page.locator('#model').selectOption('file');
+    await page.locator('ts-model-picker input[type=file]').setInputFiles(resolve(ROOT, '../shared/models/stories260K.gguf'));
     await runAndWait(page);
     expect((await resultRows(page)).map((r) => r[0])).toEqual(['8', '16']);
+    expect(await deepText(page, 'ts-run-facts')).toMatch(/293 K parameters, f32.*real weights/);
     expect(await page.getByRole('alert').count()).toBe(0);
     expect(errors).toEqual([]);
     await page.close();
