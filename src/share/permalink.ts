@@ -9,6 +9,7 @@
 import type { LatencySection } from '../bench/latency.ts';
 import type { BenchResult, CeilingMeasurement, Ceilings } from '../bench/schema.ts';
 import type { ServeResult } from '../serve/metrics.ts';
+import type { ServeRun } from '../serve/run.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
 import { validateResult } from './validate-sections.ts';
 
@@ -24,44 +25,61 @@ interface TrimStep {
 }
 
 const latencyOf = (r: BenchResult) => r.latency as LatencySection | undefined;
-const serveOf = (r: BenchResult) => r.serve as Partial<ServeResult> | undefined;
+/** A serving section as the job writes it (ServeSection: vLLM's result in `run.result`), or vLLM's flat result. */
+type ServeLike = Partial<ServeResult> & { run?: Partial<ServeRun> & { result?: Partial<ServeResult> } };
+const serveSection = (r: BenchResult) => r.serve as ServeLike | undefined;
+const serveOf = (r: BenchResult) => {
+  const s = serveSection(r);
+  return s?.run?.result ?? s;
+};
+
+/** `r` with vLLM's serving result replaced, and in a ServeSection the run's records too. */
+function withServe(r: BenchResult, result: Partial<ServeResult>, run: Partial<ServeRun> = {}): BenchResult {
+  const s = serveSection(r)!;
+  return { ...r, serve: s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result };
+}
 
 function withLatency(r: BenchResult, latency: LatencySection): BenchResult {
   return { ...r, latency: { ...latency, trimmed: true } };
 }
 
-/** Raw per-token timings: each request's token times and per-step GPU times, vLLM's per-request ITLs. */
+/**
+ * Raw per-token timings: each request's token times and per-step GPU times, vLLM's per-request
+ * ITLs and the serving run's per-step records.
+ */
 function trimPerToken(r: BenchResult): BenchResult | null {
   const latency = latencyOf(r);
   const serve = serveOf(r);
   const latencyHas = latency?.requests.some((q) => q.token_ms.length > 0 || (q.gpu_decode_ms?.length ?? 0) > 0) ?? false;
-  const serveHas = serve?.itls?.some((x) => x.length > 0) ?? false;
+  const steps = serveSection(r)?.run?.steps;
+  const serveHas = (serve?.itls?.some((x) => x.length > 0) ?? false) || (steps?.length ?? 0) > 0;
   if (!latencyHas && !serveHas) return null;
   let out = r;
   if (latency && latencyHas) {
     const requests = latency.requests.map((q) => ({ ...q, token_ms: [], gpu_decode_ms: q.gpu_decode_ms === null ? null : [] }));
     out = withLatency(out, { ...latency, requests });
   }
-  if (serve && serveHas) out = { ...out, serve: { ...serve, itls: serve.itls!.map(() => []) } };
+  if (serve && serveHas) out = withServe(out, { ...serve, ...(serve.itls && { itls: serve.itls.map(() => []) }) }, steps ? { steps: [] } : {});
   return out;
 }
 
 const SERVE_PER_REQUEST = ['input_lens', 'output_lens', 'ttfts', 'itls', 'latencies', 'errors'] as const;
 
-/** Per-request records: the latency sweep's requests and a real prompt's ids, vLLM's per-request arrays. */
+/** Per-request records: the latency sweep's requests and a real prompt's ids, vLLM's per-request arrays, the serving timeline. */
 function trimRequests(r: BenchResult): BenchResult | null {
   const latency = latencyOf(r);
   const serve = serveOf(r);
   // A sweep that stopped early has no settings (see validate-sections.ts).
   const latencyHas = latency !== undefined && (latency.requests.length > 0 || latency.settings?.prompt_ids !== undefined);
-  const serveHas = SERVE_PER_REQUEST.some((k) => (serve?.[k]?.length ?? 0) > 0);
+  const timeline = serveSection(r)?.run?.timeline;
+  const serveHas = SERVE_PER_REQUEST.some((k) => (serve?.[k]?.length ?? 0) > 0) || (timeline?.length ?? 0) > 0;
   if (!latencyHas && !serveHas) return null;
   let out = r;
   if (latency && latencyHas) {
     const { prompt_ids: _ids, ...settings } = latency.settings ?? {};
     out = withLatency(out, { ...latency, ...(latency.settings && { settings }), requests: [] });
   }
-  if (serve && serveHas) out = { ...out, serve: { ...serve, ...Object.fromEntries(SERVE_PER_REQUEST.map((k) => [k, []])) } };
+  if (serve && serveHas) out = withServe(out, { ...serve, ...Object.fromEntries(SERVE_PER_REQUEST.map((k) => [k, []])) }, timeline ? { timeline: [] } : {});
   return out;
 }
 

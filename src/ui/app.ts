@@ -31,12 +31,12 @@ export interface AutomationApi {
   runsStarted(): number;
 }
 
-const MODE_NAMES = { roofs: 'roofs only', latency: 'latency sweep', 'llama-bench': 'llama-bench' } as const;
+const MODE_NAMES = { roofs: 'roofs only', latency: 'latency sweep', 'llama-bench': 'llama-bench', serve: 'serving' } as const;
 
 function describeSetup(s: RunSetup): string {
   if (s.mode === 'roofs') return 'roofs only';
   const m = s.model;
-  const model = m.kind === 'preset' || m.kind === 'known' ? m.id : m.kind === 'url' ? m.url.split('/').pop() : (m.file?.name ?? 'a local file');
+  const model = m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? m.url.split('/').pop() : (m.file?.name ?? 'a local file');
   return `${model}${m.quant ? ` ${m.quant}` : ''}, ${MODE_NAMES[s.mode]}`;
 }
 
@@ -219,7 +219,7 @@ export class App extends LitElement {
       ${s.status !== 'unavailable'
         ? html`<section class="card" aria-labelledby="run-title">
             <h2 id="run-title">Run a benchmark</h2>
-            <ts-run-setup .setup=${this.setup} ?running=${running} ?ready=${s.status === 'ready'}
+            <ts-run-setup .setup=${this.setup} .environment=${s.environment} ?running=${running} ?ready=${s.status === 'ready'}
               @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
             ${running
               ? html`<div class="progress">

@@ -1,10 +1,13 @@
 import { LitElement, html, css } from 'lit';
-import { customElement, property } from 'lit/decorators.js';
+import { customElement, property, state } from 'lit/decorators.js';
 import { KNOWN_FILES, PRESETS, parameterCount } from '../../models/catalog.ts';
+import type { Environment } from '../bench/schema.ts';
+import { describeError } from '../errors.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { bytes, count } from './format.ts';
 import { QUANTS, type ModelPick } from './setup.ts';
 import { shared } from './styles.ts';
+import { loadWebLLMChoices, type WebLLMChoice } from './webllm-models.ts';
 
 const QUANT_LABELS: Record<Quantization, string> = {
   f32: 'f32 (4 bytes per weight)',
@@ -14,13 +17,14 @@ const QUANT_LABELS: Record<Quantization, string> = {
 };
 
 function valueOf(pick: ModelPick): string {
-  return pick.kind === 'preset' || pick.kind === 'known' ? `${pick.kind}:${pick.id}` : pick.kind;
+  return pick.kind === 'preset' || pick.kind === 'known' || pick.kind === 'webllm' ? `${pick.kind}:${pick.id}` : pick.kind;
 }
 
 /**
  * Which model to run: a synthetic-weight preset (real shapes, random weights: speed only), a
- * known public GGUF, a GGUF by URL or a local GGUF file; WebLLM's prebuilt models get their own
- * group once the WebLLM adapter lands.
+ * known public GGUF, a GGUF by URL or a local GGUF file, or one of WebLLM's prebuilt models — whose
+ * list (and WebLLM's runtime) is loaded only when the visitor asks for it; the ones that cannot run
+ * on this device are listed disabled with the reason.
  *
  * @fires pick-change - detail: the new `ModelPick`.
  */
@@ -42,10 +46,21 @@ export class ModelPicker extends LitElement {
       .wide {
         grid-column: 1 / -1;
       }
+      .check {
+        display: flex;
+        flex-direction: row;
+        align-items: center;
+        gap: 8px;
+        margin-top: 6px;
+        font-weight: normal;
+      }
     `,
   ];
   @property({ attribute: false }) pick: ModelPick = { kind: 'preset', id: 'stories15m', quant: 'q4_0' };
   @property({ type: Boolean }) disabled = false;
+  /** The device, for which WebLLM models can run on it. */
+  @property({ attribute: false }) environment: Environment | null = null;
+  @state() private webllm: WebLLMChoice[] | 'loading' | { error: string } | null = null;
 
   private emit(pick: ModelPick): void {
     this.dispatchEvent(new CustomEvent<ModelPick>('pick-change', { detail: pick, bubbles: true, composed: true }));
@@ -55,17 +70,41 @@ export class ModelPicker extends LitElement {
     const value = (e.target as HTMLSelectElement).value;
     const [kind, id] = value.split(/:(.*)/s);
     const quant = this.pick.quant;
-    if (kind === 'preset') this.emit({ kind, id, quant: quant ?? 'q4_0' });
+    if (value === 'webllm-list') {
+      (e.target as HTMLSelectElement).value = valueOf(this.pick);
+      void this.loadWebLLM();
+    } else if (kind === 'webllm') this.emit({ kind, id, quant: null, sideBySide: true });
+    else if (kind === 'preset') this.emit({ kind, id, quant: quant ?? 'q4_0' });
     else if (kind === 'known') this.emit({ kind, id, quant: null });
     else if (kind === 'url') this.emit({ kind, url: '', quant: null });
     else this.emit({ kind: 'file', file: null, quant: null });
+  }
+
+  private async loadWebLLM(): Promise<void> {
+    if (!this.environment || this.webllm === 'loading') return;
+    this.webllm = 'loading';
+    try {
+      this.webllm = await loadWebLLMChoices(this.environment);
+    } catch (e) {
+      this.webllm = { error: describeError(e) };
+    }
+  }
+
+  private webllmOptions() {
+    const w = this.webllm;
+    if (w === null) return html`<option value="webllm-list">Show WebLLM’s prebuilt models… (loads WebLLM, about 6 MB)</option>`;
+    if (w === 'loading') return html`<option disabled>Loading WebLLM’s model list…</option>`;
+    if ('error' in w) return html`<option disabled>WebLLM could not be loaded: ${w.error}</option>`;
+    return w.map(
+      (m) => html`<option value=${`webllm:${m.id}`} ?disabled=${m.reason !== null} ?selected=${valueOf(this.pick) === `webllm:${m.id}`}>${m.label}${m.reason ? ` — ${m.reason}` : ''}</option>`,
+    );
   }
 
   private onQuant(e: Event): void {
     const v = (e.target as HTMLSelectElement).value;
     const quant = v === '' ? null : (v as Quantization);
     if (this.pick.kind === 'preset') this.emit({ ...this.pick, quant: quant ?? 'q4_0' });
-    else this.emit({ ...this.pick, quant });
+    else if (this.pick.kind !== 'webllm') this.emit({ ...this.pick, quant });
   }
 
   private hint() {
@@ -75,6 +114,13 @@ export class ModelPicker extends LitElement {
       return html`Synthetic weights — speed only: the exact shapes of ${preset?.title ?? p.id} with random weights generated on the GPU. Nothing is downloaded; the output text is meaningless.`;
     }
     if (p.kind === 'known') return html`Real weights, downloaded from Hugging Face into this tab (nothing is uploaded anywhere).`;
+    if (p.kind === 'webllm') {
+      return html`WebLLM (MLC’s engine) runs this model in this tab, timed with our clock and protocol. Its weights download from Hugging Face
+        and are cached by the browser; a network failure or a blocked download stops the run with the reason.
+        <label class="check"><input id="side-by-side" type="checkbox" .checked=${p.sideBySide} ?disabled=${this.disabled}
+          @change=${(e: Event) => this.emit({ ...p, sideBySide: (e.target as HTMLInputElement).checked })} />
+          also run our engine on the same family (synthetic weights) for a side-by-side</label>`;
+    }
     if (p.kind === 'url') return html`Any GGUF file with F32, F16, Q8_0 or Q4_0 weights; the server must allow this page to fetch it (CORS).`;
     return html`The file stays on this computer: the page reads it directly.`;
   }
@@ -95,12 +141,10 @@ export class ModelPicker extends LitElement {
             <option value="url" ?selected=${p.kind === 'url'}>A GGUF file by URL…</option>
             <option value="file" ?selected=${p.kind === 'file'}>A GGUF file on this computer…</option>
           </optgroup>
-          <optgroup label="WebLLM prebuilt models">
-            <option disabled>Coming soon — not available in this version</option>
-          </optgroup>
+          <optgroup label="WebLLM prebuilt models">${this.webllmOptions()}</optgroup>
         </select>
       </label>
-      <label>
+      ${p.kind === 'webllm' ? '' : html`<label>
         Weights
         <select id="quant" .value=${p.quant ?? ''} @change=${this.onQuant} ?disabled=${this.disabled}>
           ${p.kind === 'preset' ? '' : html`<option value="" ?selected=${p.quant === null}>as stored in the file</option>`}
@@ -108,7 +152,7 @@ export class ModelPicker extends LitElement {
             (q) => html`<option value=${q} ?selected=${p.quant === q}>${p.kind === 'preset' ? QUANT_LABELS[q] : `quantize to ${QUANT_LABELS[q]}`}</option>`,
           )}
         </select>
-      </label>
+      </label>`}
       ${p.kind === 'url'
         ? html`<label class="wide">
             GGUF address

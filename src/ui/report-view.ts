@@ -1,8 +1,11 @@
 import { LitElement, html, css, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { LlamaBenchRow } from '../bench/metrics.ts';
+import type { SideBySide } from '../bench/side-by-side.ts';
+import type { WebLLMSection } from '../bench/webllm-run.ts';
 import type { BenchResult } from '../bench/schema.ts';
 import type { ColdStart, ModelInfo } from '../model/load.ts';
+import type { ServeSection } from '../serve/run.ts';
 import * as explain from './explain.ts';
 import type { LatencyView } from './series.ts';
 import { shared } from './styles.ts';
@@ -15,7 +18,9 @@ import './results-table.ts';
 import './roofline-chart.ts';
 import './roofs-table.ts';
 import './run-facts.ts';
+import { decodeByBatch } from './serve-report.ts';
 import './ttft-chart.ts';
+import './webllm-report.ts';
 
 /**
  * One report, from a run in this tab (filling in live), a link or a file: the latency table with
@@ -63,6 +68,7 @@ export class ReportView extends LitElement {
     const model = r.model as ModelInfo | undefined;
     const llamaBench = r.llama_bench as LlamaBenchRow[] | undefined;
     const rows = latency?.rows ?? [];
+    const serve = r.serve as Partial<ServeSection> | undefined;
     return html`${r.notes?.length
         ? html`<div class="banner warn" role="note">
             <ul>
@@ -85,7 +91,7 @@ export class ReportView extends LitElement {
             'roofs-title',
             'The device’s roofs and the roofline',
             html`<ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>
-              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null}></ts-roofline-chart>`, explain.readingRoofline)}
+              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? decodeByBatch(serve) : null}></ts-roofline-chart>`, explain.readingRoofline)}
               ${latency?.verdicts?.length
                 ? html`<h3>Roofline verdicts</h3>
                     <ul class="verdicts">
@@ -98,9 +104,10 @@ export class ReportView extends LitElement {
           )
         : ''}
       ${llamaBench?.length ? this.card('llama-title', 'llama-bench', html`<ts-llama-bench-table .rows=${llamaBench}></ts-llama-bench-table>`) : ''}
-      ${r.serve !== undefined
-        ? this.card('serve-title', 'Serving benchmark', html`<p class="muted">This report has a serving section (vLLM <code>bench serve</code> keys); this page does not draw it yet — the JSON export has it.</p>`)
+      ${r.webllm
+        ? this.card('webllm-title', 'WebLLM beside our engine', html`<ts-webllm-report .webllm=${r.webllm as Partial<WebLLMSection>} .sideBySide=${(r.side_by_side as SideBySide | undefined) ?? null}></ts-webllm-report>`)
         : ''}
+      ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
   }
 }

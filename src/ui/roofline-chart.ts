@@ -2,6 +2,7 @@ import { customElement, property } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
 import { attainableFlopsPerS, ridgePoint } from '../bench/roofline.ts';
 import type { Ceilings } from '../bench/schema.ts';
+import type { DecodeRoofline } from '../serve/run.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';
@@ -12,12 +13,16 @@ import { phasePoints, type LatencyView } from './series.ts';
  * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) from the measured roofs:
  * the streaming-read bandwidth slope meets the matmul compute roof at the ridge point; the f32
  * (and f16) FMA peaks are dashed above it. Measured phases are dots: prefill and decode at each
- * prompt length, from the sweep's roofline verdicts (cost-model FLOPs and bytes over time).
+ * prompt length, from the sweep's roofline verdicts (cost-model FLOPs and bytes over time); and a
+ * serving run's decode steps at each batch size B, which move right as B grows (B× the FLOPs per
+ * weight byte).
  */
 @customElement('ts-roofline-chart')
 export class RooflineChart extends ChartBase {
   @property({ attribute: false }) ceilings: Ceilings | null = null;
   @property({ attribute: false }) latency: LatencyView | null = null;
+  /** A serving run's decode steps by batch size. */
+  @property({ attribute: false }) batches: DecodeRoofline[] | null = null;
   protected readonly chartName = 'roofline';
   protected override emptyText = 'The roofline is drawn once the roofs are measured.';
 
@@ -28,7 +33,8 @@ export class RooflineChart extends ChartBase {
     const compute = c.matmul_f32_gflops * 1e9;
     const ridge = ridgePoint(compute, bw);
     const points = this.latency ? phasePoints(this.latency) : { prefill: [], decode: [] };
-    const measuredX = [...points.prefill, ...points.decode].map((p) => p.x);
+    const batches = (this.batches ?? []).map((b) => ({ x: b.intensity, y: b.verdict.achievedFlopsPerS / 1e9, batch: b.batch }));
+    const measuredX = [...points.prefill, ...points.decode, ...batches].map((p) => p.x);
     const lo = Math.min(1 / 16, ...measuredX.map((x) => x / 2));
     const hi = Math.max(1024, ridge * 64, ...measuredX.map((x) => x * 2));
     const xs = [lo, ridge / 8, ridge, ridge * 8, hi].sort((a, b) => a - b);
@@ -47,6 +53,7 @@ export class RooflineChart extends ChartBase {
     }
     if (points.prefill.length) datasets.push({ ...pointDataset('prefill (one dot per prompt length)', points.prefill, PALETTE[3], 6), pointStyle: 'rectRot' });
     if (points.decode.length) datasets.push({ ...pointDataset('decode (one dot per prompt length)', points.decode, PALETTE[6], 6), pointStyle: 'circle' });
+    if (batches.length) datasets.push({ ...pointDataset('serving decode (one dot per batch size B)', batches, PALETTE[7], 6), pointStyle: 'rect' });
     return {
       type: 'scatter',
       data: { datasets: datasets as never },
@@ -60,8 +67,8 @@ export class RooflineChart extends ChartBase {
           tooltip: {
             callbacks: {
               label: (item) => {
-                const p = item.raw as { x: number; y: number; tokens?: number };
-                const at = p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : '';
+                const p = item.raw as { x: number; y: number; tokens?: number; batch?: number };
+                const at = p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : p.batch !== undefined ? ` (B = ${p.batch})` : '';
                 return `${item.dataset.label}${at}: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`;
               },
             },
@@ -79,6 +86,7 @@ export class RooflineChart extends ChartBase {
     const dots = [
       ...points.prefill.map((p) => `prefill at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
       ...points.decode.map((p) => `decode at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
+      ...(this.batches ?? []).map((b) => `serving decode at B = ${b.batch}: ${num(b.intensity)} FLOP/byte, ${num(b.verdict.achievedFlopsPerS / 1e9)} GFLOP/s`),
     ];
     return `Roofline chart: bandwidth ${num(c.read_bandwidth_gbps)} GB/s, matmul roof ${num(c.matmul_f32_gflops)} GFLOP/s, ridge point at ${num(ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
   }

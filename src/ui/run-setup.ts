@@ -1,13 +1,17 @@
 import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
+import type { Environment } from '../bench/schema.ts';
+import type { ServeSettings } from '../serve/run.ts';
 import { parseLengths, setupProblem, type Mode, type ModelPick, type RunSetup } from './setup.ts';
 import { shared } from './styles.ts';
 import './model-picker.ts';
+import './serve-setup.ts';
 
 const MODE_TEXT: Record<Mode, [string, string]> = {
   roofs: ['Roofs only', 'memory bandwidth and compute peaks of this device (a few seconds)'],
   latency: ['Latency sweep', 'TTFT and TPOT at several prompt lengths, the depth curve, the roofline verdicts'],
   'llama-bench': ['llama-bench', 'pp512 and tg128 tokens/s, 5 repetitions, comparable with llama.cpp’s table'],
+  serve: ['Serving', 'many requests at once through a batching scheduler: throughput, goodput against latency targets, capacity (vLLM bench serve)'],
 };
 
 /**
@@ -71,6 +75,8 @@ export class RunSetupForm extends LitElement {
   @property({ type: Boolean }) running = false;
   /** The device is ready to run. */
   @property({ type: Boolean }) ready = false;
+  /** The device (which WebLLM models can run here). */
+  @property({ attribute: false }) environment: Environment | null = null;
   @state() private lengthsText = '';
   @state() private lengthsValid = true;
 
@@ -102,7 +108,7 @@ export class RunSetupForm extends LitElement {
     if (!s) return html`<p class="muted">Waiting for the GPU…</p>`;
     const locked = this.running;
     const problem = this.lengthsValid ? setupProblem(s) : 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.';
-    return html`<ts-model-picker .pick=${s.model} ?disabled=${locked || s.mode === 'roofs'}
+    return html`<ts-model-picker .pick=${s.model} .environment=${this.environment} ?disabled=${locked || s.mode === 'roofs'}
         @pick-change=${(e: CustomEvent<ModelPick>) => this.change({ model: e.detail })}></ts-model-picker>
       <fieldset ?disabled=${locked}>
         <legend>What to measure</legend>
@@ -132,6 +138,9 @@ export class RunSetupForm extends LitElement {
               </label>
             </div>
           </fieldset>`
+        : ''}
+      ${s.mode === 'serve'
+        ? html`<ts-serve-setup .settings=${s.serve} ?disabled=${locked} @serve-change=${(e: CustomEvent<ServeSettings>) => this.change({ serve: e.detail })}></ts-serve-setup>`
         : ''}
       <div class="go">
         <button class="run" @click=${() => this.dispatchEvent(new CustomEvent('run', { bubbles: true, composed: true }))} ?disabled=${locked || !this.ready || problem !== null}>Run</button>
