@@ -22,7 +22,7 @@ describe('run lifecycle', () => {
     const page = await browser.newPage();
     const errors = watchErrors(page);
     await trackGpuBuffers(page);
-    await page.goto(`${server.url}${TINY}&reps=50`);
+    await page.goto(`${server.url}${TINY.replace('&reps=2&', '&reps=50&')}`);
     await waitForReady(page);
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByText(/latency: prompt 8 tokens, repetition 2\//).waitFor({ timeout: 150_000 });
