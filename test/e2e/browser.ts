@@ -1,6 +1,7 @@
 /** Shared setup for end-to-end tests: the built page served locally, Chromium via Playwright. */
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumArgs, chromiumPath } from '../../cli/chromium.ts';
 import { serveStatic, type StaticServer } from '../../cli/static-server.ts';
@@ -23,6 +24,20 @@ export async function startPage(): Promise<StaticServer> {
 
 export async function launch(webgpu = true): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs({ webgpu }), headless: true });
+}
+
+/** The built page served and Chromium (with WebGPU) launched before a file's tests, both closed after. */
+export function pageAndBrowser(): { readonly server: StaticServer; readonly browser: Browser } {
+  const held = {} as { server: StaticServer; browser: Browser };
+  beforeAll(async () => {
+    held.server = await startPage();
+    held.browser = await launch(true);
+  });
+  afterAll(async () => {
+    await held.browser?.close();
+    await held.server?.close();
+  });
+  return held;
 }
 
 /** Collects console errors and uncaught page errors, which tests assert are empty. */

@@ -1,28 +1,17 @@
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import type { StaticServer } from '../../cli/static-server.ts';
+import { describe, expect, it } from 'vitest';
 import type { BenchJob } from '../../src/bench/job.ts';
-import { api, deepText, launch, liveGpuBuffers, resultRows, ROOT, runAndWait, startPage, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
+import { api, deepText, liveGpuBuffers, pageAndBrowser, resultRows, ROOT, runAndWait, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
 
 /** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */
 describe('run lifecycle', () => {
-  let server: StaticServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    server = await startPage();
-    browser = await launch(true);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const ctx = pageAndBrowser();
 
   it('Cancel mid-run stops within a step, frees the GPU memory and leaves the page usable', async () => {
-    const page = await browser.newPage();
+    const page = await ctx.browser.newPage();
     const errors = watchErrors(page);
     await trackGpuBuffers(page);
-    await page.goto(`${server.url}${TINY.replace('&reps=2&', '&reps=50&')}`);
+    await page.goto(`${ctx.server.url}${TINY.replace('&reps=2&', '&reps=50&')}`);
     await waitForReady(page);
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByText(/latency: prompt 8 tokens, repetition 2\//).waitFor({ timeout: 150_000 });
@@ -38,9 +27,9 @@ describe('run lifecycle', () => {
   });
 
   it('a device lost mid-run fails the run and keeps the finished rows; the next run (a local GGUF file) gets a fresh device', async () => {
-    const page = await browser.newPage();
+    const page = await ctx.browser.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${server.url}${TINY}`);
+    await page.goto(`${ctx.server.url}${TINY}`);
     await waitForReady(page);
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await expect.poll(() => resultRows(page), { timeout: 150_000 }).toHaveLength(1);
@@ -66,10 +55,10 @@ describe('run lifecycle', () => {
    * 3 of the 20; each run's count is checked, so one leaking run fails the test.
    */
   it('twenty runs in a row leave the number of live GPU buffers where it started', async () => {
-    const page = await browser.newPage();
+    const page = await ctx.browser.newPage();
     const errors = watchErrors(page);
     await trackGpuBuffers(page);
-    await page.goto(server.url);
+    await page.goto(ctx.server.url);
     await waitForReady(page);
     const protocol = { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 };
     const model = { preset: 'stories260k', quant: 'q4_0' } as const;

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import type { StaticServer } from '../../cli/static-server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { BenchJob } from '../../src/bench/job.ts';
 import type { LatencySection } from '../../src/bench/latency.ts';
 import type { BenchResult } from '../../src/bench/schema.ts';
 import { encodeFragment, toBase64Url } from '../../src/share/codec.ts';
 import { decodeReport, encodeReport } from '../../src/share/permalink.ts';
 import { validateResult } from '../../src/share/validate-sections.ts';
-import { api, canvasHasInk, deepText, dropFile, launch, resultRows, startPage, waitForReady, watchCsp, watchErrors } from './browser.ts';
+import { api, canvasHasInk, deepText, dropFile, pageAndBrowser, resultRows, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer());
@@ -50,30 +49,23 @@ const JOB: BenchJob = {
 };
 
 describe('links, comparisons and hostile input', () => {
-  let server: StaticServer;
-  let browser: Browser;
+  const ctx = pageAndBrowser();
   let result: BenchResult;
 
   beforeAll(async () => {
-    server = await startPage();
-    browser = await launch(true);
-    const page = await browser.newPage();
-    await page.goto(server.url);
+    const page = await ctx.browser.newPage();
+    await page.goto(ctx.server.url);
     await waitForReady(page);
     result = validateResult(await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB));
     await page.close();
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
 
   /** A fresh page at `hash`, with error, CSP and payload watchers. */
   async function open(hash: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; errors: string[]; csp: () => Promise<string[]> }> {
-    const page = await browser.newPage({ viewport });
+    const page = await ctx.browser.newPage({ viewport });
     const errors = watchErrors(page);
     const csp = await watchCsp(page);
-    await page.goto(`${server.url}${hash}`);
+    await page.goto(`${ctx.server.url}${hash}`);
     await waitForReady(page);
     return { page, errors, csp };
   }
@@ -118,7 +110,7 @@ describe('links, comparisons and hostile input', () => {
     (faster.latency as LatencySection).rows[0].ttft.p50 /= 4;
     const { page, errors, csp } = await open('');
     for (const r of [result, faster]) {
-      await page.locator('#paste-link').fill(`${server.url}${await encodeReport(r)}`);
+      await page.locator('#paste-link').fill(`${ctx.server.url}${await encodeReport(r)}`);
       await page.getByRole('button', { name: 'Add', exact: true }).click();
     }
     await page.getByRole('button', { name: 'Compare A and B' }).click();

@@ -1,12 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import type { StaticServer } from '../../cli/static-server.ts';
+import { describe, expect, it } from 'vitest';
 import { decodeReport } from '../../src/share/permalink.ts';
 import { validateResult } from '../../src/share/validate-sections.ts';
-import { api, canvasHasInk, deepText, dropFile, launch, resultRows, runAndWait, screenshot, startPage, TINY, waitForReady, watchCsp, watchErrors } from './browser.ts';
+import { api, canvasHasInk, deepText, dropFile, pageAndBrowser, resultRows, runAndWait, screenshot, TINY, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 const CHARTS = ['ts-ttft-chart', 'ts-depth-chart', 'ts-cdf-chart', 'ts-kernel-chart', 'ts-roofline-chart', 'ts-what-if-chart'];
 
@@ -16,27 +14,17 @@ const CHARTS = ['ts-ttft-chart', 'ts-depth-chart', 'ts-cdf-chart', 'ts-kernel-ch
  * drag and drop, and the screenshots at desktop and phone widths in light and dark.
  */
 describe('a run, its link, its exports', () => {
-  let server: StaticServer;
-  let browser: Browser;
+  const ctx = pageAndBrowser();
   let link = '';
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-page-'));
   const jsonPath = join(dir, 'result.json');
   let table: string[][] = [];
 
-  beforeAll(async () => {
-    server = await startPage();
-    browser = await launch(true);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
-
   it('first visit, one click: the default run completes and every chart is drawn', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     const errors = watchErrors(page);
     const csp = await watchCsp(page);
-    await page.goto(`${server.url}${TINY}&profile=1`);
+    await page.goto(`${ctx.server.url}${TINY}&profile=1`);
     await waitForReady(page);
     expect(await api<number>(page, 'runsStarted()')).toBe(0);
     await runAndWait(page);
@@ -71,7 +59,7 @@ describe('a run, its link, its exports', () => {
   });
 
   it('a shared link shows the same numbers in a fresh page and runs nothing', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
     await page.goto(link);
     await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
@@ -86,9 +74,9 @@ describe('a run, its link, its exports', () => {
 
   for (const [width, scheme] of [[1280, 'dark'], [390, 'light'], [390, 'dark']] as const) {
     it(`an imported JSON file renders the full report at ${width} px, ${scheme}`, async () => {
-      const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
+      const page = await ctx.browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
       const errors = watchErrors(page);
-      await page.goto(server.url);
+      await page.goto(ctx.server.url);
       await page.locator('ts-share-bar input[type=file]').setInputFiles(jsonPath);
       await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
       for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
@@ -102,9 +90,9 @@ describe('a run, its link, its exports', () => {
   }
 
   it('keyboard and screen readers: names for every control, text for every chart, visible focus, no trap', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
-    await page.goto(server.url);
+    await page.goto(ctx.server.url);
     await waitForReady(page);
     await page.locator('ts-share-bar input[type=file]').setInputFiles(jsonPath);
     await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
@@ -160,9 +148,9 @@ describe('a run, its link, its exports', () => {
   });
 
   it('a JSON file dropped on the page opens it', async () => {
-    const page = await browser.newPage();
+    const page = await ctx.browser.newPage();
     const errors = watchErrors(page);
-    await page.goto(server.url);
+    await page.goto(ctx.server.url);
     await dropFile(page, 'result.json', readFileSync(jsonPath, 'utf8'));
     await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
     expect(await page.getByText('Opened from a file').count()).toBe(1);

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import type { StaticServer } from '../../cli/static-server.ts';
-import { canvasHasInk, deepText, launch, runAndWait, screenshot, startPage, waitForReady, watchCsp, watchErrors } from './browser.ts';
+import { describe, expect, it } from 'vitest';
+import { canvasHasInk, deepText, launch, pageAndBrowser, runAndWait, screenshot, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 describe('the page in Chromium', () => {
-  let server: StaticServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    server = await startPage();
-    browser = await launch(true);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const ctx = pageAndBrowser();
 
   it('shows the device card and completes a roofs-only run with a drawn roofline', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
     const csp = await watchCsp(page);
-    await page.goto(`${server.url}?probe-mib=4&probe-reps=2`);
+    await page.goto(`${ctx.server.url}?probe-mib=4&probe-reps=2`);
     await expect.poll(() => page.locator('ts-device-panel table').first().textContent(), { timeout: 20_000 }).toContain('swiftshader');
     expect(await page.locator('ts-device-panel table').first().textContent()).toContain('timestamp-query');
     await waitForReady(page);
@@ -40,7 +29,7 @@ describe('the page in Chromium', () => {
     try {
       const page = await plain.newPage();
       const errors = watchErrors(page);
-      await page.goto(server.url);
+      await page.goto(ctx.server.url);
       const alert = page.getByRole('alert');
       await alert.waitFor({ timeout: 20_000 });
       const text = await alert.textContent();
