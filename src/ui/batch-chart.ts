@@ -54,7 +54,7 @@ export class BatchChart extends ChartBase {
       options: {
         scales: {
           x: axis(theme, 'latency per user (ms, log scale)', 'logarithmic'),
-          y: { ...axis(theme, 'output tokens/s (all users)'), grace: '10%' },
+          y: { ...axis(theme, 'output tok/s, all users (not from 0)'), grace: '10%' },
         },
         plugins: {
           legend: { labels: { color: theme.fg, boxWidth: 14 } },
