@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchJob } from '../../src/bench/job.ts';
-import { api, deepText, liveGpuBuffers, pageAndBrowser, resultRows, ROOT, runAndWait, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
+import { api, canvasHasInk, deepText, liveGpuBuffers, pageAndBrowser, resultRows, ROOT, runAndWait, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
 
 /** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */
 describe('run lifecycle', () => {
@@ -33,6 +33,7 @@ describe('run lifecycle', () => {
     await waitForReady(page);
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await expect.poll(() => resultRows(page), { timeout: 150_000 }).toHaveLength(1);
+    expect(await canvasHasInk(page, 'ts-ttft-chart canvas'), 'the charts fill in while the run goes on').toBe(true);
     await api(page, 'loseDevice()');
     const alert = page.getByRole('alert');
     await alert.waitFor({ timeout: 30_000 });

@@ -81,9 +81,13 @@ describe('a run, its link, its exports', () => {
       await expect.poll(() => resultRows(page), { timeout: 20_000 }).toEqual(table);
       for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
       expect(await api<number>(page, 'runsStarted()')).toBe(0);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      expect(overflow, 'no sideways scrolling of the whole page').toBeLessThanOrEqual(0);
+      const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(await overflow(), 'no sideways scrolling of the whole page').toBeLessThanOrEqual(0);
       await screenshot(page, `report-${width < 600 ? 'phone' : 'desktop'}-${scheme}`);
+      if (width < 600) {
+        await page.setViewportSize({ width: 360, height: 800 });
+        expect(await overflow(), 'nor at 360 px').toBeLessThanOrEqual(0);
+      }
       expect(errors).toEqual([]);
       await page.close();
     });
