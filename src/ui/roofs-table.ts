@@ -7,9 +7,9 @@ const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
   copy_bandwidth_gbps: ['Copy kernel', 'reads and writes every byte (bytes counted both ways)'],
   copy_buffer_to_buffer_gbps: ['copyBufferToBuffer', "the driver's own copy, for reference"],
-  f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic'],
+  f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic: the compute roof used below'],
   f16_gflops: ['f16 FMA peak', 'the same in half precision (needs shader-f16)'],
-  matmul_f32_gflops: ['Tiled f32 matmul', 'what a real prefill kernel reaches; the compute roof used below'],
+  matmul_f32_gflops: ['Tiled f32 matmul', 'what our prefill kernel reaches; prefill is reported as a share of it'],
 };
 
 function fmt(x: number): string {
@@ -41,7 +41,7 @@ export class RoofsTable extends LitElement {
             return html`<tr>
               <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}</span></th>
               ${m
-                ? html`<td class="num">${fmt(m.value)} ${m.unit}</td><td class="num">${fmt(m.min)}–${fmt(m.max)}</td><td class="num">${m.samples.length}</td><td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td><td class="mono">${m.shape}</td>`
+                ? html`<td class="num">${fmt(m.value)} ${m.unit}</td><td class="num">${fmt(m.min)}–${fmt(m.max)}</td><td class="num">${m.n}</td><td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td><td class="mono">${m.shape}</td>`
                 : html`<td colspan="5" class="muted">not supported on this device</td>`}
             </tr>`;
           })}
