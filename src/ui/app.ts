@@ -153,6 +153,8 @@ export class App extends LitElement {
     if (this.session.status === 'running') return this.session.run(job);
     const entry = this.reports.startRun(what);
     this.reports.closeComparison();
+    // The address no longer shows an opened link's report: a fresh run is on show.
+    if (location.hash) history.replaceState(null, '', `${location.pathname}${location.search}`);
     void this.updateComplete.then(() => this.cancelButton?.focus());
     try {
       const result = await this.session.run(job, { onProgress, modelSource: file ? blobSource(file) : undefined, onPartial: (r) => this.reports.update(entry, r) });
