@@ -1,4 +1,4 @@
-import { LitElement, html, css, type TemplateResult } from 'lit';
+import { LitElement, html, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { LlamaBenchRow } from '../bench/metrics.ts';
 import type { SideBySide } from '../bench/side-by-side.ts';
@@ -30,26 +30,7 @@ import './webllm-report.ts';
  */
 @customElement('ts-report')
 export class ReportView extends LitElement {
-  static override styles = [
-    shared,
-    css`
-      .pair {
-        display: grid;
-        grid-template-columns: minmax(0, 2fr) minmax(0, 1fr);
-        gap: 16px;
-        align-items: start;
-      }
-      @media (max-width: 820px) {
-        .pair {
-          grid-template-columns: minmax(0, 1fr);
-        }
-      }
-      ul.verdicts {
-        padding-left: 1.2em;
-        font-size: 0.9rem;
-      }
-    `,
-  ];
+  static override styles = shared;
 
   @property({ attribute: false }) result: BenchResult | null = null;
 

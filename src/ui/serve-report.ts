@@ -34,24 +34,11 @@ export class ServeReport extends LitElement {
     shared,
     css`
       .pair {
-        display: grid;
-        grid-template-columns: minmax(0, 2fr) minmax(0, 1fr);
-        gap: 16px;
-        align-items: start;
         margin-top: 8px;
-      }
-      @media (max-width: 820px) {
-        .pair {
-          grid-template-columns: minmax(0, 1fr);
-        }
       }
       h3 {
         font-size: 1rem;
         margin: 22px 0 4px;
-      }
-      ul.verdicts {
-        padding-left: 1.2em;
-        font-size: 0.9rem;
       }
       .settings {
         margin: 0 0 10px;

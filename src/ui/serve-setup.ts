@@ -30,16 +30,6 @@ export class ServeSetupForm extends LitElement {
   static override styles = [
     shared,
     css`
-      fieldset {
-        border: 1px solid var(--border);
-        border-radius: 8px;
-        margin: 12px 0;
-        padding: 8px 12px 10px;
-      }
-      legend {
-        font-weight: 600;
-        padding: 0 4px;
-      }
       .grid {
         display: grid;
         grid-template-columns: repeat(auto-fit, minmax(160px, 1fr));

@@ -170,4 +170,30 @@ export const shared = css`
   .explain p {
     margin: 0 0 8px;
   }
+  /* A chart (or table) with its explanation beside it; stacked on narrow screens. */
+  .pair {
+    display: grid;
+    grid-template-columns: minmax(0, 2fr) minmax(0, 1fr);
+    gap: 16px;
+    align-items: start;
+  }
+  @media (max-width: 820px) {
+    .pair {
+      grid-template-columns: minmax(0, 1fr);
+    }
+  }
+  fieldset {
+    border: 1px solid var(--border);
+    border-radius: 8px;
+    margin: 12px 0;
+    padding: 8px 12px 10px;
+  }
+  legend {
+    font-weight: 600;
+    padding: 0 4px;
+  }
+  ul.verdicts {
+    padding-left: 1.2em;
+    font-size: 0.9rem;
+  }
 `;
