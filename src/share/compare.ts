@@ -115,10 +115,16 @@ export function compareResults(a: BenchResult, b: BenchResult): ComparisonRow[] 
     const rowB = latencyB?.rows.find((r) => r.prompt_tokens === rowA.prompt_tokens);
     if (rowB) out.push(...rows('latency', LATENCY_METRICS, rowA, rowB, rowA.prompt_tokens));
   }
-  const serveA = a.serve as Partial<ServeResult> | undefined;
-  const serveB = b.serve as Partial<ServeResult> | undefined;
+  const serveA = serveResultOf(a);
+  const serveB = serveResultOf(b);
   if (serveA && serveB) out.push(...rows('serve', SERVE_METRICS, serveA, serveB));
   return out;
+}
+
+/** vLLM's result inside a serving section (`serve.run.result`), or a bare one (imports). */
+function serveResultOf(r: BenchResult): Partial<ServeResult> | undefined {
+  const serve = r.serve as { run?: { result?: Partial<ServeResult> } } & Partial<ServeResult> | undefined;
+  return serve?.run?.result ?? (serve?.run === undefined ? serve : undefined);
 }
 
 export interface Comparison {

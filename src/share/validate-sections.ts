@@ -224,10 +224,65 @@ const SERVE_SCALAR_KEYS = {
 const SERVE_ARRAY_KEYS = ['input_lens', 'output_lens', 'ttfts', 'latencies'] as const;
 
 /**
- * The `serve` section: permissive about which keys are present (it may hold a subset of vLLM's
- * result and keys of its own), strict about the type of every vLLM key that is there.
+ * The `serve` section as the job writes it (serve/run.ts ServeSection): `run` holds vLLM's result
+ * and our per-request timeline, per-step records and decode roofline; the sweeps sit beside it.
+ * A bare vLLM result (older reports, imports) is accepted too.
  */
 export function validateServe(v: Json, path: string): void {
+  const section = expectObject(v, path);
+  if (section.run === undefined) {
+    validateServeResult(section, path);
+    return;
+  }
+  const run = expectObject(section.run, `${path}.run`);
+  validateServeResult(run.result, `${path}.run.result`);
+  nullable(run.slo_attainment, `${path}.run.slo_attainment`, nonNegative);
+  nonNegative(run.error_rate, `${path}.run.error_rate`);
+  if (run.timeline !== undefined) {
+    each(run.timeline, `${path}.run.timeline`, MAX_REQUESTS, (t, p) => {
+      const r = expectObject(t, p);
+      fields(r, p, ['id', 'prompt_tokens', 'output_tokens'], count);
+      fields(r, p, ['arrival_ms', 'finish_ms'], (x, q) => expectNumber(x, q));
+      fields(r, p, ['admit_ms', 'first_token_ms'], (x, q) => nullable(x, q, (y, w) => expectNumber(y, w)));
+      nullable(r.error, `${p}.error`, (e, q) => expectString(e, q, MAX_SENTENCE));
+    });
+  }
+  if (run.steps !== undefined) {
+    each(run.steps, `${path}.run.steps`, MAX_REQUESTS, (t, p) => fields(expectObject(t, p), p, ['start_ms', 'end_ms', 'decode', 'prefill_tokens', 'running', 'waiting'], (x, q) => expectNumber(x, q)));
+  }
+  each(run.decode_roofline, `${path}.run.decode_roofline`, MAX_ROWS, (d, p) => validateDecodeRoofline(d, p));
+  if (section.batch_sweep !== null && section.batch_sweep !== undefined) {
+    each(section.batch_sweep, `${path}.batch_sweep`, MAX_ROWS, (b, p) => {
+      const r = expectObject(b, p);
+      count(r.batch, `${p}.batch`);
+      fields(r, p, ['output_throughput', 'request_throughput', 'median_ttft_ms', 'p99_ttft_ms', 'median_tpot_ms', 'p99_tpot_ms'], nonNegative);
+      nullable(r.decode, `${p}.decode`, validateDecodeRoofline);
+    });
+  }
+  if (section.rate_sweep !== null && section.rate_sweep !== undefined) {
+    const c = expectObject(section.rate_sweep, `${path}.rate_sweep`);
+    nullable(c.rate, `${path}.rate_sweep.rate`, nonNegative);
+    expectOneOf(c.status, `${path}.rate_sweep.status`, ['found', 'below-range', 'above-range']);
+    nonNegative(c.target, `${path}.rate_sweep.target`);
+    each(c.probes, `${path}.rate_sweep.probes`, MAX_ROWS, (x, p) => fields(expectObject(x, p), p, ['rate', 'attainment'], nonNegative));
+  }
+}
+
+function validateDecodeRoofline(v: Json, path: string): void {
+  const d = expectObject(v, path);
+  count(d.batch, `${path}.batch`);
+  fields(d, path, ['step_ms', 'flops', 'bytes', 'intensity'], nonNegative);
+  const verdict = expectObject(d.verdict, `${path}.verdict`);
+  expectOneOf(verdict.bound, `${path}.verdict.bound`, ['memory-bound', 'compute-bound', 'overhead-bound']);
+  expectString(verdict.sentence, `${path}.verdict.sentence`, MAX_SENTENCE);
+  fields(verdict, `${path}.verdict`, ['achievedFlopsPerS', 'achievedBytesPerS', 'bandwidthShare', 'computeShare'], nonNegative);
+}
+
+/**
+ * vLLM's `bench serve` result: permissive about which keys are present (it may hold a subset of
+ * vLLM's result and keys of its own), strict about the type of every vLLM key that is there.
+ */
+function validateServeResult(v: Json, path: string): void {
   const s = expectObject(v, path);
   const present = (k: string) => s[k] !== undefined;
   for (const [k, check] of Object.entries(SERVE_SCALAR_KEYS)) if (present(k)) check(s[k], `${path}.${k}`);
