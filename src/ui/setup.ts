@@ -43,6 +43,8 @@ export interface RunSetup {
   probeMiB?: number;
   /** Timed repetitions per roof (default: the protocol's minimum duration). */
   probeReps?: number;
+  /** Workgroup grids the bandwidth roofs try (default: chosen per device in kernels/select.ts). */
+  probeGrids?: number[];
 }
 
 /** URL parameters the page reads (all optional). */
@@ -56,6 +58,7 @@ export interface PageParams {
   profile?: boolean;
   probeMiB?: number;
   probeReps?: number;
+  probeGrids?: number[];
   serve?: Partial<ServeSettings>;
 }
 
@@ -66,6 +69,12 @@ function positiveInt(raw: string, name: string, max: number, problems: string[])
   if (Number.isInteger(n) && n >= 1 && n <= max) return n;
   problems.push(`?${name}=${raw.slice(0, 40)} is not a whole number from 1 to ${max}; using the default.`);
   return undefined;
+}
+
+/** A comma-separated list of whole numbers from 1 to `max` (at most 16), or undefined with the problems noted. */
+function positiveInts(raw: string, name: string, max: number, problems: string[]): number[] | undefined {
+  const parsed = raw.split(',').map((s) => positiveInt(s.trim(), name, max, problems));
+  return parsed.length <= 16 && parsed.every((n) => n !== undefined) ? (parsed as number[]) : undefined;
 }
 
 /** Largest batch the serving form accepts (each sequence holds its own KV cache). */
@@ -115,7 +124,7 @@ function parseServeParams(get: (name: string) => string | undefined, problems: s
 }
 
 /**
- * `?mode=roofs|latency|llama-bench|serve&preset=ID&quant=q4_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2`.
+ * `?mode=roofs|latency|llama-bench|serve&preset=ID&quant=q4_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2&probe-grids=16,64`.
  * A bad value is reported (and ignored) rather than failing the page.
  */
 export function parsePageParams(search: string): { params: PageParams; problems: string[] } {
@@ -139,10 +148,9 @@ export function parsePageParams(search: string): { params: PageParams; problems:
     else problems.push(`?quant= must be one of ${QUANTS.join(', ')}; using the default.`);
   }
   const lengths = get('lengths');
-  if (lengths !== undefined) {
-    const parsed = lengths.split(',').map((s) => positiveInt(s.trim(), 'lengths', MAX_PROMPT, problems));
-    if (parsed.length > 0 && parsed.length <= 16 && parsed.every((n) => n !== undefined)) params.lengths = parsed as number[];
-  }
+  if (lengths !== undefined) params.lengths = positiveInts(lengths, 'lengths', MAX_PROMPT, problems);
+  const grids = get('probe-grids');
+  if (grids !== undefined) params.probeGrids = positiveInts(grids, 'probe-grids', 65536, problems);
   const ints: [keyof PageParams & ('gen' | 'reps' | 'probeMiB' | 'probeReps'), string, number][] = [
     ['gen', 'gen', 4096],
     ['reps', 'reps', 1000],
@@ -196,6 +204,7 @@ export function defaultSetup(caps: Pick<Capabilities, 'cpuLike'>, params: PagePa
     serve: { ...defaultServe(caps.cpuLike), ...params.serve },
     probeMiB: params.probeMiB,
     probeReps: params.probeReps,
+    probeGrids: params.probeGrids,
   };
 }
 
@@ -223,6 +232,7 @@ export function setupProblem(setup: RunSetup): string | null {
 /** The job a setup runs, and the local file it reads (if any). */
 export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
   const job: BenchJob = { probe: true, probeMiB: setup.probeMiB, protocol: probeProtocol(setup.probeReps) };
+  if (setup.probeGrids) job.probeShapes = { bandwidthWorkgroups: [...setup.probeGrids] };
   if (setup.mode === 'roofs') return { job, file: null };
   const m = setup.model;
   const quant = m.quant ?? undefined;

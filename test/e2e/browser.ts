@@ -11,10 +11,11 @@ export const SCREENSHOTS = resolve(ROOT, 'test/screenshots');
 
 /**
  * URL parameters that keep a latency run to seconds on SwiftShader: the 260K-parameter preset,
- * two short prompts, 8 output tokens, 2 repetitions, a 4 MiB bandwidth working set and 2 timed
- * repetitions per roof. The visitor's default (`defaultJob`) is untouched.
+ * two short prompts, 8 output tokens, 2 repetitions, and quick roofs (a 4 MiB working set, 2 timed
+ * repetitions per roof, two bandwidth grids tried). The visitor's default (`defaultJob`) is untouched.
  */
-export const TINY = '?preset=stories260k&lengths=8,16&gen=8&reps=2&probe-mib=4&probe-reps=2';
+export const QUICK_ROOFS = 'probe-mib=4&probe-reps=2&probe-grids=16,64';
+export const TINY = `?preset=stories260k&lengths=8,16&gen=8&reps=2&${QUICK_ROOFS}`;
 
 export async function startPage(): Promise<StaticServer> {
   const dist = resolve(ROOT, 'dist');

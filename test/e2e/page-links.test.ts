@@ -44,6 +44,7 @@ const JOB: BenchJob = {
   probe: true,
   probeMiB: 4,
   protocol: { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 },
+  probeShapes: { bandwidthWorkgroups: [16, 64] },
   model: { preset: 'stories260k', quant: 'q4_0' },
   latency: { promptLengths: [8], gen: 4, reps: 2, warmup: 0, profile: true },
 };

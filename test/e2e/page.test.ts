@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canvasHasInk, deepText, launch, pageAndBrowser, runAndWait, screenshot, waitForReady, watchCsp, watchErrors } from './browser.ts';
+import { canvasHasInk, deepText, launch, pageAndBrowser, QUICK_ROOFS, runAndWait, screenshot, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 describe('the page in Chromium', () => {
   const ctx = pageAndBrowser();
@@ -8,7 +8,7 @@ describe('the page in Chromium', () => {
     const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
     const csp = await watchCsp(page);
-    await page.goto(`${ctx.server.url}?probe-mib=4&probe-reps=2`);
+    await page.goto(`${ctx.server.url}?${QUICK_ROOFS}`);
     await expect.poll(() => page.locator('ts-device-panel table').first().textContent(), { timeout: 20_000 }).toContain('swiftshader');
     expect(await page.locator('ts-device-panel table').first().textContent()).toContain('timestamp-query');
     await waitForReady(page);

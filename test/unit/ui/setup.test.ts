@@ -15,23 +15,25 @@ describe('page setup', () => {
       expect(job.latency).toEqual({ ...expected.latency, profile: false });
       expect(job.probeMiB).toBeUndefined();
       expect(job.protocol).toBeUndefined();
+      expect(job.probeShapes).toBeUndefined();
     }
   });
 
   it('URL parameters override the defaults (the tests keep SwiftShader runs short this way)', () => {
-    const { params, problems } = parsePageParams('?preset=stories260k&quant=q8_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2');
+    const { params, problems } = parsePageParams('?preset=stories260k&quant=q8_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2&probe-grids=16,64');
     expect(problems).toEqual([]);
     const { job } = jobOf(defaultSetup(cpu, params));
     expect(job.model).toEqual({ preset: 'stories260k', quant: 'q8_0' });
     expect(job.latency).toEqual({ promptLengths: [8, 16], gen: 8, reps: 2, profile: true });
     expect(job.probeMiB).toBe(4);
     expect(job.protocol).toEqual({ warmup: 1, minReps: 2, maxReps: 2, minDurationMs: 0 });
+    expect(job.probeShapes).toEqual({ bandwidthWorkgroups: [16, 64] });
   });
 
   it('bad parameters are reported and ignored, never fatal', () => {
-    const { params, problems } = parsePageParams('?mode=warp&preset=<img>&quant=q2&lengths=8,x&gen=0&reps=1e9&probe-mib=-1');
+    const { params, problems } = parsePageParams('?mode=warp&preset=<img>&quant=q2&lengths=8,x&gen=0&reps=1e9&probe-mib=-1&probe-grids=0');
     expect(params).toEqual({});
-    expect(problems).toHaveLength(7);
+    expect(problems).toHaveLength(8);
     expect(problems.join(' ')).toContain('?preset=<img> is not a known preset');
     expect(defaultSetup(cpu, params).sweep.promptLengths).toEqual(defaultJob(cpu).latency!.promptLengths);
   });
