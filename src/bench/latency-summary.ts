@@ -33,6 +33,27 @@ export interface LengthCosts {
   prefill: PhaseCost;
   /** One decode step at the mean depth of this length's decode steps (costs are linear in depth). */
   decodeStep: PhaseCost;
+  /** The same, split by kernel class (for the profile's kernel points on the roofline). */
+  byKind?: { prefill: Partial<Record<KernelClass, PhaseCost>>; decode: Partial<Record<KernelClass, PhaseCost>> };
+}
+
+/** A kernel class of one phase on the roofline: cost-model work per step over its profiled time. */
+export interface KernelPoint {
+  prompt_tokens: number;
+  phase: 'prefill' | 'decode';
+  kind: KernelClass;
+  flops: number;
+  bytes: number;
+  /** Profiled GPU ms per step (one timed pass per kernel, so it includes that pass's cost). */
+  ms: number;
+}
+
+/** Kernel points of one profiled run: each class's cost per step against its profiled time. */
+export function kernelPoints(prompt: number, rows: readonly KernelRow[], byKind: NonNullable<LengthCosts['byKind']>): KernelPoint[] {
+  return rows.flatMap((r) => {
+    const cost = byKind[r.phase][r.kind];
+    return cost && r.ms_per_step > 0 && cost.bytes > 0 ? [{ prompt_tokens: prompt, phase: r.phase, kind: r.kind, flops: cost.flops, bytes: cost.bytes, ms: r.ms_per_step }] : [];
+  });
 }
 
 export interface LatencyRow {

@@ -8,6 +8,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import { mulberry32 } from '../random.ts';
+import type { KernelClass } from '../kernels/kernel.ts';
 import { prefillRows } from '../kernels/rows.ts';
 import type { Engine } from '../model/engine.ts';
 import { generate, type GenerationRecord } from '../model/generate.ts';
@@ -21,6 +22,8 @@ import {
   type DepthPoint,
   type KernelRow,
   type KernelSample,
+  type KernelPoint,
+  kernelPoints,
   type LatencyRow,
   type LengthCosts,
   type PhaseCost,
@@ -61,6 +64,8 @@ export interface LatencySection {
   summary: LatencyStats & { completed: number };
   verdicts: { prompt_tokens: number; prefill: Verdict; decode: Verdict | null }[];
   kernels: KernelRow[] | null;
+  /** Profile mode: each kernel class of each phase at each profiled prompt length, for the roofline. */
+  kernel_points?: KernelPoint[] | null;
   /**
    * Profile mode's GPU time per step (first pass begin → last pass end), median, by phase; against
    * the headline GPU step time it shows how much one-pass-per-kernel inflates timing here.
@@ -127,16 +132,21 @@ function toRecord(g: GenerationRecord, rep: number, disturbed: boolean): Request
 /** Costs of one prompt length from the kernels' cost models. */
 export async function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): Promise<LengthCosts> {
   const prefill: PhaseCost = { flops: 0, bytes: 0 };
+  const prefillByKind: Partial<Record<KernelClass, PhaseCost>> = {};
   const chunks = Math.ceil(P / chunk);
   for (let c = 0; c < chunks; c++) {
     const n = Math.min(chunk, P - c * chunk);
     const cost = await engine.stepCost({ rows: prefillRows(0, c * chunk, n), tokens: 'device', sample: c === chunks - 1 ? [n - 1] : [] });
     prefill.flops += cost.total.flops;
     prefill.bytes += cost.total.bytes;
+    for (const [kind, k] of Object.entries(cost.byKind) as [KernelClass, PhaseCost][]) {
+      const sum = prefillByKind[kind] ?? { flops: 0, bytes: 0 };
+      prefillByKind[kind] = { flops: sum.flops + k.flops, bytes: sum.bytes + k.bytes };
+    }
   }
   const meanDepth = Math.round(P + (gen - 2) / 2);
   const decode = await engine.stepCost({ rows: [{ slot: 0, pos: Math.max(P, meanDepth) }], tokens: 'device', sample: [0] });
-  return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes } };
+  return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
 export async function runLatency(
@@ -169,6 +179,7 @@ export async function runLatency(
   const requests: RequestRecord[] = [];
   const rows: LatencyRow[] = [];
   const kernelSamples: KernelSample[] = [];
+  const points: KernelPoint[] = [];
   const costs = new Map<number, LengthCosts>();
   let first: GenerationRecord | null = null;
   const spans: { phase: 'prefill' | 'decode'; ms: number }[] = [];
@@ -194,7 +205,9 @@ export async function runLatency(
       const { g } = await run(P, 0, 'kernels');
       // Steps of different profile runs stay apart: step ids are per run.
       const offset = kernelSamples.length ? Math.max(...kernelSamples.map((k) => k.step)) + 1 : 0;
-      for (const k of g.kernels ?? []) kernelSamples.push({ phase: k.phase, step: offset + k.step, kind: k.kind, ns: k.ns });
+      const mine: KernelSample[] = (g.kernels ?? []).map((k) => ({ phase: k.phase, step: offset + k.step, kind: k.kind, ns: k.ns }));
+      kernelSamples.push(...mine);
+      points.push(...kernelPoints(P, kernelBreakdown(mine), costs.get(P)!.byKind!));
       for (const s of g.profileSpans ?? []) spans.push({ phase: s.phase, ms: s.ms });
     }
   }
@@ -218,6 +231,7 @@ export async function runLatency(
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
     verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
+    kernel_points: settings.profile ? points : null,
     profile_step_ms: settings.profile ? { prefill: medianOrNull(spans.filter((s) => s.phase === 'prefill').map((s) => s.ms)), decode: medianOrNull(spans.filter((s) => s.phase === 'decode').map((s) => s.ms)) } : null,
   };
 }

@@ -11,7 +11,7 @@ import { readBuffer, storageBuffer } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
 import type { RowLayout } from '../kernels/attention.ts';
-import { addCost, encodeDispatches, releaseDispatches, totalCost, type Cost, type Dispatch } from '../kernels/kernel.ts';
+import { addCost, encodeDispatches, releaseDispatches, totalCost, ZERO_COST, type Cost, type Dispatch, type KernelClass } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
@@ -121,12 +121,14 @@ export class Engine {
   }
 
   /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions. */
-  async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost }> {
+  async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost; byKind: Partial<Record<KernelClass, Cost>> }> {
     const program = await this.program(req.rows.length, req.sample.length, layoutOf(req.rows), samplerOf(req));
     for (const a of program.attention) a.setRows(req.rows);
     const body = totalCost(program.body);
     const head = totalCost(program.head);
-    return { body, head, total: addCost(body, head) };
+    const byKind: Partial<Record<KernelClass, Cost>> = {};
+    for (const d of [...program.body, ...program.head]) byKind[d.kind] = addCost(byKind[d.kind] ?? ZERO_COST, d.cost);
+    return { body, head, total: addCost(body, head), byKind };
   }
 
   /**

@@ -174,6 +174,15 @@ export function validateLatency(v: Json, path: string): void {
   }
   if (present('verdicts')) each(l.verdicts, `${path}.verdicts`, MAX_ROWS, validateVerdicts);
   if (present('kernels')) nullable(l.kernels, `${path}.kernels`, (k, p) => each(k, p, MAX_ROWS, validateKernelRow));
+  if (present('kernel_points')) {
+    nullable(l.kernel_points, `${path}.kernel_points`, (k, p) =>
+      each(k, p, MAX_ROWS, (x, q) => {
+        const point = expectObject(x, q);
+        validateKernelRow({ ...point, ms_per_step: point.ms, share: 0, dispatches_per_step: 0 }, q);
+        fields(point, q, ['prompt_tokens', 'flops', 'bytes', 'ms'], nonNegative);
+      }),
+    );
+  }
   if (present('profile_step_ms')) {
     nullable(l.profile_step_ms, `${path}.profile_step_ms`, (o, p) => fields(expectObject(o, p), p, ['prefill', 'decode'], (x, q) => nullable(x, q, nonNegative)));
   }

@@ -7,7 +7,7 @@ import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';
 import { num } from './format.ts';
-import { phasePoints, type LatencyView } from './series.ts';
+import { kernelXY, phasePoints, type LatencyView } from './series.ts';
 
 /**
  * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) from the measured roofs:
@@ -35,7 +35,8 @@ export class RooflineChart extends ChartBase {
     const ridge = ridgePoint(compute, bw);
     const points = this.latency ? phasePoints(this.latency) : { prefill: [], decode: [] };
     const batches = (this.batches ?? []).map((b) => ({ x: b.intensity, y: b.verdict.achievedFlopsPerS / 1e9, batch: b.batch }));
-    const measuredX = [...points.prefill, ...points.decode, ...batches].map((p) => p.x);
+    const kernels = this.latency ? kernelXY(this.latency).filter((k) => k.x > 0 && k.y > 0) : [];
+    const measuredX = [...points.prefill, ...points.decode, ...batches, ...kernels].map((p) => p.x);
     const lo = Math.min(1 / 16, ...measuredX.map((x) => x / 2));
     const hi = Math.max(1024, ridge * 64, ...measuredX.map((x) => x * 2));
     const xs = [lo, ridge / 8, ridge, ridge * 8, hi].sort((a, b) => a - b);
@@ -54,6 +55,7 @@ export class RooflineChart extends ChartBase {
     }
     if (points.prefill.length) datasets.push({ ...pointDataset('prefill (one dot per prompt length)', points.prefill, PALETTE[3], 6), pointStyle: 'rectRot' });
     if (points.decode.length) datasets.push({ ...pointDataset('decode (one dot per prompt length)', points.decode, PALETTE[6], 6), pointStyle: 'circle' });
+    if (kernels.length) datasets.push({ ...pointDataset('kernel classes (profile mode; includes one pass per kernel)', kernels, PALETTE[5], 4), pointStyle: 'crossRot' });
     if (batches.length) datasets.push({ ...pointDataset('serving decode (one dot per batch size B)', batches, PALETTE[7], 6), pointStyle: 'rect' });
     return {
       type: 'scatter',
@@ -68,8 +70,8 @@ export class RooflineChart extends ChartBase {
           tooltip: {
             callbacks: {
               label: (item) => {
-                const p = item.raw as { x: number; y: number; tokens?: number; batch?: number };
-                const at = p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : p.batch !== undefined ? ` (B = ${p.batch})` : '';
+                const p = item.raw as { x: number; y: number; tokens?: number; batch?: number; label?: string };
+                const at = p.label !== undefined ? ` — ${p.label}` : p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : p.batch !== undefined ? ` (B = ${p.batch})` : '';
                 return `${item.dataset.label}${at}: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`;
               },
             },
@@ -87,6 +89,7 @@ export class RooflineChart extends ChartBase {
     const dots = [
       ...points.prefill.map((p) => `prefill at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
       ...points.decode.map((p) => `decode at ${p.tokens} tokens: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`),
+      ...(this.latency ? kernelXY(this.latency) : []).map((k) => `${k.label}: ${num(k.x)} FLOP/byte, ${num(k.y)} GFLOP/s`),
       ...(this.batches ?? []).map((b) => `serving decode at B = ${b.batch}: ${num(b.intensity)} FLOP/byte, ${num(b.verdict.achievedFlopsPerS / 1e9)} GFLOP/s`),
     ];
     return `Roofline chart: bandwidth ${num(c.read_bandwidth_gbps)} GB/s, f32 FMA peak ${num(c.f32_gflops)} GFLOP/s (tiled matmul ${num(c.matmul_f32_gflops)}), ridge point at ${num(ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;

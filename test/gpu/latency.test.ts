@@ -55,6 +55,13 @@ describe('a latency sweep on a tiny model', () => {
       const span = l.profile_step_ms!.decode!;
       expect(decodeKernelMs).toBeLessThanOrEqual(span * 1.05);
       expect(decodeKernelMs).toBeGreaterThanOrEqual(span * 0.5);
+      // Each profiled class is a roofline point: cost-model work per step, e.g. decode's matvec
+      // moves weight bytes at ~1–2 FLOP/byte (f32 weights), prefill's matmul far more per byte.
+      const points = l.kernel_points!;
+      const at = (phase: string, kind: string) => points.find((p) => p.prompt_tokens === 96 && p.phase === phase && p.kind === kind)!;
+      expect(at('decode', 'matvec').flops / at('decode', 'matvec').bytes).toBeLessThan(2);
+      expect(at('prefill', 'matmul').flops / at('prefill', 'matmul').bytes).toBeGreaterThan(5);
+      expect(points.every((p) => p.ms > 0 && p.bytes > 0)).toBe(true);
       const shares = kernels.filter((k) => k.phase === 'decode').reduce((n, k) => n + k.share, 0);
       expect(shares).toBeCloseTo(1, 6);
     } else {
