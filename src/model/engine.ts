@@ -145,7 +145,7 @@ export class Engine {
       }
     }
     const program = await this.program(R, req.sample.length, layoutOf(req.rows), samplerOf(req));
-    for (const a of program.attention) a.setRows(req.rows);
+    // Costs are not needed to run a step (stepCost sets them when asked), so nothing per token here.
     if (req.sampling) program.sampler?.write(req.sampling);
     const { device } = this.ctx;
     const b = this.buffers;
