@@ -4,7 +4,7 @@
 // rows of X and every X vector loaded once feeds ROW_BLOCK weight rows. The per-lane partial sums
 // are reduced by the variant's main (matvec.wgsl: workgroup memory; matvec_subgroups.wgsl:
 // subgroupAdd). Joined with linear_io.wgsl (bindings, store) and a weight-format library
-// (weights_*.wgsl: w_raw, w_quants, w_scale).
+// (weights_*.wgsl: w_raw, w_quants, w_scale, w_bias).
 // FLOPs = 2·TOKENS·rows·cols.
 
 override LANES: u32 = 8;         // invocations splitting one row's input features (power of two)
@@ -22,7 +22,7 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 // This lane's partial dot products for rows row0..row0+ROW_BLOCK-1, index i·TOKENS + t.
 // Rows past the shard are clamped to its last row (their results are never stored). Per chunk,
-// Σ w·x = d·(Σ q·x + W_OFFSET·Σ x): the scale and offset cost one FMA per row and token.
+// Σ w·x = scale·Σ q·x + bias·Σ x (weight = q·scale + bias, per chunk): one FMA pair per row and token.
 fn partial_dots(row0: u32, lane: u32) -> array<f32, MAX_PARTIALS> {
   var acc = array<f32, MAX_PARTIALS>();
   let chunks = params.cols / (4u * CHUNK_VECS);
@@ -37,7 +37,7 @@ fn partial_dots(row0: u32, lane: u32) -> array<f32, MAX_PARTIALS> {
       var xv: array<vec4<f32>, MAX_TOKENS>;
       for (var t = 0u; t < TOKENS; t++) {
         xv[t] = X[t * x_stride + c * CHUNK_VECS + v];
-        if (W_OFFSET != 0.0) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
+        if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
       }
       for (var i = 0u; i < ROW_BLOCK; i++) {
         let q = w_quants(raw[i], v);
@@ -46,7 +46,8 @@ fn partial_dots(row0: u32, lane: u32) -> array<f32, MAX_PARTIALS> {
     }
     for (var i = 0u; i < ROW_BLOCK; i++) {
       let d = w_scale(raw[i]);
-      for (var t = 0u; t < TOKENS; t++) { acc[i * TOKENS + t] += d * (qx[i * TOKENS + t] + W_OFFSET * x_sum[t]); }
+      let b = w_bias(raw[i]);
+      for (var t = 0u; t < TOKENS; t++) { acc[i * TOKENS + t] += d * qx[i * TOKENS + t] + b * x_sum[t]; }
     }
   }
   return acc;

@@ -11,8 +11,8 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return W[row * (params.cols / 4u) + c];
 }
 
-// Weight value = (w_quants + W_OFFSET) · w_scale; f16 weights are their own quants.
-const W_OFFSET = 0.0;
+// Weight value = w_quants · w_scale + w_bias; f16 weights are their own quants.
+const W_HAS_BIAS = false;
 
 fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
   return vec4<f32>(unpack2x16float(raw.x), unpack2x16float(raw.y));
@@ -20,6 +20,10 @@ fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
 
 fn w_scale(raw: WRaw) -> f32 {
   return 1.0;
+}
+
+fn w_bias(raw: WRaw) -> f32 {
+  return 0.0;
 }
 
 // Weights 4v..4v+3 of a loaded chunk.

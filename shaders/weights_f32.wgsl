@@ -1,7 +1,7 @@
 // Weight-format library: f32 (see src/kernels/weights.ts for the packed layout).
 // Joined after a kernel body that defines W_BINDING and `params` with `cols`; a chunk is the unit
 // one invocation loads: CHUNK_VECS vec4s of consecutive weights of one row, whose values are
-// (w_quants + W_OFFSET) · w_scale (the matvec applies the scale once per chunk).
+// w_quants · w_scale + w_bias (the matvec applies scale and bias once per chunk).
 
 @group(0) @binding(W_BINDING) var<storage, read> W: array<vec4<f32>>;   // (rows, cols/4)
 
@@ -13,8 +13,8 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return W[row * (params.cols / 4u) + c];
 }
 
-// Weight value = (w_quants + W_OFFSET) · w_scale; f32 weights are their own quants.
-const W_OFFSET = 0.0;
+// Weight value = w_quants · w_scale + w_bias; f32 weights are their own quants.
+const W_HAS_BIAS = false;
 
 fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
   return raw;
@@ -22,6 +22,10 @@ fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
 
 fn w_scale(raw: WRaw) -> f32 {
   return 1.0;
+}
+
+fn w_bias(raw: WRaw) -> f32 {
+  return 0.0;
 }
 
 // Weights 4v..4v+3 of a loaded chunk.

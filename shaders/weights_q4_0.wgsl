@@ -18,8 +18,8 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return WRaw(W[block], block_scale(block));
 }
 
-// Weight value = (w_quants + W_OFFSET) · w_scale.
-const W_OFFSET = -8.0;
+// Weight value = w_quants · w_scale + w_bias.
+const W_HAS_BIAS = true;
 
 // Quants 4v..4v+3 of a loaded block: word v & 3 holds elements 4(v&3).. in its low nibbles and
 // 16 + 4(v&3).. in its high nibbles, so v < 4 reads low nibbles and v ≥ 4 high ones.
@@ -32,7 +32,11 @@ fn w_scale(raw: WRaw) -> f32 {
   return raw.d;
 }
 
+fn w_bias(raw: WRaw) -> f32 {
+  return -8.0 * raw.d;
+}
+
 // Weights 4v..4v+3 of a loaded block.
 fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
-  return (w_quants(raw, v) + W_OFFSET) * raw.d;
+  return w_quants(raw, v) * raw.d + w_bias(raw);
 }

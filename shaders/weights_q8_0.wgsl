@@ -18,8 +18,8 @@ fn w_raw(row: u32, c: u32) -> WRaw {
   return WRaw(W[2u * block], W[2u * block + 1u], block_scale(block));
 }
 
-// Weight value = (w_quants + W_OFFSET) · w_scale.
-const W_OFFSET = 0.0;
+// Weight value = w_quants · w_scale + w_bias.
+const W_HAS_BIAS = false;
 
 // Quants 4v..4v+3 of a loaded block: four sign-extended bytes.
 fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
@@ -30,6 +30,10 @@ fn w_quants(raw: WRaw, v: u32) -> vec4<f32> {
 
 fn w_scale(raw: WRaw) -> f32 {
   return raw.d;
+}
+
+fn w_bias(raw: WRaw) -> f32 {
+  return 0.0;
 }
 
 // Weights 4v..4v+3 of a loaded block.

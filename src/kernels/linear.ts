@@ -5,7 +5,7 @@
  *
  * Shaders are joined from parts (WGSL declarations are order-free, so a plain concatenation):
  *   matvec[_subgroups] + matvec_core | matmul_tiled[_f16] + matmul_tiled_core,
- *   then linear_io (bindings, output) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale,
+ *   then linear_io (bindings, output) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale, w_bias,
  *   w_dequant; see weights.ts). The variant comes first so its `enable` directive leads the module.
  */
 import { TokenscopeError } from '../errors.ts';

@@ -52,7 +52,7 @@ const BYTES_PER_32: Record<WeightFormat, number> = { f32: 128, f16: 64, q8_0: 34
 const VALUE_WORDS_PER_32: Record<WeightFormat, number> = { f32: 32, f16: 16, q8_0: 8, q4_0: 4 };
 const FILL_WG_SIZE = 64;
 
-/** The WGSL that reads each format (w_raw, w_quants, w_scale, w_dequant), joined after a kernel body. */
+/** The WGSL that reads each format (w_raw, w_quants, w_scale, w_bias, W_HAS_BIAS, w_dequant), joined after a kernel body. */
 export const WEIGHT_LIBRARY: Record<WeightFormat, string> = {
   f32: SHADERS.weights_f32,
   f16: SHADERS.weights_f16,
