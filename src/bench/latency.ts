@@ -60,6 +60,8 @@ export interface LatencySection {
   requests: RequestRecord[];
   rows: LatencyRow[];
   depth_curve: DepthPoint[];
+  /** Dispatches (kernel launches) per step from the recorded programs: the first prefill chunk and a decode step. */
+  dispatches_per_step?: { prefill: number; decode: number };
   /** vLLM-style aggregates over every timed request of the sweep. */
   summary: LatencyStats & { completed: number };
   verdicts: { prompt_tokens: number; prefill: Verdict; decode: Verdict | null }[];
@@ -228,6 +230,7 @@ export async function runLatency(
     requests,
     rows,
     depth_curve: depthCurve(requests, bytesAtDepth, roofs),
+    dispatches_per_step: await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths))),
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
     verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,

@@ -100,6 +100,7 @@ export function formatLatency(r: BenchResult): string {
     'TTFT = first token − request start; TPOT = (E2EL − TTFT)/(N_out − 1) (vLLM, MLPerf); ms. p99 of fewer than 20 samples is close to the maximum.',
     'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
   ];
+  if (l.dispatches_per_step) out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
   if (l.cold_start) out.push(`First request (cold): TTFT ${ms(l.cold_start.first_ttft_ms)} ms at ${l.cold_start.first_prompt_tokens} tokens vs warm median ${ms(l.cold_start.warm_ttft_ms)} ms.`);
   if (l.depth_curve?.length) {
     out.push('', 'TPOT by context depth (median ITL of the steps at that depth; ceiling = read roof / bytes per token):');

@@ -15,7 +15,7 @@ import { addCost, encodeDispatches, releaseDispatches, totalCost, ZERO_COST, typ
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
-import { buildStep, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
+import { buildStep, dispatchCount, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
 import { ropeInvFreq } from './variants.ts';
 import { destroyWeights, type GpuWeights } from './gpu-weights.ts';
 import type { EngineShape, MemoryPlan } from './memory.ts';
@@ -116,6 +116,15 @@ export class Engine {
       p.catch(() => this.programs.delete(key));
     }
     return p;
+  }
+
+  /**
+   * Dispatches one step records (counted from the recorded programs): a prefill chunk of
+   * `prefillRows` rows of one slot and a single-sequence decode step, each sampling one row.
+   */
+  async dispatchesPerStep(prefillRows: number): Promise<{ prefill: number; decode: number }> {
+    const R = Math.max(1, Math.min(prefillRows, this.shape.maxRows));
+    return { prefill: dispatchCount(await this.program(R, 1, 'one-slot')), decode: dispatchCount(await this.program(1, 1, 'one-slot')) };
   }
 
   /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions. */

@@ -167,6 +167,7 @@ export function validateLatency(v: Json, path: string): void {
     count(cold.first_prompt_tokens, `${path}.cold_start.first_prompt_tokens`);
   }
   if (present('depth_curve')) each(l.depth_curve, `${path}.depth_curve`, MAX_ROWS, validateDepthPoint);
+  if (present('dispatches_per_step')) fields(expectObject(l.dispatches_per_step, `${path}.dispatches_per_step`), `${path}.dispatches_per_step`, ['prefill', 'decode'], count);
   if (present('summary')) {
     const summary = expectObject(l.summary, `${path}.summary`);
     validateStats(summary, `${path}.summary`);

@@ -58,7 +58,7 @@ export class ReportView extends LitElement {
           </div>`
         : ''}
       ${model || r.cold_start
-        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${(r.cold_start as ColdStart | undefined) ?? null} .latencyCold=${latency?.cold_start ?? null}></ts-run-facts>`)
+        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${(r.cold_start as ColdStart | undefined) ?? null} .latencyCold=${latency?.cold_start ?? null} .dispatches=${latency?.dispatches_per_step ?? null}></ts-run-facts>`)
         : ''}
       ${latency
         ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}

@@ -15,6 +15,7 @@ export class RunFacts extends LitElement {
   @property({ attribute: false }) model: ModelInfo | null = null;
   @property({ attribute: false }) cold: ColdStart | null = null;
   @property({ attribute: false }) latencyCold: LatencySection['cold_start'] | null = null;
+  @property({ attribute: false }) dispatches: LatencySection['dispatches_per_step'] | null = null;
 
   override render() {
     const m = this.model;
@@ -37,6 +38,9 @@ export class RunFacts extends LitElement {
                 ${lc
                   ? html`<tr><th scope="row">First request’s TTFT (${lc.first_prompt_tokens} tokens, cold)</th><td class="num">${num(lc.first_ttft_ms)} ms</td></tr>
                       <tr><th scope="row">Warm median TTFT at the same length</th><td class="num">${num(lc.warm_ttft_ms)} ms</td></tr>`
+                  : ''}
+                ${this.dispatches
+                  ? html`<tr><th scope="row">GPU dispatches per step (prefill chunk / decode)</th><td class="num">${this.dispatches.prefill} / ${this.dispatches.decode}</td></tr>`
                   : ''}
               </tbody>
             </table>

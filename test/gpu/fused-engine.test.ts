@@ -1,0 +1,88 @@
+/**
+ * The fused forward pass end to end: its dispatch count (counted from the recorded programs),
+ * and the shapes real GPUs take — split decode attention, tiled prefill attention, GPU matvec
+ * shapes and f16 matmul tiles where shader-f16 exists — forced on this CPU adapter by presenting
+ * it as a GPU, so CI runs the path a visitor's GPU runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { attentionShapes } from '../../src/kernels/select.ts';
+import { generate } from '../../src/model/generate.ts';
+import { loadModel, type LoadedModel } from '../../src/model/load.ts';
+import type { OpenModel } from '../../src/model/open.ts';
+import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
+import { testGpu } from './context.ts';
+import { HAVE_MODEL, MISSING, openStories, storiesExpected } from './models.ts';
+
+const SHAPE = { maxSeq: 256, slots: 4, maxRows: 32 };
+
+async function load(ctx: GpuContext, model: OpenModel): Promise<LoadedModel> {
+  return loadModel(ctx, { kind: 'gguf', model, id: 'stories260k' }, { shape: SHAPE });
+}
+
+describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K' : `the fused forward pass — ${MISSING}`, () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  it('records ≤ 7 dispatches per layer + 3 for the head: decode, batched decode and prefill', async () => {
+    const model = await openStories();
+    const loaded = await load(ctx, model);
+    try {
+      const L = model.config.nLayers;
+      const count = async (R: number, head: number, layout: 'one-slot' | 'any') => {
+        const p = await loaded.engine.program(R, head, layout);
+        return p.body.length + p.head.length;
+      };
+      const decode = await count(1, 1, 'one-slot');
+      expect(decode).toBeLessThanOrEqual(7 * L + 3);
+      // embedding + per layer Q|K|V, RoPE+store, attention (partials, combine), wo, gate|up, down + LM head, argmax
+      expect(decode).toBe(1 + 7 * L + 2);
+      expect(await count(4, 4, 'any')).toBeLessThanOrEqual(7 * L + 3); // batched decode of 4 sequences
+      expect(await count(32, 1, 'one-slot')).toBeLessThanOrEqual(7 * L + 3); // a prefill chunk
+      expect(await loaded.engine.dispatchesPerStep(16)).toEqual({ prefill: await count(16, 1, 'one-slot'), decode });
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
+  describe('with the GPU-default shapes forced', () => {
+    let gpuLike: GpuContext;
+    beforeAll(() => {
+      gpuLike = { ...ctx, caps: { ...ctx.caps, cpuLike: false } };
+    });
+
+    it('takes the GPU paths: split decode attention and tiled prefill attention', () => {
+      const shapes = attentionShapes(gpuLike.caps, { nHeads: 8, nKvHeads: 4, headDim: 8 }, 1);
+      expect(shapes.decode.splits).toBeGreaterThan(1);
+      expect(attentionShapes(gpuLike.caps, { nHeads: 8, nKvHeads: 4, headDim: 8 }, 16).tiledPrefill).toBe(true);
+    });
+
+    it('greedy generation from BOS still reproduces the expected tokens (first 64)', async () => {
+      const expected = await storiesExpected();
+      const loaded = await load(gpuLike, await openStories());
+      try {
+        const g = await generate(loaded.engine, [1], 64);
+        expect([1, ...g.outputTokens]).toEqual(expected.token_ids.slice(0, 65));
+      } finally {
+        await loaded.engine.destroy();
+      }
+    });
+
+    it('chunked prefill (tiled attention, matmul tiles) matches the CPU reference token for token', async () => {
+      const model = await openStories();
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419, 292];
+      const want = generateGreedy(reference, prompt, 12);
+      const loaded = await load(gpuLike, model);
+      try {
+        const g = await generate(loaded.engine, prompt, 12, { chunk: 16 });
+        expect(g.outputTokens).toEqual(want);
+      } finally {
+        await loaded.engine.destroy();
+      }
+    });
+  });
+});
