@@ -8,14 +8,11 @@ import copy from '../../shaders/copy.wgsl?raw';
 import fmaF32 from '../../shaders/fma_f32.wgsl?raw';
 import fmaF16 from '../../shaders/fma_f16.wgsl?raw';
 import matmulF32 from '../../shaders/matmul_f32.wgsl?raw';
-import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
-import rmsnormSubgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
 import ropeStore from '../../shaders/rope_store.wgsl?raw';
 import attentionDecode from '../../shaders/attention_decode.wgsl?raw';
 import attentionCombine from '../../shaders/attention_combine.wgsl?raw';
 import attentionPrefill from '../../shaders/attention_prefill.wgsl?raw';
 import swiglu from '../../shaders/swiglu.wgsl?raw';
-import add from '../../shaders/add.wgsl?raw';
 import argmax from '../../shaders/argmax.wgsl?raw';
 import argmaxSubgroups from '../../shaders/argmax_subgroups.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
@@ -41,14 +38,11 @@ export const SHADERS = {
   fma_f32: fmaF32,
   fma_f16: fmaF16,
   matmul_f32: matmulF32,
-  rmsnorm,
-  rmsnorm_subgroups: rmsnormSubgroups,
   rope_store: ropeStore,
   attention_decode: attentionDecode,
   attention_combine: attentionCombine,
   attention_prefill: attentionPrefill,
   swiglu,
-  add,
   argmax,
   argmax_subgroups: argmaxSubgroups,
   sample,
