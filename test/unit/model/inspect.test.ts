@@ -4,7 +4,7 @@ import { readModelConfig } from '../../../src/model/config.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, testModelParts } from '../../../src/model/gguf/synthetic.ts';
-import { meta } from '../../../src/model/gguf/types.ts';
+import { ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { decodeWeightBytes, inspectModel, inspectSource, typeShares } from '../../../src/model/inspect.ts';
 
@@ -19,7 +19,7 @@ describe('typeShares', () => {
     const shares = typeShares(gguf);
     expect(shares.map((s) => s.type).sort()).toEqual(['F32', 'Q4_0', 'Q8_0']);
     for (const s of shares) {
-      const own = gguf.tensors.filter((t) => s.type === ({ 0: 'F32', 2: 'Q4_0', 8: 'Q8_0' } as Record<number, string>)[t.type]);
+      const own = gguf.tensors.filter((t) => ggmlTypeName(t.type) === s.type);
       expect(s.tensors).toBe(own.length);
       expect(s.bytes).toBe(own.reduce((n, t) => n + t.byteSize, 0));
     }
