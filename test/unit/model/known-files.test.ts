@@ -8,7 +8,7 @@ describe('the catalog of known GGUF files', () => {
     }
     expect(new Set(KNOWN_FILES.map((f) => f.id)).size).toBe(KNOWN_FILES.length);
     for (const f of KNOWN_FILES) {
-      expect(f.url).toMatch(/^https:\/\/huggingface\.co\/[\w.-]+\/[\w.-]+\/resolve\/[\w.-]+\/[\w.-]+\.gguf$/);
+      expect(f.url).toMatch(/^https:\/\/huggingface\.co\/[\w.-]+\/[\w.-]+\/resolve\/[\w.-]+\/[\w./-]+\.gguf$/);
       expect(f.size === null || (Number.isSafeInteger(f.size) && f.size > 0)).toBe(true);
       expect(f.sha256 === null || /^[0-9a-f]{64}$/.test(f.sha256)).toBe(true);
     }
