@@ -8,8 +8,9 @@ import { findKnownFile } from '../models/catalog.ts';
 import { table } from '../src/bench/report.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { ByteSource } from '../src/model/gguf/source.ts';
+import { bytes } from '../src/ui/format.ts';
 import { urlSource } from '../src/model/gguf/url-source.ts';
-import { inspectSource, type DeviceLimits, type ModelInspection } from '../src/model/inspect.ts';
+import { countingSource, inspectSource, type DeviceLimits, type ModelInspection } from '../src/model/inspect.ts';
 import { describeError } from '../src/errors.ts';
 
 export interface InspectRun {
@@ -30,23 +31,6 @@ export interface InspectCliOptions {
   onProgress?: (step: string, fraction: number) => void;
 }
 
-/** A source that counts what is read through it. */
-function counted(source: ByteSource): { source: ByteSource; stats: { bytes: number; reads: number } } {
-  const stats = { bytes: 0, reads: 0 };
-  return {
-    stats,
-    source: {
-      size: source.size,
-      name: source.name,
-      read(offset, length) {
-        stats.bytes += length;
-        stats.reads++;
-        return source.read(offset, length);
-      },
-    },
-  };
-}
-
 async function openTarget(target: string): Promise<ByteSource> {
   const url = findKnownFile(target)?.url ?? target;
   if (/^https?:\/\//.test(url)) return urlSource(url);
@@ -56,7 +40,7 @@ async function openTarget(target: string): Promise<ByteSource> {
 
 export async function inspectTarget(target: string, opts: InspectCliOptions): Promise<InspectRun> {
   const raw = await openTarget(target);
-  const { source, stats } = counted(raw);
+  const { source, stats } = countingSource(raw);
   let limits: DeviceLimits | null = null;
   let readRoofGBs: number | null = null;
   let deviceNote: string | null = null;
@@ -83,8 +67,7 @@ export async function inspectTarget(target: string, opts: InspectCliOptions): Pr
   }
 }
 
-const MiB = 2 ** 20;
-const mib = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GiB` : `${(n / MiB).toFixed(1)} MiB`);
+const mib = bytes;
 const millions = (n: number) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} B` : `${(n / 1e6).toFixed(1)} M`);
 
 export function formatInspection(run: InspectRun): string {

@@ -92,6 +92,23 @@ const DEFAULT_CONTEXT_CAP = 4096;
 /** Rows one prefill step holds: the engine's default prefill chunk. */
 const PREFILL_CHUNK = 512;
 
+/** A source that counts what is read through it (the inspection shows how little that is). */
+export function countingSource(source: ByteSource): { source: ByteSource; stats: { bytes: number; reads: number } } {
+  const stats = { bytes: 0, reads: 0 };
+  return {
+    stats,
+    source: {
+      size: source.size,
+      name: source.name,
+      read(offset, length) {
+        stats.bytes += length;
+        stats.reads++;
+        return source.read(offset, length);
+      },
+    },
+  };
+}
+
 /** Read a source's header (only the header: tensor data is never touched) and inspect it. */
 export async function inspectSource(source: ByteSource, options: InspectOptions = {}): Promise<ModelInspection> {
   return inspectModel(await readGGUF(source), options);
