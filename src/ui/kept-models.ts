@@ -21,6 +21,10 @@ export class KeptModels extends LitElement {
       summary {
         cursor: pointer;
       }
+      summary:focus-visible {
+        outline: 3px solid var(--accent);
+        outline-offset: 2px;
+      }
       td.url {
         word-break: break-all;
       }
