@@ -9,12 +9,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { measureCeilings } from '../src/bench/ceilings.ts';
-import { describeEnvironment } from '../src/bench/environment.ts';
-import { runLatency, type LatencySection } from '../src/bench/latency.ts';
-import { resolveModel } from '../src/bench/model-source.ts';
-import { formatCeilings } from '../src/bench/report.ts';
-import { newResult, type BenchResult, type Ceilings } from '../src/bench/schema.ts';
+import { measureCeilings } from '../src/measure/ceilings.ts';
+import { describeEnvironment } from '../src/measure/environment.ts';
+import { runLatency, type LatencySection } from '../src/measure/latency.ts';
+import { resolveModel } from '../src/jobs/model-source.ts';
+import { formatCeilings } from '../src/jobs/report.ts';
+import { newResult, type BenchResult, type Ceilings } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import { acquireNodeGpu } from '../src/gpu/node-gpu.ts';

@@ -4,13 +4,13 @@
  * tensor type's share of the bytes, the memory plan against this device's limits, and the decode
  * tokens/s the read roof allows (measured first with --probe; otherwise "no roof measured yet").
  */
-import { findKnownFile } from '../models/catalog.ts';
-import { table } from '../src/bench/report.ts';
+import { findKnownFile } from '../src/model/catalog.ts';
+import { table } from '../src/jobs/report.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { ByteSource } from '../src/model/gguf/source.ts';
 import { bytes } from '../src/ui/format.ts';
 import { urlSource } from '../src/model/gguf/url-source.ts';
-import { countingSource, inspectSource, type DeviceLimits, type ModelInspection } from '../src/model/inspect.ts';
+import { countingSource, inspectSource, type DeviceLimits, type ModelInspection } from '../src/measure/inspect.ts';
 import { describeError } from '../src/errors.ts';
 
 export interface InspectRun {
@@ -50,7 +50,7 @@ export async function inspectTarget(target: string, opts: InspectCliOptions): Pr
     ctx = await acquireNodeGpu();
     limits = ctx.caps.limits;
     if (opts.probe) {
-      const { runJob } = await import('../src/bench/job.ts');
+      const { runJob } = await import('../src/jobs/job.ts');
       const result = await runJob(ctx, { probe: true, probeMiB: opts.probeMiB }, new Set(), { onProgress: opts.onProgress });
       readRoofGBs = result.ceilings?.read_bandwidth_gbps ?? null;
     }

@@ -1,9 +1,9 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import type { Environment } from '../bench/schema.ts';
+import type { Environment } from '../measure/schema.ts';
 import { isKept } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
-import { countingSource, inspectSource, type ModelInspection } from '../model/inspect.ts';
+import { countingSource, inspectSource, type ModelInspection } from '../measure/inspect.ts';
 import { bytes, count, num, pct } from './format.ts';
 import { lastReadRoof } from './roof-memory.ts';
 import { toShown, type ShownError } from './session.ts';

@@ -2,7 +2,7 @@
  * The last streaming-read roof measured on this adapter, remembered across visits (localStorage),
  * so the model inspection can predict decode speed before anything is downloaded.
  */
-import type { Environment } from '../bench/schema.ts';
+import type { Environment } from '../measure/schema.ts';
 
 const KEY = 'tokenscope.read-roof.v1';
 

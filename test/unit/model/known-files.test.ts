@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KNOWN_FILES, findKnownFile } from '../../../models/catalog.ts';
+import { KNOWN_FILES, findKnownFile } from '../../../src/model/catalog.ts';
 
 describe('the catalog of known GGUF files', () => {
   it('lists the everyday files by URL, each id unique, sizes and hashes well-formed or null (unknown until the header is read)', () => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parameterCount } from '../../../models/catalog.ts';
+import { parameterCount } from '../../../src/model/catalog.ts';
 import { readModelConfig } from '../../../src/model/config.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, testModelParts } from '../../../src/model/gguf/synthetic.ts';
 import { ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
-import { decodeWeightBytes, inspectModel, inspectSource, typeShares } from '../../../src/model/inspect.ts';
+import { decodeWeightBytes, inspectModel, inspectSource, typeShares } from '../../../src/measure/inspect.ts';
 
 const shape = { architecture: 'llama' as const, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 320, contextLength: 1024 };
 /** Q8_0 matrices except a Q4_0 output head; norms and the embedding table stay F32. */

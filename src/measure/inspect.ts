@@ -5,15 +5,15 @@
  * allows. Everything here is a pure function of the header (plus the device's limits and roof).
  */
 import { describeError } from '../errors.ts';
-import { decodeCeilingTokensPerS } from '../bench/roofline.ts';
-import { readModelConfig, type ModelConfig } from './config.ts';
-import { metaString } from './gguf/metadata.ts';
-import { readGGUF, type GGUF } from './gguf/reader.ts';
-import type { ByteSource } from './gguf/source.ts';
-import { elementCount, ggmlTypeName } from './gguf/types.ts';
-import { plannedMatrices } from './load.ts';
-import { checkFits, planMemory, type EngineShape, type MemoryPlan } from './memory.ts';
-import { modelTensors } from './tensors.ts';
+import { decodeCeilingTokensPerS } from './roofline.ts';
+import { readModelConfig, type ModelConfig } from '../model/config.ts';
+import { metaString } from '../model/gguf/metadata.ts';
+import { readGGUF, type GGUF } from '../model/gguf/reader.ts';
+import type { ByteSource } from '../model/gguf/source.ts';
+import { elementCount, ggmlTypeName } from '../model/gguf/types.ts';
+import { plannedMatrices } from '../model/load.ts';
+import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
+import { modelTensors } from '../model/tensors.ts';
 
 /** One GGML tensor type in a file: how many tensors have it and what share of the tensor bytes. */
 export interface TypeShare {

@@ -15,9 +15,9 @@ import { GGMLType, meta, type GGUFValue } from '../../../src/model/gguf/types.ts
 import { urlSource } from '../../../src/model/gguf/url-source.ts';
 import { ggufLayout, type TensorSpec } from '../../../src/model/gguf/writer.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
-import { inspectSource } from '../../../src/model/inspect.ts';
+import { inspectSource } from '../../../src/measure/inspect.ts';
 import { globalTensorSpecs, layerTensorSpecs, type ShapeConfig } from '../../../src/model/tensors.ts';
-import { STORIES_GGUF } from './paths.ts';
+import { STORIES_GGUF } from '../model/paths.ts';
 
 /** The reader's first read: 1 MiB (src/model/gguf/reader.ts); later reads grow from there. */
 const READER_FIRST_WINDOW = 1 << 20;
