@@ -108,7 +108,7 @@ export function summaryLine(name: string, latency: LatencySection, ceilings: Cei
   const peakName = ceilings.f16_gflops !== null ? 'f16' : 'f32';
   const decode = decodeRow.decode_efficiency === null
     ? 'decode n/a'
-    : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toFixed(2)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
+    : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
   const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${prefillRow.prefill_gflops.toPrecision(3)} of ${peak.toPrecision(3)} GFLOP/s)`;
   return `${name}: ${decode}; ${prefill}`;
 }
