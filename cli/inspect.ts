@@ -33,7 +33,7 @@ export interface InspectCliOptions {
 
 async function openTarget(target: string): Promise<ByteSource> {
   const url = findKnownFile(target)?.url ?? target;
-  if (/^https?:\/\//.test(url)) return urlSource(url);
+  if (/^https?:\/\//.test(url)) return urlSource(url, { rangesOnly: true });
   const { fileSource } = await import('../src/model/gguf/node-source.ts');
   return fileSource(url);
 }

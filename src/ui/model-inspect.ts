@@ -60,7 +60,7 @@ export class ModelInspect extends LitElement {
     try {
       const env = this.environment;
       const limits = env ? { maxBufferSize: env.limits.maxBufferSize, maxStorageBufferBindingSize: env.limits.maxStorageBufferBindingSize } : null;
-      const { source, stats } = countingSource(await urlSource(url));
+      const { source, stats } = countingSource(await urlSource(url, { rangesOnly: true }));
       const inspection = await inspectSource(source, { limits, readRoofGBs: lastReadRoof(env)?.gbps ?? null });
       this.state = { kind: 'done', url, inspection, kept: await isKept(url), bytesRead: stats.bytes };
     } catch (e) {
