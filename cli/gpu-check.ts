@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { measureCeilings } from '../src/measure/ceilings.ts';
 import { describeEnvironment } from '../src/measure/environment.ts';
 import { runLatency, type LatencySection } from '../src/measure/latency.ts';
+import { summaryLine } from './gpu-check-summary.ts';
 import { resolveModel } from '../src/jobs/model-source.ts';
 import { formatCeilings } from '../src/jobs/report.ts';
 import { newResult, type BenchResult, type Ceilings } from '../src/measure/schema.ts';
@@ -97,20 +98,6 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
     await loaded.engine.destroy();
   }
   return result;
-}
-
-/** "decode 0.78 of the read roof …; prefill 0.12 of the f16 FMA peak …" from a model's result. */
-export function summaryLine(name: string, latency: LatencySection, ceilings: Ceilings): string {
-  const rows = latency.rows;
-  const decodeRow = rows[0];
-  const prefillRow = rows[rows.length - 1];
-  const peak = ceilings.f16_gflops ?? ceilings.f32_gflops;
-  const peakName = ceilings.f16_gflops !== null ? 'f16' : 'f32';
-  const decode = decodeRow.decode_efficiency === null
-    ? 'decode n/a'
-    : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
-  const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${prefillRow.prefill_gflops.toPrecision(3)} of ${peak.toPrecision(3)} GFLOP/s)`;
-  return `${name}: ${decode}; ${prefill}`;
 }
 
 async function golden(ctx: GpuContext, dir: string): Promise<{ line: string; ok: boolean; record: unknown }> {
