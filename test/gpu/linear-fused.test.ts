@@ -116,12 +116,12 @@ describe.each(RUNTIMES)('fused linear prologue and epilogues (%s)', (_name, disa
     });
   });
 
-  it.each(FORMATS)('%s: gated gate|up epilogue (SiLU and GELU-tanh) after the norm, R ∈ {1, 3, 8, 33}', async (format) => {
+  // SiLU on every shape; GELU-tanh (the same epilogue, another override) on the default shape.
+  it.each(FORMATS)('%s: gated gate|up epilogue (SiLU and GELU-tanh) after the norm, R ∈ {1, 3, 33}', async (format) => {
     await withErrorScopes(ctx.device, `gate ${format}`, async () => {
-      for (const R of [1, 3, 8, 33]) {
-        for (const gate of ['silu', 'gelu_tanh'] as const) {
-          for (const shape of variants(ctx, R)) await check(ctx, { format, rows: 2 * 37, cols: 96, R, shape, norm: true, gate, seed: 10 + R });
-        }
+      for (const R of [1, 3, 33]) {
+        for (const shape of variants(ctx, R)) await check(ctx, { format, rows: 2 * 37, cols: 96, R, shape, norm: true, gate: 'silu', seed: 10 + R });
+        await check(ctx, { format, rows: 2 * 37, cols: 96, R, shape: linearShape(ctx.caps, R), norm: true, gate: 'gelu_tanh', seed: 20 + R });
       }
     });
   });
