@@ -6,7 +6,7 @@
 import { TokenscopeError } from '../../errors.ts';
 import { mulberry32 } from '../../random.ts';
 import { encodeTensor } from '../quantize.ts';
-import { BIAS_ROLES, globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
+import { globalTensorSpecs, hasLayerRole, layerTensorSpecs, type LayerTensors, type ShapeConfig, type TensorRole } from '../tensors.ts';
 import { BYTE_TO_CHAR } from '../tokenizer/bpe.ts';
 import { TokenType } from '../tokenizer/types.ts';
 import { GGMLType, elementCount, meta, shapeProblem, type GGMLTypeName, type GGUFValue } from './types.ts';
@@ -67,7 +67,7 @@ export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGU
   if (!o.tiedEmbeddings) add('output', global.output);
   for (let l = 0; l < o.nLayers; l++) {
     for (const [role, spec] of Object.entries(layerTensorSpecs(config, l)) as [TensorRole, { name: string; dims: number[] }][]) {
-      if (arch === 'qwen2' || !BIAS_ROLES.has(role)) add(role, spec);
+      if (hasLayerRole({ qkvBias: arch === 'qwen2', qkNorm: false, postNorms: false }, role as keyof LayerTensors)) add(role, spec);
     }
   }
 
