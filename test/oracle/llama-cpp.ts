@@ -35,6 +35,8 @@ export interface LlamaCppModel {
   lastLogProbs(ids: readonly number[]): Promise<Float32Array>;
   /** Runs `ids` from position 0, then `steps` argmax tokens (EOS included, never stopping early). */
   greedy(ids: readonly number[], steps: number): Promise<number[]>;
+  /** Both in one pass: the log-softmax after `ids`, then `steps` greedy tokens. */
+  run(ids: readonly number[], steps: number): Promise<{ logProbs: Float32Array; tokens: number[] }>;
   dispose(): Promise<void>;
 }
 
@@ -70,33 +72,31 @@ export async function openLlamaCpp(path: string, options: OpenOptions = {}): Pro
     return { token: out.token as number, probabilities: out.probabilities };
   };
 
-  return {
+  const oracle: LlamaCppModel = {
     tokenize: (text, { special = false } = {}) => Array.from(model.tokenize(text, special)),
     detokenize: (ids) => model.detokenize(ids as Token[], true),
     bosId: model.tokens.bos ?? undefined,
     addsBos: model.tokens.shouldPrependBosToken,
     async lastLogProbs(ids) {
-      await sequence.clearHistory();
-      const { probabilities } = await next(ids, true);
-      // The greedy sampler keeps every token, so the map covers the whole vocabulary.
-      const out = new Float32Array(probabilities!.size).fill(NaN);
-      for (const [token, p] of probabilities!) out[token] = Math.log(p);
-      return out;
+      return (await oracle.run(ids, 0)).logProbs;
     },
     async greedy(ids, steps) {
+      return (await oracle.run(ids, steps)).tokens;
+    },
+    async run(ids, steps) {
       await sequence.clearHistory();
-      const generated: number[] = [];
-      let feed = [...ids];
-      while (generated.length < steps) {
-        const { token } = await next(feed, false);
-        generated.push(token);
-        feed = [token];
-      }
-      return generated;
+      const first = await next(ids, true);
+      // The greedy sampler keeps every token, so the map covers the whole vocabulary.
+      const logProbs = new Float32Array(first.probabilities!.size).fill(NaN);
+      for (const [token, p] of first.probabilities!) logProbs[token] = Math.log(p);
+      const tokens = [first.token];
+      while (tokens.length < steps) tokens.push((await next([tokens.at(-1)!], false)).token);
+      return { logProbs, tokens: tokens.slice(0, steps) };
     },
     async dispose() {
       await context.dispose();
       await model.dispose();
     },
   };
+  return oracle;
 }

@@ -56,7 +56,8 @@ export function tinyModel(arch: TinyArch, options: TinyModelOptions = {}): Uint8
   const add = (name: string, dims: number[], kind: 'matrix' | 'norm' | 'embedding') => {
     const scale = kind === 'embedding' ? 1 : kind === 'matrix' ? 1 / Math.sqrt(dims[0]) : 0.2;
     const center = kind === 'norm' ? 1 : 0;
-    const values = Float32Array.from({ length: elementCount(dims) }, () => center + scale * (2 * random() - 1));
+    const values = new Float32Array(elementCount(dims));
+    for (let i = 0; i < values.length; i++) values[i] = center + scale * (2 * random() - 1);
     const t = kind === 'norm' ? GGMLType.F32 : GGMLType[type];
     tensors.push({ name, type: t, dims, data: encodeTensor(values, t) });
   };
