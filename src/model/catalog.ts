@@ -43,7 +43,7 @@ function preset(id: string, title: string, { llama3Scaling, ...s }: Shape): Mode
       ropeThetaSliding: gemma ? 10000 : s.ropeTheta,
       qkNorm: s.architecture === 'qwen3' || gemma,
       embedScale: gemma ? Math.sqrt(s.dim) : 1,
-      activation: gemma ? 'gelu-tanh' : 'silu',
+      activation: gemma ? 'gelu_tanh' : 'silu',
       postNorms: gemma,
       slidingWindow,
       slidingPattern: slidingWindow > 0 ? 6 : 0,

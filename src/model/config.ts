@@ -58,7 +58,7 @@ export interface ModelConfig {
   /** Token embeddings are multiplied by this as they are read (Gemma: √dim, else 1). */
   embedScale: number;
   /** Activation of the FFN gate: SiLU (SwiGLU; Llama, Qwen) or tanh-approximated GELU (GeGLU; Gemma). */
-  activation: 'silu' | 'gelu-tanh';
+  activation: 'silu' | 'gelu_tanh';
   /** RMSNorm of the attention and FFN outputs before each residual add (post_attention_norm, post_ffw_norm; Gemma 3). */
   postNorms: boolean;
   /** attention.sliding_window: keys a sliding layer sees, its own position included (0 = no layer slides). */
@@ -136,7 +136,7 @@ export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConf
     ropeThetaSliding: gemma ? GEMMA3_SLIDING.ropeTheta : ropeTheta,
     qkNorm: arch === 'qwen3' || gemma,
     embedScale: gemma ? Math.sqrt(dim) : 1,
-    activation: gemma ? 'gelu-tanh' : 'silu',
+    activation: gemma ? 'gelu_tanh' : 'silu',
     postNorms: gemma,
     slidingWindow,
     slidingPattern: slidingWindow > 0 ? GEMMA3_SLIDING.pattern : 0,
@@ -174,23 +174,6 @@ export function llama3RopeFactors(p: { ropeTheta: number; ropeDim: number; facto
     const smooth = (p.originalContext / wavelen - p.lowFreqFactor) / (p.highFreqFactor - p.lowFreqFactor);
     return 1 / ((1 - smooth) / p.factor + smooth);
   });
-}
-
-/** Whether layer `l` attends through a sliding window (and uses ropeThetaSliding). */
-export function isSlidingLayer(c: Pick<ModelConfig, 'slidingWindow' | 'slidingPattern'>, l: number): boolean {
-  return c.slidingWindow > 0 && l % c.slidingPattern < c.slidingPattern - 1;
-}
-
-/**
- * The inverse RoPE frequencies of layer `l`, (ropeDim/2) values: pair i turns by pos · invFreq[i].
- * invFreq[i] = scale · base^(−2i/ropeDim) / factor[i], as ggml_rope_ext with freq_factors. The one
- * place the llama3 factors, linear scaling and Gemma's per-layer base enter RoPE (CPU and GPU).
- */
-export function ropeInvFreq(c: Pick<ModelConfig, 'ropeDim' | 'ropeTheta' | 'ropeThetaSliding' | 'ropeFreqScale' | 'ropeFreqFactors' | 'slidingWindow' | 'slidingPattern'>, l: number): Float32Array {
-  const sliding = isSlidingLayer(c, l);
-  const base = sliding ? c.ropeThetaSliding : c.ropeTheta;
-  const scale = sliding ? 1 : c.ropeFreqScale;
-  return Float32Array.from({ length: c.ropeDim / 2 }, (_, i) => (scale * base ** (-(2 * i) / c.ropeDim)) / (c.ropeFreqFactors[i] ?? 1));
 }
 
 function isArchitecture(arch: string): arch is ModelConfig['architecture'] {

@@ -6,11 +6,12 @@
  * within f32 rounding of any f32 implementation.
  */
 import { TokenscopeError } from '../errors.ts';
-import { isSlidingLayer, ropeInvFreq, type ModelConfig } from './config.ts';
+import type { ModelConfig } from './config.ts';
 import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
 import type { LayerTensors, ModelTensors } from './tensors.ts';
+import { ropeInvFreq, slidingWindow } from './variants.ts';
 
 /** Matrices are (rows, columns) row-major: (out, in), the transpose of GGUF's [in, out] dims. */
 export interface LayerWeights {
@@ -137,7 +138,7 @@ export class ReferenceModel {
       const cacheAt = (l * this.seqLen + pos) * kvDim;
       const k = this.keyCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim) this position's key
       const v = this.valueCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim)
-      const window = isSlidingLayer(c, l) ? c.slidingWindow : 0;
+      const window = slidingWindow(c, l);
 
       rmsnorm(this.xb, x, lw.attnNorm, c.rmsEps);
       matmul(this.q, this.xb, lw.wq, c.dim, qDim);

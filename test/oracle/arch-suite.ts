@@ -3,7 +3,7 @@
  * real vocabulary, whose token ids (for tricky strings), last-position logits and greedy tokens
  * must match llama.cpp's on the same file. Each file is written, loaded and run once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,8 @@ import { argmax, loadReferenceWeights, ReferenceModel } from '../../src/model/re
 import { createTokenizer, type Tokenizer } from '../../src/model/tokenizer/index.ts';
 import { logSoftmax, nmse } from './compare.ts';
 import { openLlamaCpp, type LlamaCppModel } from './llama-cpp.ts';
-import { writeTinyModel, type TinyArch } from './tiny-models.ts';
+import { hfVocab } from './hf-vocab.ts';
+import { tinyModel, type TinyArch } from './tiny-models.ts';
 import { TRICKY_STRINGS } from './tricky-strings.ts';
 
 export const PROMPT = 'The quick brown fox jumps over the lazy dog, 12345 times!';
@@ -55,7 +56,8 @@ export function describeAgainstLlamaCpp(arch: TinyArch, options: SuiteOptions): 
     let tokenizer: Tokenizer;
     beforeAll(async () => {
       const path = join(dir, `${arch}-${type}.gguf`);
-      const bytes = writeTinyModel(path, arch, { type });
+      const bytes = tinyModel(arch, { type, vocab: hfVocab(arch) });
+      writeFileSync(path, bytes);
       const m = await openModel(bytesSource(bytes, path));
       model = new ReferenceModel(m.config, await loadReferenceWeights(m.gguf, m.config, m.tensors), { seqLen: 64 });
       tokenizer = createTokenizer(m.gguf.metadata);

@@ -4,13 +4,12 @@
  * metadata llama.cpp's loader expects for `llama` (Llama 3.x with rope_freqs.weight), `qwen3` and
  * `gemma3`. Norm weights are stored as llama.cpp reads them (Gemma's converter already added 1).
  */
-import { writeFileSync } from 'node:fs';
 import { llama3RopeFactors } from '../../src/model/config.ts';
+import { bytePairVocab, sentencePieceVocab } from '../../src/model/gguf/synthetic.ts';
 import { GGMLType, elementCount, meta, type GGMLTypeName, type GGUFValue } from '../../src/model/gguf/types.ts';
 import { encodeGGUF, type TensorToWrite } from '../../src/model/gguf/writer.ts';
 import { encodeTensor } from '../../src/model/quantize.ts';
 import { mulberry32 } from '../../src/random.ts';
-import { hfVocab, type HfVocabName } from './hf-vocab.ts';
 
 export type TinyArch = 'llama3' | 'qwen3' | 'gemma3';
 
@@ -39,7 +38,25 @@ export const LLAMA32_ROPE_SCALING = { factor: 32, lowFreqFactor: 1, highFreqFact
 /** A window short enough that a prompt of tens of tokens slides past it. */
 export const TINY_SLIDING_WINDOW = 5;
 
+/** A vocabulary as GGUF metadata: a real one (hf-vocab.ts, Node only) or smallVocab's. */
+export interface TinyVocab {
+  vocabSize: number;
+  metadata: [string, GGUFValue][];
+}
+
+/** A few hundred synthetic tokens of the architecture's tokenizer kind (runs in the browser too). */
+export function smallVocab(arch: TinyArch): TinyVocab {
+  const vocabSize = 320;
+  return {
+    vocabSize,
+    metadata: arch === 'gemma3'
+      ? [...sentencePieceVocab(vocabSize), ['tokenizer.ggml.add_space_prefix', meta.bool(false)]]
+      : bytePairVocab(vocabSize, arch === 'qwen3' ? 'qwen2' : 'llama-bpe'),
+  };
+}
+
 export interface TinyModelOptions {
+  vocab: TinyVocab;
   /** Type of every matrix (token_embd included); norms and rope_freqs stay F32. Default F32. */
   type?: GGMLTypeName;
   seed?: number;
@@ -47,14 +64,15 @@ export interface TinyModelOptions {
 
 const FILE_TYPE: Partial<Record<GGMLTypeName, number>> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7 };
 
-export function tinyModel(arch: TinyArch, options: TinyModelOptions = {}): Uint8Array<ArrayBuffer> {
+export function tinyModel(arch: TinyArch, options: TinyModelOptions): Uint8Array<ArrayBuffer> {
   const s = TINY_SHAPES[arch];
-  const vocab = hfVocab(arch as HfVocabName);
+  const vocab = options.vocab;
   const type = options.type ?? 'F32';
   const random = mulberry32(options.seed ?? 7);
   const tensors: TensorToWrite[] = [];
   const add = (name: string, dims: number[], kind: 'matrix' | 'norm' | 'embedding') => {
-    const scale = kind === 'embedding' ? 1 : kind === 'matrix' ? 1 / Math.sqrt(dims[0]) : 0.2;
+    // Embeddings as small as a layer's output, so the tied LM head does not just echo the input token.
+    const scale = kind === 'matrix' || kind === 'embedding' ? 1 / Math.sqrt(dims[0]) : 0.2;
     const center = kind === 'norm' ? 1 : 0;
     const values = new Float32Array(elementCount(dims));
     for (let i = 0; i < values.length; i++) values[i] = center + scale * (2 * random() - 1);
@@ -126,11 +144,4 @@ export function tinyModel(arch: TinyArch, options: TinyModelOptions = {}): Uint8
     ...vocab.metadata,
   ]);
   return encodeGGUF(metadata, tensors);
-}
-
-/** Writes the model to `path` (llama.cpp loads files only). */
-export function writeTinyModel(path: string, arch: TinyArch, options: TinyModelOptions = {}): Uint8Array<ArrayBuffer> {
-  const bytes = tinyModel(arch, options);
-  writeFileSync(path, bytes);
-  return bytes;
 }
