@@ -100,7 +100,7 @@ export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConf
   check(ropeDim % 2 === 0 && ropeDim > 0 && ropeDim <= headDim, `${arch}.rope.dimension_count ${ropeDim} must be even and at most the head size ${headDim}`);
   if (valueDim !== headDim) unsupported(gguf, `${arch}.attention.value_length ${valueDim} differs from key_length ${headDim}`);
   const scaling = metaString(meta, `${arch}.rope.scaling.type`) ?? 'none';
-  if (scaling !== 'none' && scaling !== 'linear') unsupported(gguf, `RoPE scaling '${scaling}' (tokenscope runs none, linear and Llama 3's rope_freqs)`);
+  if (scaling !== 'none' && scaling !== 'linear') unsupported(gguf, `RoPE scaling (${scaling}); tokenscope runs none, linear and Llama 3's rope_freqs.weight`);
   const scalingFactor = scaling === 'linear' ? metaFloat(meta, `${arch}.rope.scaling.factor`) ?? 1 : 1;
   check(scalingFactor > 0, `${arch}.rope.scaling.factor ${scalingFactor} must be positive`);
   const ropeFreqFactors = readRopeFreqs(gguf, ropeDim, ropeFreqs);

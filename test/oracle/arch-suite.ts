@@ -66,7 +66,7 @@ export function describeAgainstLlamaCpp(arch: TinyArch, options: SuiteOptions): 
     afterAll(() => oracle?.dispose());
 
     if (type === options.types[0]) {
-      it('tokenizes tricky strings to llama.cpp\'s ids, with and without special-token parsing', () => {
+      it('tokenizes tricky strings to llama.cpp\'s ids, with and without special-token parsing', { timeout: 60_000 }, () => {
         for (const text of TRICKY_STRINGS) {
           for (const special of [true, false]) {
             expect({ text, special, ids: tokenizer.encode(text, { bos: false, special }) })
@@ -77,7 +77,7 @@ export function describeAgainstLlamaCpp(arch: TinyArch, options: SuiteOptions): 
       });
     }
 
-    it(`last-position logits within NMSE ${options.maxNmse[type]} and ${options.steps} greedy tokens identical`, async () => {
+    it(`last-position logits within NMSE ${options.maxNmse[type]} and ${options.steps} greedy tokens identical`, { timeout: 180_000 }, async () => {
       const ids = tokenizer.encode(PROMPT);
       expect(ids).toEqual([...(oracle.addsBos ? [oracle.bosId] : []), ...oracle.tokenize(PROMPT)]);
       const ours = referenceRun(model, ids, options.steps);

@@ -17,6 +17,15 @@ async function llama(): Promise<Llama> {
   return llamaPromise;
 }
 
+/**
+ * A chat template rendered by llama.cpp's own Jinja engine (node-llama-cpp's AddonJinjaRenderer,
+ * reached through its internal bindings: the public API only wraps it in chat sessions).
+ */
+export async function renderChatTemplate(template: string, items: Record<string, unknown>): Promise<string> {
+  const bindings = (await llama()) as unknown as { _bindings: { AddonJinjaRenderer: new (t: string) => { render(items: Record<string, unknown>): string } } };
+  return new bindings._bindings.AddonJinjaRenderer(template).render(items);
+}
+
 export interface LlamaCppModel {
   /** Token ids of `text` as llama.cpp's `common_tokenize(text, add_special = false, parse_special)`: no BOS. */
   tokenize(text: string, options?: { special?: boolean }): number[];

@@ -21,7 +21,8 @@ describe('model config', () => {
     expect(config).toEqual({
       architecture: 'qwen2', name: 'synthetic-qwen2-64x2', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2,
       headDim: 16, vocabSize: 300, contextLength: 256, ropeTheta: 10000, ropeDim: 16, ropeStyle: 'neox',
-      rmsEps: Math.fround(1e-6), qkvBias: true, tiedEmbeddings: true, bosId: 299, eosId: 299,
+      rmsEps: Math.fround(1e-6), qkvBias: true, tiedEmbeddings: true, bosId: 299, eosId: 299, ropeFreqFactors: [], ropeFreqScale: 1, ropeThetaSliding: 10000, qkNorm: false, embedScale: 1, activation: 'silu',
+      postNorms: false, slidingWindow: 0, slidingPattern: 0,
     });
   });
 
