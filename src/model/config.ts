@@ -191,5 +191,5 @@ function check(ok: boolean, what: string): void {
 
 function unsupported(gguf: GGUF, what: string): never {
   throw new TokenscopeError('model-unsupported', `${gguf.source.name} uses ${what}, which tokenscope does not implement`,
-    'Pick a model without it (Llama 2 / TinyLlama / SmolLM / Qwen2 style).');
+    'Pick a model without it (Llama 2/3.x, SmolLM, Qwen2/3 or Gemma 3 style).');
 }
