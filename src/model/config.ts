@@ -75,8 +75,9 @@ const ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'gemma3'] as const;
 const GEMMA3_SLIDING = { ropeTheta: 10000, pattern: 6 };
 
 /**
- * `ropeFreqs`: the values of rope_freqs.weight when the file has it (openModel reads them); the
- * header alone does not carry them.
+ * `ropeFreqs`: the values of rope_freqs.weight when the file has it. The header alone does not
+ * carry them, so without them ropeFreqFactors stays empty: enough to inspect a file, not to run it —
+ * openModel reads the tensor and passes them, and everything that runs a model opens it that way.
  */
 export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
   const meta = gguf.metadata;
@@ -150,10 +151,7 @@ function readRopeFreqs(gguf: GGUF, ropeDim: number, values: Float32Array | undef
   const tensor = gguf.tensor('rope_freqs.weight');
   if (!tensor) return [];
   check(tensor.dims.length === 1 && tensor.dims[0] === ropeDim / 2, `rope_freqs.weight has dims [${tensor.dims.join(', ')}], expected [${ropeDim / 2}]`);
-  if (!values) {
-    throw new TokenscopeError('bad-input', `${gguf.source.name} has rope_freqs.weight, whose values the header does not carry`,
-      'Open the model with openModel(), which reads them.');
-  }
+  if (!values) return [];
   check(values.length === ropeDim / 2 && values.every((v) => v > 0 && Number.isFinite(v)), 'rope_freqs.weight must hold positive finite values');
   return Array.from(values);
 }
