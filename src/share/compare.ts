@@ -12,7 +12,7 @@ import { isTokenscopeError, TokenscopeError } from '../errors.ts';
 import type { ServeResult } from '../serve/metrics.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
 import { LINK_BUDGET_CHARS, shareable } from './permalink.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 export type Direction = 'higher-is-better' | 'lower-is-better';
 export type Better = 'a' | 'b' | 'same';

@@ -8,7 +8,7 @@ import type { BenchResult } from '../measure/schema.ts';
 import type { Summary } from '../measure/stats.ts';
 import type { ModelInfo } from '../model/load.ts';
 import { badInput, parseJson } from './json.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 /** Largest JSON file imported, characters (a long sweep with every raw sample is a few MB). */
 export const MAX_IMPORT_CHARS = 50 * 1024 * 1024;

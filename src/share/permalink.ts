@@ -11,7 +11,7 @@ import type { BenchResult, CeilingMeasurement, Ceilings } from '../measure/schem
 import type { ServeResult } from '../serve/metrics.ts';
 import type { ServeRun } from '../serve/run.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 /** Default size of a shared link's fragment, characters: short enough for chat apps and issue trackers. */
 export const LINK_BUDGET_CHARS = 8000;
@@ -36,7 +36,9 @@ const serveOf = (r: BenchResult) => {
 /** `r` with vLLM's serving result replaced, and in a ServeSection the run's records too. */
 function withServe(r: BenchResult, result: Partial<ServeResult>, run: Partial<ServeRun> = {}): BenchResult {
   const s = serveSection(r)!;
-  return { ...r, serve: s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result };
+  // The trimmed copy keeps the shape it had: a job's section with fewer records, or a bare result.
+  const serve = s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result;
+  return { ...r, serve: serve as BenchResult['serve'] };
 }
 
 function withLatency(r: BenchResult, latency: LatencySection): BenchResult {
