@@ -7,11 +7,11 @@ import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
+import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
-import { lengthCosts, runLatency, type LatencySection } from '../measure/latency.ts';
+import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
@@ -251,7 +251,7 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   }
   result.webllm = section;
   if (costModel && result.latency && result.model) {
-    result.side_by_side = sideBySide({ latency: result.latency as LatencySection, model: result.model as ModelInfo }, section);
+    result.side_by_side = sideBySide({ latency: result.latency, model: result.model }, section);
   }
   hooks.onPartial?.(result);
   return result;

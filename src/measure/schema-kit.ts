@@ -121,7 +121,7 @@ class NullableSchema<T> extends Schema<T | null> {
 }
 
 /** Marks an object field that may be absent (checked when present). */
-class OptionalSchema<T> extends Schema<T | undefined> {
+export class OptionalSchema<T> extends Schema<T | undefined> {
   constructor(readonly inner: Schema<T>) {
     super();
   }

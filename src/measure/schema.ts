@@ -14,7 +14,7 @@ import { generationSchema, type GenerationSection } from './sections/generation.
 import { latencySchema } from './sections/latency.ts';
 import { llamaBenchSchema } from './sections/llama-bench.ts';
 import { coldStartSchema, modelSchema } from './sections/model.ts';
-import { serveSchema, type ServeRunSection, type ServeSectionData } from './sections/serve.ts';
+import { serveSchema, type BareVllmResult, type ServeRunSection } from './sections/serve.ts';
 import { sideBySideSchema, webllmSchema, type SideBySideData, type WebLLMSectionData } from './sections/webllm.ts';
 
 export { CEILING_KEYS, type CeilingKey, type CeilingMeasurement, type Ceilings, type Environment } from './sections/environment.ts';
@@ -61,15 +61,21 @@ export interface BenchResult {
   model?: ModelInfo;
   cold_start?: ColdStart;
   generation?: GenerationSection;
-  /** Complete, or (while a sweep runs, and in links of a stopped one) as far as it got. */
-  latency?: Partial<LatencySection>;
+  /** Complete, or (while a sweep runs, and in links of a stopped one) its requests and rows so far. */
+  latency?: LatencyReport;
   llama_bench?: LlamaBenchRow[];
-  /** The job's section (complete, or as far as it got), or a bare vLLM result (imports). */
-  serve?: ServeSectionData | Partial<ServeRunSection>;
+  /**
+   * The job's section (complete, or as far as it got: every part optional), or a bare vLLM result
+   * (imports): one type with both, as readers look for `run.result` first, then the flat keys.
+   */
+  serve?: Partial<ServeRunSection> & BareVllmResult;
   webllm?: WebLLMSectionData;
   side_by_side?: SideBySideData;
   trimmed?: boolean;
 }
+
+/** A latency section as far as it got: requests and rows always, the rest once the sweep ends. */
+export type LatencyReport = Pick<LatencySection, 'requests' | 'rows'> & Partial<LatencySection>;
 
 export function newResult(environment: Environment): BenchResult {
   return {

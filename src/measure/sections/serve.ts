@@ -3,7 +3,7 @@
  * timeline, per-step records and decode roofline, and the sweeps. A bare vLLM result (older
  * reports, imports) is accepted too.
  */
-import { array, bool, either, nullable, num, object, oneOf, optional, str, type Infer, type Schema } from '../schema-kit.ts';
+import { array, bool, either, nullable, num, object, oneOf, optional, str, type Infer, type OptionalSchema, type Schema } from '../schema-kit.ts';
 import { latencyStatsShape, verdictSchema } from './latency.ts';
 import {
   count, fraction, intensity, MAX_REQUESTS, MAX_ROWS, MAX_SENTENCE, MAX_TOKENS, ms, requestsPerS, seconds, seed, signedMs, tokensPerS, work,
@@ -38,25 +38,32 @@ const settingsSchema = object({
   sweep_rate: optional(bool()),
 });
 
-/** vLLM's result: any subset of its keys (and keys of its own, strings capped), each of the right kind. */
-export const vllmResultSchema = object(
-  {
-    completed: optional(count()),
-    failed: optional(count()),
-    duration: optional(seconds()),
-    total_input_tokens: optional(count()),
-    total_output_tokens: optional(count()),
-    request_throughput: optional(requestsPerS()),
-    request_goodput: optional(nullable(requestsPerS())),
-    output_throughput: optional(tokensPerS()),
-    total_token_throughput: optional(tokensPerS()),
-    ...Object.fromEntries(Object.entries(latencyStatsShape).map(([k, s]) => [k, optional(s)])) as { [K in keyof typeof latencyStatsShape]: ReturnType<typeof optional<number>> },
-    input_lens: optional(array(count(), MAX_REQUESTS)),
-    output_lens: optional(array(count(), MAX_REQUESTS)),
-    ttfts: optional(array(seconds(), MAX_REQUESTS)),
-    itls: optional(array(array(seconds(), MAX_TOKENS), MAX_REQUESTS)),
-    latencies: optional(array(seconds(), MAX_REQUESTS)),
-    errors: optional(array(str(MAX_SENTENCE), MAX_REQUESTS)),
+const vllmShape = {
+  completed: count(),
+  failed: count(),
+  duration: seconds(),
+  total_input_tokens: count(),
+  total_output_tokens: count(),
+  request_throughput: requestsPerS().describe('completed / duration.'),
+  request_goodput: nullable(requestsPerS()).describe('good requests / duration; null without SLOs, as vLLM writes it without --goodput.'),
+  output_throughput: tokensPerS(),
+  total_token_throughput: tokensPerS(),
+  ...latencyStatsShape,
+  input_lens: array(count(), MAX_REQUESTS),
+  output_lens: array(count(), MAX_REQUESTS),
+  ttfts: array(seconds(), MAX_REQUESTS),
+  itls: array(array(seconds(), MAX_TOKENS), MAX_REQUESTS),
+  latencies: array(seconds(), MAX_REQUESTS),
+  errors: array(str(MAX_SENTENCE), MAX_REQUESTS),
+};
+
+/** vLLM's result as the job writes it inside `run` (serve/metrics.ts ServeResult). */
+export const vllmResultSchema = object(vllmShape, { otherStrings: MAX_SENTENCE });
+
+/** A bare vLLM result (imports): any subset of its keys, and keys of its own (strings capped). */
+export const bareVllmResultSchema = object(
+  Object.fromEntries(Object.entries(vllmShape).map(([k, s]) => [k, optional(s as Schema<unknown>)])) as unknown as {
+    [K in keyof typeof vllmShape]: OptionalSchema<Infer<(typeof vllmShape)[K]>>;
   },
   { otherStrings: MAX_SENTENCE },
 );
@@ -130,8 +137,7 @@ export const serveRunSectionSchema = object({
   rate_sweep: optional(nullable(capacitySchema)),
 });
 
-export const serveSchema = either((v) => ((v as { run?: unknown } | null)?.run === undefined ? 'b' : 'a'), serveRunSectionSchema, vllmResultSchema);
+export const serveSchema = either((v) => ((v as { run?: unknown } | null)?.run === undefined ? 'b' : 'a'), serveRunSectionSchema, bareVllmResultSchema);
 
 export type ServeRunSection = Infer<typeof serveRunSectionSchema>;
-export type VllmResult = Infer<typeof vllmResultSchema>;
-export type ServeSectionData = Infer<typeof serveSchema>;
+export type BareVllmResult = Infer<typeof bareVllmResultSchema>;
