@@ -5,7 +5,7 @@
 import type { LatencySection } from '../latency.ts';
 import type { KernelClass } from '../../kernels/kernel.ts';
 import type { LatencyStatKey } from '../metrics.ts';
-import { array, bool, fieldsOf, nullable, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
+import { array, bool, fieldsOf, nullable, num, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import {
   count, fraction, gbps, gflops, intensity, MAX_NAME, MAX_REQUESTS, MAX_ROWS, MAX_SENTENCE, MAX_TOKENS, ms, perSecond, ratio, seed, signedMs, tokenId,
   tokensPerS, work,
@@ -98,7 +98,7 @@ const kernelRowSchema = object({
   kind: kernelClass(),
   ms_per_step: ms(),
   share: fraction().describe('Share of the phase\'s summed kernel time.'),
-  dispatches_per_step: count(),
+  dispatches_per_step: num(0, 1e6).describe('Dispatches of the class per step (a median: may be fractional).'),
 });
 
 const kernelPointSchema = object({
