@@ -4,6 +4,8 @@
  * runs in plain language, and both engines' phases on the roofline. Pure: a function of the two
  * sections.
  */
+import type { Agrees } from '../measure/schema-kit.ts';
+import type { SideBySideData } from '../measure/sections/webllm.ts';
 import type { ModelInfo } from '../model/load.ts';
 import { describeDifferences } from '../webllm/differences.ts';
 import type { ComparedMetric, ComparedMetrics } from '../webllm/mapping.ts';
@@ -80,3 +82,7 @@ export function sideBySide(ours: { latency: LatencyReport; model: ModelInfo }, w
     points: [...pointsOf('tokenscope', ours.latency.verdicts ?? []), ...pointsOf('webllm', webllm.verdicts)],
   };
 }
+
+// The result's declaration of this section (measure/sections/webllm.ts) and these interfaces agree.
+const sideBySideAgrees: Agrees<SideBySide, SideBySideData> = true;
+void sideBySideAgrees;

@@ -141,3 +141,8 @@ export const serveSchema = either((v) => ((v as { run?: unknown } | null)?.run =
 
 export type ServeRunSection = Infer<typeof serveRunSectionSchema>;
 export type BareVllmResult = Infer<typeof bareVllmResultSchema>;
+export type ServeSettingsData = Infer<typeof settingsSchema>;
+export type ServeRunData = Infer<typeof runSchema>;
+export type BatchPointData = Infer<typeof batchPointSchema>;
+export type CapacityData = Infer<typeof capacitySchema>;
+export type CostData = Infer<typeof costSchema>;
