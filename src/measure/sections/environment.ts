@@ -1,6 +1,6 @@
 /** The `environment` and `ceilings` sections: where a result was measured, and the device's roofs. */
 import type { AdapterDescription } from '../../gpu/capabilities.ts';
-import { array, bool, nullable, num, object, oneOf, record, SchemaError, str, type Agrees, type Infer } from '../schema-kit.ts';
+import { array, bool, nullable, num, object, oneOf, optional, record, SchemaError, str, type Agrees, type Infer } from '../schema-kit.ts';
 import { bytes, count, gbps, gflops, work } from './units.ts';
 
 const adapter = object({
@@ -21,6 +21,14 @@ export const environmentSchema = object({
   limits: record(num(0, Number.MAX_SAFE_INTEGER), { maxKeys: 256 }),
   disabled_features: array(str(64), 16).describe('Capability fallbacks forced by the user (e.g. ["shader-f16"]).'),
   cpu_adapter: bool().describe('Heuristic: the adapter is a CPU implementation (SwiftShader, lavapipe, WARP).'),
+  timestamp_quantization: optional(
+    nullable(
+      object({
+        quantized: bool(),
+        quantum_ns: num(1, 1e9).describe('The largest power of two (ns) dividing every timestamp read: 1–512 when unquantized, 65536 under Dawn\'s rounding.'),
+      }),
+    ),
+  ).describe('How finely GPU timestamps resolve (absent in older results; null without timestamp-query).'),
 });
 export type Environment = Omit<Infer<typeof environmentSchema>, 'limits'> & { limits: Record<string, number> };
 
