@@ -149,7 +149,7 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--sweep-batch needs positive integers, got "${b}".`);
     return n;
   });
-  let slo = {};
+  let slo: ReturnType<typeof parseSlo>;
   try {
     slo = get<string>('slo') ? parseSlo(get<string>('slo')!) : {};
   } catch (e) {

@@ -11,7 +11,7 @@ import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
-import { lengthCosts, runLatency, type LatencySection } from '../measure/latency.ts';
+import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
@@ -252,7 +252,7 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   }
   result.webllm = section;
   if (costModel && result.latency && result.model) {
-    result.side_by_side = sideBySide({ latency: result.latency as LatencySection, model: result.model as ModelInfo }, section);
+    result.side_by_side = sideBySide({ latency: result.latency, model: result.model }, section);
   }
   hooks.onPartial?.(result);
   return result;
