@@ -1,7 +1,6 @@
 /**
- * The SwiGLU gate as its own pass (shaders/swiglu.wgsl), a grid-stride loop shaped by
- * `elementwiseShape`: used only where gate and up could not be joined into one gated matvec
- * (a file that gives them different formats). Residual adds live in the linear epilogue.
+ * Elementwise kernels of the layer: the SwiGLU gate (shaders/swiglu.wgsl) and the residual add
+ * (shaders/add.wgsl). Both are grid-stride loops shaped by `elementwiseShape`.
  */
 import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
@@ -15,6 +14,11 @@ export function swigluCost(n: number): Cost {
   return { flops: 5 * n, bytes: 3 * 4 * n };
 }
 
+/** a += b: one FLOP per element; a and b read, a written. */
+export function residualAddCost(n: number): Cost {
+  return { flops: n, bytes: 3 * 4 * n };
+}
+
 /** out = silu(gate) · up over (R, hiddenDim); `out` may be `gate` (computed in place), not `up`. */
 export function swiglu(ctx: GpuContext, owner: string, gate: GPUBuffer, up: GPUBuffer, out: GPUBuffer, R: number, hiddenDim: number): Promise<Dispatch> {
   const n = R * hiddenDim;
@@ -23,11 +27,16 @@ export function swiglu(ctx: GpuContext, owner: string, gate: GPUBuffer, up: GPUB
     : gridStride(ctx, owner, 'swiglu', 'main', [gate, up], [out], n, swigluCost(n));
 }
 
+/** a += b over (R, features) (the residual connection). */
+export function add(ctx: GpuContext, owner: string, a: GPUBuffer, b: GPUBuffer, R: number, features: number): Promise<Dispatch> {
+  return gridStride(ctx, owner, 'add', 'main', [a, b], [], R * features, residualAddCost(R * features));
+}
+
 /** A grid-stride dispatch whose bindings are `before`, its params uniform, then `after`. */
 function gridStride(
   ctx: GpuContext,
   owner: string,
-  name: 'swiglu',
+  name: 'swiglu' | 'add',
   entryPoint: string,
   before: Binding[],
   after: Binding[],

@@ -94,6 +94,8 @@ export class Engine {
       att: f32('att', R * qDim),
       hb: f32('hb', R * config.hiddenDim),
       hb2: f32('hb2', R * config.hiddenDim),
+      proj: config.postNorms ? f32('proj', R * config.dim) : undefined,
+      projNormed: config.postNorms ? f32('projNormed', R * config.dim) : undefined,
       kCache: Array.from({ length: config.nLayers }, (_, l) => f32(`kCache${l}`, kvLayer)),
       vCache: Array.from({ length: config.nLayers }, (_, l) => f32(`vCache${l}`, kvLayer)),
       invFreq: Array.from({ length: config.nLayers }, (_, l) => storageBufferWith(d, `Engine.invFreq${l}`, ropeInvFreq(config, l))),
@@ -223,6 +225,8 @@ export class Engine {
     this.programs.clear();
     const b = this.buffers;
     for (const buf of [b.tokensIn, b.rows, b.x, b.qkv, b.q, b.att, b.hb, b.hb2, b.headIn, b.logits, b.tokensOut, ...b.kCache, ...b.vCache, ...b.invFreq]) buf.destroy();
+    b.proj?.destroy();
+    b.projNormed?.destroy();
     for (const r of this.readback) r.destroy();
     destroyWeights(this.weights);
   }

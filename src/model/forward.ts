@@ -11,10 +11,11 @@
 import { TokenscopeError } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { attention, type AttentionKernel, type RowLayout } from '../kernels/attention.ts';
-import { swiglu } from '../kernels/elementwise.ts';
+import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
 import { linear, type GateActivation, type LinearOptions } from '../kernels/linear.ts';
+import { rmsnorm } from '../kernels/rmsnorm.ts';
 import { ropeStore } from '../kernels/rope-store.ts';
 import { argmax, sample, type SampleKernel } from '../kernels/sampling.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
@@ -32,6 +33,9 @@ export interface StepBuffers {
   att: GPUBuffer; // (maxRows, nHeads·headDim): attention output
   hb: GPUBuffer; // (maxRows, hiddenDim): act(gate)·up
   hb2: GPUBuffer; // (maxRows, hiddenDim): up, where gate and up could not be joined
+  /** Gemma's post norms: a sub-layer's output before and after its RMSNorm, added to x after. */
+  proj?: GPUBuffer; // (maxRows, dim) when config.postNorms
+  projNormed?: GPUBuffer; // (maxRows, dim)
   kCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim)
   vCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim)
   invFreq: GPUBuffer[]; // per layer (ropeDim/2) f32: RoPE's inverse frequencies (variants.ts)
@@ -95,10 +99,10 @@ export async function buildStep(
     const attn = await attention(ctx, `${at}.attention`, { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att }, R, heads, layout);
     attentionKernels.push(attn);
     emit(attn.dispatches);
-    emit(await linear(ctx, `${at}.wo`, L.wo, b.att, b.x, R, { accumulate: true }));
+    emit(await residual(ctx, `${at}.wo`, L.wo, b.att, b, R, L.postAttnNorm, c));
     // feed-forward
     emit(await gatedFeedForward(ctx, `${at}.ffn_gate_up`, L.gateUp, b, R, { weight: L.ffnNorm, eps: c.rmsEps }, gateActivation(c)));
-    emit(await linear(ctx, `${at}.w_down`, L.wDown, b.hb, b.x, R, { accumulate: true }));
+    emit(await residual(ctx, `${at}.w_down`, L.wDown, b.hb, b, R, L.postFfnNorm, c));
   }
 
   const head: Dispatch[] = [];
@@ -113,6 +117,22 @@ export async function buildStep(
     }
   }
   return { R, body, head, headRows, attention: attentionKernels, sampler: drawer };
+}
+
+/**
+ * x += W·in: the residual add is the linear's epilogue, or — with a post norm (Gemma 3) — the
+ * projection, its RMSNorm and the add are three dispatches.
+ */
+async function residual(
+  ctx: GpuContext, owner: string, w: WeightTensor, input: GPUBuffer, b: StepBuffers, R: number, postNorm: GPUBuffer | undefined,
+  c: ModelConfig,
+): Promise<Dispatch[]> {
+  if (!postNorm) return linear(ctx, owner, w, input, b.x, R, { accumulate: true });
+  return [
+    ...(await linear(ctx, owner, w, input, b.proj!, R)),
+    await rmsnorm(ctx, `${owner}.post_norm`, b.proj!, postNorm, b.projNormed!, R, c.dim, c.rmsEps),
+    await add(ctx, `${owner}.residual`, b.x, b.projNormed!, R, c.dim),
+  ];
 }
 
 /** A linear layer whose weight was joined at upload (one dispatch), or its parts side by side in Y. */

@@ -25,6 +25,9 @@ export interface LayerWeights {
   qNorm?: GPUBuffer;
   kNorm?: GPUBuffer;
   wo: WeightTensor; // (dim, nHeads·headDim)
+  /** RMSNorm of the attention and FFN outputs before each residual add (Gemma 3), (dim) f32 each. */
+  postAttnNorm?: GPUBuffer;
+  postFfnNorm?: GPUBuffer;
   ffnNorm: GPUBuffer; // (dim) f32
   /** [gate|up] (2·hiddenDim, dim) with gate row j at 2j and up row j at 2j+1, or [wGate, wUp] when their formats differ. */
   gateUp: WeightTensor[];
@@ -158,7 +161,11 @@ export async function loadGgufWeights(
       attnNorm,
       qkv: sameFormat(qkv) ? [uploadWeight(ctx, `blk.${l}.attn_qkv`, qkv[0].format, qkv[0].rows + qkv[1].rows + qkv[2].rows, qkv[0].cols, stackRows(qkv[0].format, qkv[0].cols, qkv))] : qkv.map(upload),
       bqkv: biases && storageBufferWith(ctx.device, `blk.${l}.attn_qkv.bias`, concatF32(biases)),
+      qNorm: t.qNorm && await vector(t.qNorm),
+      kNorm: t.kNorm && await vector(t.kNorm),
       wo,
+      postAttnNorm: t.postAttnNorm && await vector(t.postAttnNorm),
+      postFfnNorm: t.postFfnNorm && await vector(t.postFfnNorm),
       ffnNorm,
       gateUp: sameFormat([gate, up])
         ? [uploadWeight(ctx, `blk.${l}.ffn_gate_up`, gate.format, 2 * gate.rows, gate.cols, interleaveRows(gate.format, gate.rows, gate.cols, gate.bytes, up.bytes), { rowMultiple: 2 })]
@@ -204,7 +211,11 @@ export async function syntheticWeights(
       attnNorm: ones(`${p}.attn_norm`, config.dim),
       qkv: [await matrix(`${p}.attn_qkv`, qDim + 2 * kvDim, config.dim)],
       bqkv: config.qkvBias ? zeros(`${p}.attn_qkv.bias`, qDim + 2 * kvDim) : undefined,
+      qNorm: config.qkNorm ? ones(`${p}.attn_q_norm`, config.headDim) : undefined,
+      kNorm: config.qkNorm ? ones(`${p}.attn_k_norm`, config.headDim) : undefined,
       wo: await matrix(`${p}.attn_output`, config.dim, qDim),
+      postAttnNorm: config.postNorms ? ones(`${p}.post_attention_norm`, config.dim) : undefined,
+      postFfnNorm: config.postNorms ? ones(`${p}.post_ffw_norm`, config.dim) : undefined,
       ffnNorm: ones(`${p}.ffn_norm`, config.dim),
       gateUp: [await matrix(`${p}.ffn_gate_up`, 2 * config.hiddenDim, config.dim, 2)],
       wDown: await matrix(`${p}.ffn_down`, config.dim, config.hiddenDim),
@@ -217,6 +228,6 @@ export async function syntheticWeights(
 
 export function destroyWeights(w: GpuWeights): void {
   for (const t of collect(w.layers, w.tokenEmbd, w.output)) destroyWeight(t);
-  for (const l of w.layers) for (const b of [l.attnNorm, l.ffnNorm, l.bqkv, l.qNorm, l.kNorm]) b?.destroy();
+  for (const l of w.layers) for (const b of [l.attnNorm, l.ffnNorm, l.bqkv, l.qNorm, l.kNorm, l.postAttnNorm, l.postFfnNorm]) b?.destroy();
   w.outputNorm.destroy();
 }

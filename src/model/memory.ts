@@ -64,7 +64,7 @@ export function matrixPlan(config: ModelConfig, formatOf: (label: string, cols: 
 export function activationFloatsPerRow(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
-  return 3 + c.dim + 3 * qDim + 2 * kvDim + 2 * c.hiddenDim;
+  return 3 + c.dim + 3 * qDim + 2 * kvDim + 2 * c.hiddenDim + (c.postNorms ? 2 * c.dim : 0);
 }
 
 export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape): MemoryPlan {

@@ -1,8 +1,8 @@
 /**
  * The per-architecture choices of the forward pass, each computed on the host by one function:
  * RoPE's inverse frequencies, the sliding attention window, the embedding scale and the gate
- * activation. A new architecture (Qwen3, Gemma 3, Llama 3.x rope scaling) changes these, not
- * the kernels, which read them as a table, a uniform or an override constant.
+ * activation, all read from the config (config.ts derives them per architecture). The kernels read
+ * them as a table, a uniform or an override constant; the CPU reference reads the same functions.
  */
 import type { GateActivation } from '../kernels/linear.ts';
 import type { ModelConfig } from './config.ts';
@@ -12,27 +12,34 @@ export function ropeFrequencies(ropeDim: number, theta: number): Float32Array<Ar
   return Float32Array.from({ length: ropeDim / 2 }, (_, i) => Math.pow(theta, (-2 * i) / ropeDim));
 }
 
-/** The inverse frequencies layer `layer` rotates q and k with, (ropeDim/2) f32. */
-export function ropeInvFreq(config: Pick<ModelConfig, 'ropeDim' | 'ropeTheta'>, layer: number): Float32Array<ArrayBuffer> {
-  void layer; // llama and qwen2 share one base across layers; Gemma 3's local layers will differ here
-  return ropeFrequencies(config.ropeDim, config.ropeTheta);
+/** Whether layer `l` attends through a sliding window (and uses ropeThetaSliding). */
+export function isSlidingLayer(c: Pick<ModelConfig, 'slidingWindow' | 'slidingPattern'>, l: number): boolean {
+  return c.slidingWindow > 0 && l % c.slidingPattern < c.slidingPattern - 1;
 }
 
-/** Keys a layer attends to behind each position (0 = all: llama, qwen2). */
-export function slidingWindow(config: ModelConfig, layer: number): number {
-  void config;
-  void layer;
-  return 0;
+/**
+ * The inverse RoPE frequencies of layer `l`, (ropeDim/2) values: pair i turns by pos · invFreq[i].
+ * invFreq[i] = scale · base^(−2i/ropeDim) / factor[i], as ggml_rope_ext with freq_factors. The one
+ * place the llama3 factors, linear scaling and Gemma's per-layer base enter RoPE (CPU and GPU).
+ */
+export function ropeInvFreq(c: Pick<ModelConfig, 'ropeDim' | 'ropeTheta' | 'ropeThetaSliding' | 'ropeFreqScale' | 'ropeFreqFactors' | 'slidingWindow' | 'slidingPattern'>, l: number): Float32Array<ArrayBuffer> {
+  const sliding = isSlidingLayer(c, l);
+  const base = sliding ? c.ropeThetaSliding : c.ropeTheta;
+  const scale = sliding ? 1 : c.ropeFreqScale;
+  return Float32Array.from({ length: c.ropeDim / 2 }, (_, i) => (scale * base ** (-(2 * i) / c.ropeDim)) / (c.ropeFreqFactors[i] ?? 1));
+}
+
+/** Keys layer `layer` attends to behind each position, itself included (0 = all). */
+export function slidingWindow(config: Pick<ModelConfig, 'slidingWindow' | 'slidingPattern'>, layer: number): number {
+  return isSlidingLayer(config, layer) ? config.slidingWindow : 0;
 }
 
 /** The factor the embedding gather multiplies by (1; Gemma: √dim). */
-export function embeddingScale(config: ModelConfig): number {
-  void config;
-  return 1;
+export function embeddingScale(config: Pick<ModelConfig, 'embedScale'>): number {
+  return config.embedScale;
 }
 
-/** The gate|up activation (SiLU for llama and qwen2; GELU-tanh for Gemma). */
-export function gateActivation(config: ModelConfig): GateActivation {
-  void config;
-  return 'silu';
+/** The gate|up activation (SiLU for Llama and Qwen; GELU-tanh for Gemma). */
+export function gateActivation(config: Pick<ModelConfig, 'activation'>): GateActivation {
+  return config.activation;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBuffer } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { swiglu } from '../../src/kernels/elementwise.ts';
+import { add, swiglu } from '../../src/kernels/elementwise.ts';
 import { swiglu as swigluRef } from '../../src/model/reference.ts';
 import { testGpu } from './context.ts';
 import { gpuCase, nmse, randn, readF32, seeded, submit } from './harness.ts';
@@ -36,4 +36,19 @@ describe('elementwise kernels', () => {
       });
     });
   }
+
+  it('add is exact: a += b over awkward sizes', async () => {
+    await gpuCase(ctx, 'add', async (s) => {
+      for (const [R, features] of [[1, 172], [17, 33]] as const) {
+        const rand = seeded(features);
+        const n = R * features;
+        const aData = randn(rand, n);
+        const bData = randn(rand, n);
+        const a = s.upload('a', aData);
+        submit(ctx, [s.track(await add(ctx, 'test.add', a, s.upload('b', bData), R, features))]);
+        const expected = aData.map((v, i) => Math.fround(v + bData[i]));
+        expect(await readF32(ctx, a, n)).toEqual(expected);
+      }
+    });
+  });
 });
