@@ -3,6 +3,7 @@
  * code in the page, in Node, and in the browser driven by the CLI (`window.tokenscope.runJob`).
  */
 import { describeError, TokenscopeError } from '../errors.ts';
+import { findPreset } from '../../models/catalog.ts';
 import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
@@ -13,7 +14,7 @@ import { measureCeilings } from './ceilings.ts';
 import { describeEnvironment } from './environment.ts';
 import { lengthCosts, runLatency, type LatencySection } from './latency.ts';
 import type { LengthCosts } from './latency-summary.ts';
-import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from './llama-bench-run.ts';
+import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from './llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from './protocol.ts';
@@ -53,7 +54,8 @@ export interface BenchJob {
   /** Generate text from a prompt (greedy) and report it. */
   generate?: { prompt: string; gen: number; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
-  llamaBench?: boolean;
+  /** llama-bench's protocol; `true` runs llama.cpp's defaults (pp512, tg128). */
+  llamaBench?: boolean | { nPrompt: number; nGen: number };
   /** Serving mode: a workload through the continuous-batching scheduler. */
   serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
@@ -90,13 +92,43 @@ export function defaultJob(caps: Pick<Capabilities, 'cpuLike'>): BenchJob {
  * of 64 but not past the model's context.
  */
 export function contextFor(job: BenchJob, modelContext: number, promptIds?: number[]): number {
+  const need = positionsNeeded(job, promptIds);
+  return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
+}
+
+/** Positions the job's longest request needs (at least 64). */
+function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   const needs = [64];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
-  if (job.llamaBench) needs.push(LLAMA_BENCH_DEFAULTS.nPrompt, LLAMA_BENCH_DEFAULTS.nGen + 1);
+  if (job.llamaBench) {
+    const lb = llamaBenchSettings(job);
+    needs.push(lb.nPrompt, lb.nGen + 1);
+  }
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
-  const need = Math.max(...needs);
-  return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
+  return Math.max(...needs);
+}
+
+/**
+ * Refuse up front (before the roofs) a job that cannot fit a preset model's context, rather than
+ * after minutes of measuring: the preset's shape is known without downloading anything.
+ */
+export function checkPresetFits(job: BenchJob): void {
+  const preset = job.model?.preset ? findPreset(job.model.preset) : undefined;
+  if (!preset) return;
+  const context = preset.config.contextLength;
+  const need = Math.max(positionsNeeded(job), job.context ?? 0);
+  if (need <= Math.max(64, context)) return;
+  const lb = job.llamaBench ? llamaBenchSettings(job) : null;
+  const hint = lb && (lb.nPrompt > context || lb.nGen + 1 > context)
+    ? `Run llama-bench with pp${Math.min(lb.nPrompt, context)} and tg${Math.min(lb.nGen, context - 1)} instead.`
+    : `Choose prompt and output lengths that add up to at most ${context} tokens, or a model with a longer context.`;
+  throw new TokenscopeError('bad-input', `This job needs ${need} positions; ${preset.title} holds ${context}.`, hint);
+}
+
+/** llama-bench's settings for a job: its pp/tg lengths over llama.cpp's defaults. */
+export function llamaBenchSettings(job: BenchJob): LlamaBenchSettings {
+  return typeof job.llamaBench === 'object' ? { ...LLAMA_BENCH_DEFAULTS, ...job.llamaBench } : LLAMA_BENCH_DEFAULTS;
 }
 
 /** The protocol part of the latency settings, shared by both engines. */
@@ -120,6 +152,7 @@ async function runTokenscope(
   hooks: JobHooks,
   beforeRelease?: (loaded: LoadedModel, result: BenchResult) => Promise<void>,
 ): Promise<BenchResult> {
+  checkPresetFits(job);
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
   const probeEnd = job.probe ? 1 - modelWork : 0;
@@ -192,7 +225,7 @@ async function runTokenscope(
       hooks.onPartial?.(result);
     }
     if (job.llamaBench) {
-      result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', LLAMA_BENCH_DEFAULTS, {
+      result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', llamaBenchSettings(job), {
         signal: hooks.signal,
         onProgress: progressSlice(hooks, 0.85, 1, 'llama-bench'),
       });

@@ -6,6 +6,7 @@
  */
 import { findKnownFile, findPreset } from '../../models/catalog.ts';
 import { defaultJob, type BenchJob, type LatencyJob } from '../bench/job.ts';
+import { LLAMA_BENCH_DEFAULTS } from '../bench/llama-bench-run.ts';
 import type { RepeatProtocol } from '../bench/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
@@ -39,6 +40,8 @@ export interface RunSetup {
   model: ModelPick;
   sweep: SweepSettings;
   serve: ServeSettings;
+  /** llama-bench's pp and tg lengths (llama.cpp's defaults: 512 and 128). */
+  llamaBench: { nPrompt: number; nGen: number };
   /** Cap on the roofs' bandwidth working set, MiB (default: chosen per device). */
   probeMiB?: number;
   /** Timed repetitions per roof (default: the protocol's minimum duration). */
@@ -202,6 +205,7 @@ export function defaultSetup(caps: Pick<Capabilities, 'cpuLike'>, params: PagePa
       profile: params.profile ?? latency.profile ?? false,
     },
     serve: { ...defaultServe(caps.cpuLike), ...params.serve },
+    llamaBench: { nPrompt: LLAMA_BENCH_DEFAULTS.nPrompt, nGen: LLAMA_BENCH_DEFAULTS.nGen },
     probeMiB: params.probeMiB,
     probeReps: params.probeReps,
     probeGrids: params.probeGrids,
@@ -255,7 +259,7 @@ export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
   } else if (setup.mode === 'serve') {
     job.serve = { ...setup.serve, slo: { ...setup.serve.slo } };
   } else {
-    job.llamaBench = true;
+    job.llamaBench = { ...setup.llamaBench };
   }
   return { job, file };
 }

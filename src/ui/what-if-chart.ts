@@ -29,11 +29,11 @@ export class WhatIfChart extends ChartBase {
     const predicted = predictOverContext(s, contexts).map((p) => ({ x: p.context, y: p.tokensPerS }));
     const curve = this.latency?.depth_curve ?? [];
     const datasets: object[] = [
-      { ...lineDataset(`predicted ceiling, batch ${s.batch} (tokens/s, all sequences)`, predicted, PALETTE[0]), pointRadius: 0 },
+      { ...lineDataset(`predicted ceiling from the settings above, batch ${s.batch} (tokens/s, all sequences)`, predicted, PALETTE[0]), pointRadius: 0 },
       { ...pointDataset('you are here', [{ x: s.context, y: predictDecode(s).tokensPerS }], PALETTE[2], 6), pointStyle: 'triangle' },
     ];
     if (curve.length) {
-      datasets.push({ ...lineDataset('measured run: its bandwidth ceiling', curve.map((d) => ({ x: d.depth, y: d.ceiling_tokens_per_s })), PALETTE[4], [6, 4]), pointRadius: 0 });
+      datasets.push({ ...lineDataset('measured run: bandwidth ceiling for its own model and bytes per token (no compute cap)', curve.map((d) => ({ x: d.depth, y: d.ceiling_tokens_per_s })), PALETTE[4], [6, 4]), pointRadius: 0 });
       datasets.push(pointDataset('measured run: decode tokens/s (1000 / TPOT)', curve.map((d) => ({ x: d.depth, y: 1000 / d.tpot_ms })), PALETTE[1], 4));
     }
     return {
