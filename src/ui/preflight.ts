@@ -4,6 +4,7 @@
  * after the roofs. Pure, unit-tested.
  */
 import { findPreset } from '../../models/catalog.ts';
+import { BYTES_PER_WEIGHT, decodeShapeOf } from '../bench/what-if.ts';
 import type { RunSetup } from './setup.ts';
 
 export interface Preflight {
@@ -60,4 +61,52 @@ export function preflight(setup: RunSetup): Preflight | null {
     problem: `Requests of ${prompt} prompt + ${output} output tokens need ${prompt + output - 1} positions; ${name} holds ${context}.`,
     fix: { label: `Use ${p} prompt + ${o} output tokens`, setup: { ...setup, serve: { ...setup.serve, prompt: { kind: 'fixed', tokens: p }, output: { kind: 'fixed', tokens: o } } } },
   };
+}
+
+/** The phases a setup runs, in order (the progress says "step k of n"). */
+export function phasePlan(setup: RunSetup): string[] {
+  if (setup.mode === 'roofs') return ['roofs'];
+  const work = setup.mode === 'latency' ? 'latency' : setup.mode === 'serve' ? 'serve' : 'llama-bench';
+  return ['roofs', 'model', work];
+}
+
+/** Which step of the plan a progress label ("latency: prompt 16 …") belongs to, 1-based; 0 when unknown. */
+export function stepOf(plan: readonly string[], label: string): number {
+  const phase = label.split(':')[0].trim();
+  return plan.indexOf(phase === 'WebLLM model' || phase === 'WebLLM latency' ? 'latency' : phase) + 1;
+}
+
+/**
+ * Seconds the roofs take, as observed on this kind of device (the roofs repeat each measurement
+ * to a minimum duration, so this is their protocol's length, not a guess from the first percent).
+ */
+export function roofsSeconds(cpuLike: boolean, quick: boolean): number {
+  if (quick) return cpuLike ? 15 : 3;
+  return cpuLike ? 45 : 8;
+}
+
+/**
+ * The fastest the model phases can go on these roofs (their roofline floor), seconds: prefill of
+ * P tokens ≥ max(2·params·P ÷ matmul roof, weight bytes ÷ bandwidth), one decode step ≥
+ * max(weight bytes ÷ bandwidth, 2·params ÷ FMA peak). Null when the model's size is unknown before
+ * a download. Overhead adds to it (on CPU adapters many times over), so the page says "at least".
+ */
+export function modelFloorSeconds(setup: RunSetup, roofs: { bandwidthGBps: number; computeGflops: number; matmulGflops: number }): number | null {
+  const m = setup.model;
+  if (setup.mode === 'roofs' || m.kind !== 'preset') return null;
+  const p = findPreset(m.id);
+  if (!p) return null;
+  const params = decodeShapeOf(p.config).parameters;
+  const bytesPerWeight = BYTES_PER_WEIGHT[m.quant as keyof typeof BYTES_PER_WEIGHT] ?? 4;
+  const weightS = (params * bytesPerWeight) / (roofs.bandwidthGBps * 1e9);
+  const prefill = (P: number) => Math.max((2 * params * P) / (roofs.matmulGflops * 1e9), weightS);
+  const step = Math.max(weightS, (2 * params) / (roofs.computeGflops * 1e9));
+  if (setup.mode === 'latency') {
+    const s = setup.sweep;
+    return s.promptLengths.reduce((t, P) => t + (s.reps + 1) * (prefill(P) + (s.gen - 1) * step), 0);
+  }
+  if (setup.mode === 'llama-bench') return 6 * (prefill(setup.llamaBench.nPrompt) + setup.llamaBench.nGen * step);
+  const prompt = setup.serve.prompt.kind === 'fixed' ? setup.serve.prompt.tokens : setup.serve.prompt.max;
+  const output = setup.serve.output.kind === 'fixed' ? setup.serve.output.tokens : setup.serve.output.max;
+  return setup.serve.requests * (prefill(prompt) + output * step);
 }

@@ -14,16 +14,22 @@ import { kernelXY, phasePoints, type LatencyView } from './series.ts';
 /** A point drawn with its own label beside it ("prefill 64", "decode @ 80", "B = 4"). */
 type Labelled = { x: number; y: number; tag?: string };
 
+const isDecade = (v: number) => v > 0 && Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9;
+
+/** Grid lines at decades only: the minor log ticks would hatch the plot. */
+const decadeGrid = (theme: Theme) => ({ color: (c: { tick?: { value: number } }) => (c.tick && isDecade(c.tick.value) ? theme.grid : 'transparent') });
+
 /** Decade ticks only (0.1, 1, 10, 100 …), written without trailing zeros. */
 function decadeTicks(theme: Theme, big: boolean) {
   return {
     color: theme.fg,
     font: { size: big ? 18 : 12 },
     autoSkip: false,
+    maxRotation: 0,
     callback: (value: number | string) => {
       const v = Number(value);
       const log = Math.log10(v);
-      if (Math.abs(log - Math.round(log)) > 1e-9) return '';
+      if (!isDecade(v)) return '';
       return v >= 1e4 || v < 1e-3 ? `1e${Math.round(log)}` : String(Number(v.toPrecision(1)));
     },
   };
@@ -79,12 +85,20 @@ function rooflineDecor(decor: Decor): Plugin<'scatter'> {
       ctx.fillStyle = decor.theme.fg;
       ctx.textBaseline = 'middle';
       ctx.textAlign = 'left';
+      // Labels that would overlap an earlier one move down a line (decode dots of nearby depths sit close together).
+      const placed: { x: number; y: number; w: number; h: number }[] = [];
+      const h = decor.big ? 24 : 15;
       chart.data.datasets.forEach((ds, i) => {
         if (!chart.isDatasetVisible(i)) return;
         const meta = chart.getDatasetMeta(i);
         (ds.data as Labelled[]).forEach((p, j) => {
           const el = meta.data[j];
-          if (p?.tag && el) ctx.fillText(p.tag, el.x + 8, el.y);
+          if (!p?.tag || !el) return;
+          const w = ctx.measureText(p.tag).width;
+          const box = { x: el.x + 8, y: el.y, w, h };
+          while (placed.some((q) => box.x < q.x + q.w && q.x < box.x + box.w && Math.abs(box.y - q.y) < h)) box.y += h;
+          placed.push(box);
+          ctx.fillText(p.tag, box.x, box.y);
         });
       });
       ctx.restore();
@@ -216,8 +230,8 @@ export class RooflineChart extends ChartBase {
       plugins: [this.decorPlugin],
       options: {
         scales: {
-          x: { ...titled('arithmetic intensity (FLOP / byte)'), min: lo, max: hi, ticks: decadeTicks(theme, big) },
-          y: { ...titled('GFLOP/s'), min: yLo, max: yHi, ticks: decadeTicks(theme, big) },
+          x: { ...titled('arithmetic intensity (FLOP / byte)'), min: lo, max: hi, ticks: decadeTicks(theme, big), grid: decadeGrid(theme) },
+          y: { ...titled('GFLOP/s'), min: yLo, max: yHi, ticks: decadeTicks(theme, big), grid: decadeGrid(theme) },
         },
         plugins: {
           legend: { labels: { color: theme.fg, boxWidth: big ? 24 : 14, font: { size: big ? 18 : 12 } } },

@@ -69,7 +69,7 @@ export class VerdictCard extends LitElement {
           : ''}
       </div>
       ${h.bounds ? html`<p class="say" id="v-bounds"><strong>${h.bounds}</strong></p>` : ''}
-      ${h.advice ? html`<p class="say" id="v-advice">What to try: ${h.advice}</p>` : ''}
+      ${h.advice ? html`<p class="say" id="v-advice"><span class="muted">Next:</span> ${h.advice}</p>` : ''}
       ${h.overheadWhy ? html`<p class="muted" id="v-why">Why overhead: ${h.overheadWhy}</p>` : ''}
       ${binding && roofs && binding.name !== 'f32 FMA peak'
         ? html`<p class="muted">Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our tiled matmul kernel reaches ${num(roofs.matmulGflops)} GFLOP/s, so for prefill the kernel binds first.</p>`
