@@ -2,7 +2,8 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { runJob, type BenchJob, type JobHooks } from '../bench/job.ts';
 import { describeEnvironment } from '../bench/environment.ts';
 import type { BenchResult, Environment } from '../bench/schema.ts';
-import { TokenscopeError, describeError } from '../errors.ts';
+import { TokenscopeError, describeError, isTokenscopeError } from '../errors.ts';
+import { throwIfCancelled } from '../bench/protocol.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
 
@@ -42,6 +43,12 @@ export class GpuSession implements ReactiveController {
   readonly paramError: ShownError | null = null;
   private ctx: GpuContext | null = null;
   private abort: AbortController | null = null;
+  /**
+   * A cancelled job still finishing its last GPU submission: control returns to the visitor at
+   * once, and the next run starts only after it settles (one job on the device at a time).
+   */
+  private settling: Promise<void> = Promise.resolve();
+  private windingDown = false;
 
   constructor(private readonly host: ReactiveControllerHost, search: string) {
     host.addController(this);
@@ -88,35 +95,52 @@ export class GpuSession implements ReactiveController {
   /** Run a job; progress and partial results go to the hooks as they arrive. */
   async run(job: BenchJob, hooks: RunHooks = {}): Promise<BenchResult> {
     if (this.status === 'running') throw new TokenscopeError('bad-input', 'A run is already in progress.', 'Wait for it to finish or cancel it.');
-    const ctx = await this.ensureDevice();
     this.status = 'running';
     this.runsStarted++;
-    this.abort = new AbortController();
-    this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
+    const abort = new AbortController();
+    this.abort = abort;
+    this.progress = { step: this.windingDown ? 'waiting for the cancelled run to stop' : 'starting', fraction: 0, startedAt: performance.now() };
     this.host.requestUpdate();
     try {
-      return await runJob(ctx, job, this.disabled, {
+      await this.settling;
+      throwIfCancelled(abort.signal);
+      const ctx = await this.ensureDevice();
+      this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
+      const running = runJob(ctx, job, this.disabled, {
         ...hooks,
-        signal: this.abort.signal,
+        signal: abort.signal,
         onProgress: (step, fraction) => {
+          if (abort.signal.aborted) return;
           this.progress = { ...this.progress, step, fraction };
           hooks.onProgress?.(step, fraction);
           this.host.requestUpdate();
         },
         waitUntilVisible,
       });
-    } catch (e) {
-      const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
-      throw lost ? deviceLostError() : e;
+      const settled = () => {
+        this.windingDown = false;
+      };
+      this.settling = running.then(settled, settled);
+      // Cancel answers at once; the job stops at its next check and `settling` waits for that.
+      const cancelled = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.')), { once: true }));
+      try {
+        return await Promise.race([running, cancelled]);
+      } catch (e) {
+        if (isTokenscopeError(e, 'cancelled') && !ctx.isLost()) throw e;
+        const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
+        throw lost ? deviceLostError() : e;
+      }
     } finally {
-      this.status = 'ready';
+      if (this.status === 'running') this.status = 'ready';
       this.abort = null;
       this.host.requestUpdate();
     }
   }
 
   cancel(): void {
-    this.abort?.abort();
+    if (!this.abort || this.abort.signal.aborted) return;
+    this.windingDown = true;
+    this.abort.abort();
   }
 
   /** Destroy the device as a driver reset would (the tests' `loseDevice` hook). */

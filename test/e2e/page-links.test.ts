@@ -107,8 +107,12 @@ describe('links, comparisons and hostile input', () => {
 
   it('two links side by side with ratios, and the comparison as its own #c= link', async () => {
     const faster = structuredClone(result);
+    // A faster run moves its whole spread, not only its median (else the comparison reads "within noise").
     faster.ceilings!.read_bandwidth_gbps *= 2;
-    (faster.latency as LatencySection).rows[0].ttft.p50 /= 4;
+    const m = faster.ceilings!.measurements.read_bandwidth_gbps!;
+    Object.assign(m, { value: m.value * 2, min: m.min * 2, max: m.max * 2 });
+    const ttft = (faster.latency as LatencySection).rows[0].ttft;
+    for (const k of ['mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const) ttft[k] /= 4;
     const { page, errors, csp } = await open('');
     for (const r of [result, faster]) {
       await page.locator('#paste-link').fill(`${ctx.server.url}${await encodeReport(r)}`);
