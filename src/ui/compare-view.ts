@@ -80,7 +80,11 @@ export class CompareView extends LitElement {
     const diffs = differences(a.result, b.result);
     const side = (x: typeof a) => [x.label, (x.result.model as { name?: string } | undefined)?.name ?? 'roofs only', device(x.result), humanDate(x.result.created_at)];
     const [sa, sb] = [side(a), side(b)];
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="The two reports">
+    return html`${diffs.length
+        ? html`<div class="diffs" id="differences"><strong>What differs:</strong>
+            <ul>${diffs.map((d) => html`<li><strong>${d.what}</strong>: A ${d.a} · B ${d.b}</li>`)}</ul></div>`
+        : html`<p class="diffs" id="differences"><strong>What differs:</strong> nothing recorded — same model, quantization, mode, settings, device and browser.</p>`}
+      <div class="scroll" tabindex="0" role="region" aria-label="The two reports">
         <table>
           <thead><tr><th scope="col"></th><th scope="col">A</th><th scope="col">B</th></tr></thead>
           <tbody>
@@ -88,10 +92,6 @@ export class CompareView extends LitElement {
           </tbody>
         </table>
       </div>
-      ${diffs.length
-        ? html`<div class="diffs" id="differences"><strong>What differs:</strong>
-            <ul>${diffs.map((d) => html`<li><strong>${d.what}</strong>: A ${d.a} · B ${d.b}</li>`)}</ul></div>`
-        : html`<p class="diffs" id="differences"><strong>What differs:</strong> nothing recorded — same model, quantization, mode, settings, device and browser.</p>`}
       ${rows.length === 0
         ? html`<p class="muted">These two reports have no metric in common (for latency, the same prompt length is needed).</p>`
         : html`<div class="scroll" tabindex="0" role="region" aria-label="Metrics compared">

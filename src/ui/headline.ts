@@ -85,7 +85,7 @@ function commonBound(rows: readonly PhaseRow[]): Bound | null {
 
 function boundWords(phase: string, bound: Bound | null, side: 'memory' | 'compute' | undefined): string {
   if (!bound) return '';
-  if (bound === 'overhead-bound') return `${phase} is overhead-bound (it sits on the ${side ?? 'memory'} side of the ridge, but far below the roof)`;
+  if (bound === 'overhead-bound') return `${phase} is overhead-bound: on the ${side ?? 'memory'} side of the ridge, but far below the roof`;
   return `${phase} is ${bound}`;
 }
 
@@ -110,7 +110,14 @@ export function headline(r: BenchResult): Headline {
   const decodeRows = phaseRows.filter((x) => x.phase === 'decode');
   const pb = commonBound(prefillRows);
   const db = commonBound(decodeRows);
-  const bounds = pb || db ? `${[boundWords('Prefill', pb, prefillRows.at(-1)?.side), boundWords('decode', db, decodeRows.at(-1)?.side)].filter(Boolean).join('; ')}.` : null;
+  const ps = prefillRows.at(-1)?.side;
+  const ds = decodeRows.at(-1)?.side;
+  const bounds =
+    pb && pb === db && ps === ds
+      ? `${boundWords('Prefill and decode', pb, ps).replace(' is ', ' are both ')}.`
+      : pb || db
+        ? `${[boundWords('Prefill', pb, ps), boundWords(pb ? 'decode' : 'Decode', db, ds)].filter(Boolean).join('; ')}.`
+        : null;
 
   const model = r.model as { parameters?: number } | undefined;
   const tiny = model?.parameters !== undefined && model.parameters < TINY_PARAMETERS;

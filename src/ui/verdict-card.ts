@@ -20,7 +20,7 @@ export class VerdictCard extends LitElement {
     css`
       .numbers {
         display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(170px, 1fr));
+        grid-template-columns: repeat(auto-fit, minmax(145px, 1fr));
         gap: 12px;
         margin: 0 0 12px;
       }
