@@ -71,7 +71,11 @@ export class App extends LitElement {
         flex-wrap: wrap;
         margin: 12px 0 0;
       }
+      /* Progress and Cancel stay on screen while the results below scroll into view. */
       .progress {
+        position: sticky;
+        top: 0;
+        z-index: 5;
         margin-top: 12px;
       }
       .report-head {
@@ -281,13 +285,13 @@ export class App extends LitElement {
       <h2 id="run-title">Run a benchmark</h2>
       <ts-run-setup .setup=${this.setup} .environment=${s.environment} .roofs=${this.localRoofs()} ?running=${running} ?ready=${s.status === 'ready'}
         @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
-      ${running
-        ? html`<div class="progress">
-            <ts-progress .step=${this.cancelling ? 'Cancelling…' : `${k ? `Step ${k} of ${plan.length} — ` : ''}${s.progress.step}`} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
-            <div class="actions"><button id="cancel" class="secondary" ?disabled=${this.cancelling} @click=${() => this.cancel()}>${this.cancelling ? 'Cancelling…' : 'Cancel'}</button></div>
-          </div>`
-        : ''}
-    </section>`;
+    </section>
+    ${running
+      ? html`<div class="progress card" role="group" aria-label="Run progress">
+          <ts-progress .step=${this.cancelling ? 'Cancelling…' : `${k ? `Step ${k} of ${plan.length} — ` : ''}${s.progress.step}`} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
+          <div class="actions"><button id="cancel" class="secondary" ?disabled=${this.cancelling} @click=${() => this.cancel()}>${this.cancelling ? 'Cancelling…' : 'Cancel'}</button></div>
+        </div>`
+      : ''}`;
   }
 
   /** The report list, what is on show, and share / export / import. */

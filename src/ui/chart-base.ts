@@ -35,12 +35,15 @@ export abstract class ChartBase extends LitElement {
         margin-top: 4px;
       }
       .empty {
-        position: absolute;
-        inset: 0;
-        display: grid;
-        place-items: center;
-        text-align: center;
-        padding: 0 12px;
+        margin: 0;
+        padding: 6px 0;
+      }
+      /* Nothing to draw yet: a one-line hint instead of an empty plot-sized box. */
+      .wrap.idle {
+        height: auto;
+      }
+      .wrap.idle canvas {
+        display: none;
       }
     `,
   ];
@@ -82,7 +85,7 @@ export abstract class ChartBase extends LitElement {
   }
 
   override render() {
-    return html`<div class="wrap">
+    return html`<div class="wrap ${this.config ? '' : 'idle'}">
         <canvas role="img" aria-label=${this.describe()}></canvas>
         ${this.config ? '' : html`<p class="empty muted">${this.emptyText}</p>`}
       </div>

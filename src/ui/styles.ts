@@ -174,6 +174,10 @@ export const shared = css`
       margin-bottom: 6px;
     }
   }
+  summary:focus-visible {
+    outline: 3px solid var(--accent);
+    outline-offset: 2px;
+  }
   .sr-only {
     position: absolute;
     width: 1px;

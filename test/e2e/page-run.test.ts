@@ -146,7 +146,8 @@ describe('a run, its link, its exports', () => {
       stops.push(f.id);
     }
     expect(stops.length).toBeLessThan(150);
-    const order = ['select#model', 'button:Run', 'button:Share link', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
+    // An opened file is shown first: its report, then share/export, then the run form folded under "Run on your device".
+    const order = ['button:Share link', 'summary:Run on your device', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
     expect(order.every((i) => i >= 0), stops.join(' | ')).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(errors).toEqual([]);
