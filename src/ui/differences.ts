@@ -2,8 +2,8 @@
  * What differs between two reports (model, quantization, mode, settings, device, browser) and
  * whether a metric's difference is larger than the runs' own spread. Pure, unit-tested.
  */
-import type { LatencySection } from '../bench/latency.ts';
-import type { BenchResult, CeilingKey } from '../bench/schema.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { BenchResult, CeilingKey } from '../measure/schema.ts';
 import type { ComparisonRow } from '../share/compare.ts';
 
 export interface Difference {

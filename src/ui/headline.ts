@@ -6,8 +6,8 @@
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
  * f32 FMA peak; the tiled-matmul kernel is a second, lower compute roof for prefill, shown beside.
  */
-import type { Bound, Verdict } from '../bench/roofline.ts';
-import type { BenchResult, Ceilings } from '../bench/schema.ts';
+import type { Bound, Verdict } from '../measure/roofline.ts';
+import type { BenchResult, Ceilings } from '../measure/schema.ts';
 import type { LatencyView } from './series.ts';
 
 /** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */

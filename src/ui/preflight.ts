@@ -3,8 +3,8 @@
  * When they do not, the page says why and offers the nearest setup that does, instead of failing
  * after the roofs. Pure, unit-tested.
  */
-import { findPreset } from '../../models/catalog.ts';
-import { BYTES_PER_WEIGHT, decodeShapeOf } from '../bench/what-if.ts';
+import { findPreset } from '../model/catalog.ts';
+import { BYTES_PER_WEIGHT, decodeShapeOf } from '../measure/what-if.ts';
 import type { RunSetup } from './setup.ts';
 
 export interface Preflight {

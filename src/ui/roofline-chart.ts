@@ -1,8 +1,8 @@
 import { css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Chart as ChartJs, ChartConfiguration, Plugin } from 'chart.js';
-import { attainableFlopsPerS } from '../bench/roofline.ts';
-import type { Ceilings } from '../bench/schema.ts';
+import { attainableFlopsPerS } from '../measure/roofline.ts';
+import type { Ceilings } from '../measure/schema.ts';
 import type { DecodeRoofline } from '../serve/run.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';

@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { BenchResult } from '../bench/schema.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import { num, pct } from './format.ts';
 import { bindingComputeRoof, headline } from './headline.ts';
 import { shared } from './styles.ts';

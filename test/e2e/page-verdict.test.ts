@@ -5,8 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { BenchJob } from '../../src/bench/job.ts';
-import type { BenchResult } from '../../src/bench/schema.ts';
+import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeComparison } from '../../src/share/compare.ts';
 import { encodeReport } from '../../src/share/permalink.ts';
 import { validateResult } from '../../src/share/validate-sections.ts';

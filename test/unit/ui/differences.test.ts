@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencySection } from '../../../src/bench/latency.ts';
+import type { LatencySection } from '../../../src/measure/latency.ts';
 import { compareResults } from '../../../src/share/compare.ts';
 import { browserOf, differences, modeOf, noiseCall, spreadOf } from '../../../src/ui/differences.ts';
 import { smallResult } from '../share/fixtures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencySection } from '../../../src/bench/latency.ts';
-import { verdict } from '../../../src/bench/roofline.ts';
+import type { LatencySection } from '../../../src/measure/latency.ts';
+import { verdict } from '../../../src/measure/roofline.ts';
 import { bindingComputeRoof, headline, humanDate, reportTitle, roofsOf, sideOfRidge } from '../../../src/ui/headline.ts';
 import { largeResult, smallResult } from '../share/fixtures.ts';
 

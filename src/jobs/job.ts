@@ -3,22 +3,22 @@
  * code in the page, in Node, and in the browser driven by the CLI (`window.tokenscope.runJob`).
  */
 import { describeError, TokenscopeError } from '../errors.ts';
-import { findPreset } from '../../models/catalog.ts';
+import { findPreset } from '../model/catalog.ts';
 import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
-import { measureCeilings } from './ceilings.ts';
-import { describeEnvironment } from './environment.ts';
-import { lengthCosts, runLatency, type LatencySection } from './latency.ts';
-import type { LengthCosts } from './latency-summary.ts';
-import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from './llama-bench-run.ts';
+import { measureCeilings } from '../measure/ceilings.ts';
+import { describeEnvironment } from '../measure/environment.ts';
+import { lengthCosts, runLatency, type LatencySection } from '../measure/latency.ts';
+import type { LengthCosts } from '../measure/latency-summary.ts';
+import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
-import type { RepeatProtocol } from './protocol.ts';
-import { newResult, type BenchResult } from './schema.ts';
+import type { RepeatProtocol } from '../measure/protocol.ts';
+import { newResult, type BenchResult } from '../measure/schema.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
 import { parseModelId } from '../webllm/catalog.ts';
