@@ -6,6 +6,7 @@ import { TokenscopeError, describeError, isTokenscopeError } from '../errors.ts'
 import { throwIfCancelled } from '../measure/protocol.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { rememberReadRoof } from './roof-memory.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
 
@@ -124,7 +125,9 @@ export class GpuSession implements ReactiveController {
       // Cancel answers at once; the job stops at its next check and `settling` waits for that.
       const cancelled = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.')), { once: true }));
       try {
-        return await Promise.race([running, cancelled]);
+        const result = await Promise.race([running, cancelled]);
+        if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
+        return result;
       } catch (e) {
         if (isTokenscopeError(e, 'cancelled') && !ctx.isLost()) throw e;
         const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
