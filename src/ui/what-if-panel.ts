@@ -133,8 +133,8 @@ export class WhatIfPanel extends LitElement {
             <option value=${CUSTOM} ?selected=${this.deviceId === CUSTOM}>your own numbers</option>
           </select>
         </label>
-        ${this.numberInput('wi-bw', 'Memory bandwidth (GB/s)', Number(s.bandwidthGBps.toFixed(2)), 0.01, 8000, 0.01, (n) => custom(() => this.set({ bandwidthGBps: n })), 'log')}
-        ${this.numberInput('wi-compute', 'Compute roof (GFLOP/s)', Number((s.computeGflops ?? 1).toFixed(2)), 0.01, 1e6, 0.01, (n) => custom(() => this.set({ computeGflops: n })), 'log')}
+        ${this.numberInput('wi-bw', 'Memory bandwidth (GB/s)', Number(s.bandwidthGBps.toPrecision(3)), 0.01, 8000, 0.01, (n) => custom(() => this.set({ bandwidthGBps: n })), 'log')}
+        ${this.numberInput('wi-compute', 'Compute roof (GFLOP/s)', Number((s.computeGflops ?? 1).toPrecision(3)), 0.01, 1e6, 0.01, (n) => custom(() => this.set({ computeGflops: n })), 'log')}
         <label>Model shape
           <select id="wi-shape" @change=${(e: Event) => {
             this.shapeId = (e.target as HTMLSelectElement).value;

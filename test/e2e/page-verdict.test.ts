@@ -80,7 +80,7 @@ describe('verdict, links and preflight', () => {
     expect(side === 'memory' || side === 'compute').toBe(true);
     // The what-if starts on this device's measured roofs (the roofline's), at batch 1 and the measured model.
     expect(await page.locator('ts-what-if #wi-device').inputValue()).toBe('measured');
-    expect(await page.locator('ts-what-if #wi-compute').inputValue()).toBe(String(Number(result.ceilings!.f32_gflops.toFixed(2))));
+    expect(await page.locator('ts-what-if #wi-compute').inputValue()).toBe(String(Number(result.ceilings!.f32_gflops.toPrecision(3))));
     expect(await page.locator('ts-what-if #wi-answer').getAttribute('data-bound')).toBe(side);
     expect(await deepText(page, 'ts-verdict-card')).toMatch(new RegExp(`\\(\\s*${side}\\s+side\\)`));
     // A spec-sheet preset is marked as such, and batching moves decode to the compute side without running anything.
