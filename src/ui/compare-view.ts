@@ -78,7 +78,7 @@ export class CompareView extends LitElement {
     if (!a || !b) return html``;
     const rows = compareResults(a.result, b.result).map((r) => ({ ...r, call: noiseCall(r, spreadOf(a.result, r), spreadOf(b.result, r)) }));
     const diffs = differences(a.result, b.result);
-    const side = (x: typeof a) => [x.label, (x.result.model as { name?: string } | undefined)?.name ?? 'roofs only', device(x.result), humanDate(x.result.created_at)];
+    const side = (x: typeof a) => [x.label, x.result.model?.name ?? 'roofs only', device(x.result), humanDate(x.result.created_at)];
     const [sa, sb] = [side(a), side(b)];
     return html`${diffs.length
         ? html`<div class="diffs" id="differences"><strong>What differs:</strong>

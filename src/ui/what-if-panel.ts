@@ -7,7 +7,6 @@ import { roofsOf } from './headline.ts';
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
 import { bytes, count, num } from './format.ts';
-import type { LatencyView } from './series.ts';
 import { shared } from './styles.ts';
 import './what-if-chart.ts';
 
@@ -51,11 +50,11 @@ export class WhatIfPanel extends LitElement {
   @state() private deviceId = DEVICE_PRESETS[0].id;
 
   private model(): ModelInfo | null {
-    return (this.result?.model as ModelInfo | undefined) ?? null;
+    return this.result?.model ?? null;
   }
 
   private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
-    const model = (result?.model as ModelInfo | undefined) ?? null;
+    const model = result?.model ?? null;
     const config = shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
     const { parameters, shape } = decodeShapeOf(config);
     const roofs = result?.ceilings ? roofsOf(result.ceilings) : null;
@@ -84,7 +83,7 @@ export class WhatIfPanel extends LitElement {
     const model = this.model();
     this.shapeId = model ? MEASURED : DEFAULT_SHAPE;
     this.deviceId = this.result?.ceilings ? MEASURED : DEVICE_PRESETS[0].id;
-    const depths = ((this.result?.latency as LatencyView | undefined)?.depth_curve ?? []).map((d) => d.depth);
+    const depths = (this.result?.latency?.depth_curve ?? []).map((d) => d.depth);
     this.maxContext = depths.length ? Math.max(64, Math.ceil((Math.max(...depths) * 2) / 64) * 64) : 4096;
     this.s = { ...this.scenarioFor(this.result, this.shapeId), context: Math.min(512, this.maxContext / 2) };
   }
@@ -113,7 +112,7 @@ export class WhatIfPanel extends LitElement {
     const s = this.s;
     const p = predictDecode(s);
     const switchAt = computeBoundBatch(s);
-    const latency = (this.result?.latency as LatencyView | undefined) ?? null;
+    const latency = this.result?.latency ?? null;
     const model = this.model();
     const measured = this.result?.ceilings ? roofsOf(this.result.ceilings) : null;
     const onMeasured = this.deviceId === MEASURED && measured !== null;

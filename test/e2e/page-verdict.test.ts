@@ -9,7 +9,7 @@ import type { BenchJob } from '../../src/jobs/job.ts';
 import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeComparison } from '../../src/share/compare.ts';
 import { encodeReport } from '../../src/share/permalink.ts';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import { api, deepText, launch, pageAndBrowser, screenshot, waitForReady, watchErrors } from './browser.ts';
 
 const JOB: BenchJob = {
