@@ -16,7 +16,7 @@ import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
 import { SHADERS } from './shaders.ts';
-import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 export interface LinearOptions {
   /** (rows) f32, added to every row of Y. */
@@ -27,7 +27,7 @@ export interface LinearOptions {
   shape?: LinearShape;
 }
 
-/** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl). */
+/** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl): a multiple of every format's chunk (4, 16 or 32 weights). */
 const TILE_K = 32;
 
 /**
@@ -102,7 +102,7 @@ export async function linear(
       const layout = packedLayout(w.format, shard.rows, w.cols);
       const params = uniformBufferWith(ctx.device, `${name}.params`, new Uint32Array([shard.rows, w.cols, R, w.rows, shard.rowStart, layout.scaleBase, 0, 0]));
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, shard.buffer];
-      if (isQuantized(w.format)) bindings.push(shard.buffer);
+      if (hasScaleRegion(w.format)) bindings.push(shard.buffer);
       const workgroups: [number, number, number] =
         shape.kernel === 'matvec'
           ? grid1d(Math.ceil(shard.rows / shape.rowsPerWorkgroup), ctx.caps.limits.maxComputeWorkgroupsPerDimension)

@@ -4,7 +4,7 @@ import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type LinearOptions } from '../../src/kernels/linear.ts';
 import { linearShape, type LinearShape } from '../../src/kernels/select.ts';
-import { destroyWeight, uploadWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../../src/kernels/weights.ts';
+import { destroyWeight, rowMultiple, uploadWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';
 
@@ -19,8 +19,10 @@ const F16_TOLERANCE = 1e-5;
 function shapesFor(format: WeightFormat, seed: number): [number, number][] {
   const next = rng(seed);
   const pick = <T,>(xs: T[]) => xs[Math.floor(next() * xs.length)];
-  const quantized = format === 'q8_0' || format === 'q4_0';
-  const cols = quantized ? [96, 160, 224, 288, 352] : [36, 100, 172, 268];
+  const multiple = rowMultiple(format);
+  const quantized = multiple > 4;
+  // K-quants (256-weight super-blocks): one to three super-blocks, so chunks split across lanes unevenly.
+  const cols = multiple === 256 ? [256, 512, 768] : quantized ? [96, 160, 224, 288, 352] : [36, 100, 172, 268];
   const shapes: [number, number][] = [
     [1 + Math.floor(next() * 300), pick(cols)],
     [1 + Math.floor(next() * 80), pick(cols)],
@@ -123,7 +125,7 @@ describe.each(RUNTIMES)('linear (%s)', (_name, disable) => {
   it.each(WEIGHT_FORMATS)('%s sharded by rows gives the unsharded result exactly', async (format) => {
     await withErrorScopes(ctx.device, `shards ${format}`, async () => {
       const rows = 203;
-      const cols = format === 'q8_0' || format === 'q4_0' ? 160 : 100;
+      const cols = rowMultiple(format) === 256 ? 256 : rowMultiple(format) === 32 ? 160 : 100;
       const { gguf } = randomTensor(format, rows, cols, 5);
       const whole = uploadWeight(ctx, 'test.whole', format, rows, cols, gguf);
       // ~1/5 of the tensor per shard: 5 shards with a short last one.
