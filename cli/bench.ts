@@ -3,16 +3,16 @@
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
 import { writeFileSync } from 'node:fs';
-import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../models/catalog.ts';
-import { defaultJob, runJob, type BenchJob } from '../src/bench/job.ts';
-import type { ModelSpec } from '../src/bench/model-source.ts';
-import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/bench/report.ts';
+import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
+import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
+import type { ModelSpec } from '../src/jobs/model-source.ts';
+import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/jobs/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import type { LengthDistribution } from '../src/serve/workload.ts';
-import type { BenchResult } from '../src/bench/schema.ts';
+import type { BenchResult } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';

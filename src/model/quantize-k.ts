@@ -4,7 +4,8 @@
  * which is what llama-quantize runs when no importance matrix is given. Every float operation
  * is rounded to f32 with Math.fround in C's evaluation order (no FMA contraction).
  */
-import { f32ToF16Bits, f16BitsToF32, scaleMinK4 } from './quant.ts';
+import { f16BitsToF32, f32ToF16Bits } from '../f16.ts';
+import { scaleMinK4 } from './quant.ts';
 
 const fr = Math.fround;
 const QK_K = 256;

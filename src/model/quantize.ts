@@ -6,7 +6,7 @@
  * minimums are stored as f16 (RNE).
  */
 import { TokenscopeError } from '../errors.ts';
-import { f32ToF16Bits } from './quant.ts';
+import { f32ToF16Bits } from '../f16.ts';
 import { quantizeQ45K, quantizeQ6K } from './quantize-k.ts';
 import { GGMLType, GGML_BLOCK, ggmlTypeName, shapeProblem, type GGMLType as GGMLTypeId } from './gguf/types.ts';
 

@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { KNOWN_FILES, PRESETS, parameterCount } from '../../models/catalog.ts';
-import type { Environment } from '../bench/schema.ts';
+import { KNOWN_FILES, PRESETS, parameterCount } from '../model/catalog.ts';
+import type { Environment } from '../measure/schema.ts';
 import { describeError } from '../errors.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { bytes, count } from './format.ts';

@@ -1,7 +1,7 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { runJob, type BenchJob, type JobHooks } from '../bench/job.ts';
-import { describeEnvironment } from '../bench/environment.ts';
-import type { BenchResult, Environment } from '../bench/schema.ts';
+import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
+import { describeEnvironment } from '../measure/environment.ts';
+import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';

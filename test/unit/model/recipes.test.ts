@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findPreset } from '../../../models/catalog.ts';
+import { findPreset } from '../../../src/model/catalog.ts';
 import { plannedMatrices, presetChoice } from '../../../src/model/load.ts';
 import { GGMLType, ggmlTypeName } from '../../../src/model/gguf/types.ts';
 import { weightBytes } from '../../../src/kernels/weights.ts';

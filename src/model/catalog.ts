@@ -6,7 +6,7 @@
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
  * rope_theta, rms_norm_eps, tie_word_embeddings).
  */
-import type { ModelConfig } from '../src/model/config.ts';
+import type { ModelConfig } from './config.ts';
 
 export interface ModelPreset {
   /** Stable id used by --model and the page, e.g. "llama-3.2-1b". */

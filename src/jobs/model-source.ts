@@ -11,7 +11,7 @@ import { openModel } from '../model/open.ts';
 import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
 
 export interface ModelSpec {
-  /** A preset id from models/catalog.ts (synthetic weights). */
+  /** A preset id from src/model/catalog.ts (synthetic weights). */
   preset?: string;
   /** A GGUF over HTTP(S) (streamed with Range requests when the server allows). */
   url?: string;
