@@ -21,13 +21,11 @@
  * Odd-sized GGUF blocks (34, 18, 22, 210 bytes) are not word aligned; moving their f16 out makes
  * every block's bits a whole number of words (of 16-byte vectors for q8_0, q4_0, q4_k, q5_k).
  */
-import { GGMLType } from '../model/gguf/types.ts';
 import { SHADERS } from './shaders.ts';
 
 export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q4_k' | 'q5_k' | 'q6_k';
 
 interface FormatSpec {
-  ggml: GGMLType;
   /** Weights per GGUF block (1 for the float formats). */
   block: number;
   /** GGUF bytes per block. */
@@ -123,25 +121,20 @@ function unpackQ6K(src: Uint8Array, dst: Uint8Array): void {
 const join = (...names: (keyof typeof SHADERS)[]) => names.map((n) => SHADERS[n]).join('\n');
 
 export const FORMATS: Record<WeightFormat, FormatSpec> = {
-  f32: { ggml: GGMLType.F32, block: 1, blockBytes: 4, sideAt: null, library: join('weights_f32') },
-  f16: { ggml: GGMLType.F16, block: 1, blockBytes: 2, sideAt: null, library: join('weights_f16') },
-  bf16: { ggml: GGMLType.BF16, block: 1, blockBytes: 2, sideAt: null, library: join('weights_bf16') },
-  q8_0: { ggml: GGMLType.Q8_0, block: 32, blockBytes: 34, sideAt: 0, library: join('weights_q8_0', 'weights_scales') },
-  q4_0: { ggml: GGMLType.Q4_0, block: 32, blockBytes: 18, sideAt: 0, library: join('weights_q4_0', 'weights_scales') },
-  q4_1: { ggml: GGMLType.Q4_1, block: 32, blockBytes: 20, sideAt: null, library: join('weights_q4_1', 'weights_nibbles') },
-  q5_0: { ggml: GGMLType.Q5_0, block: 32, blockBytes: 22, sideAt: 0, library: join('weights_q5_0', 'weights_nibbles', 'weights_scales') },
-  q5_1: { ggml: GGMLType.Q5_1, block: 32, blockBytes: 24, sideAt: null, library: join('weights_q5_1', 'weights_nibbles') },
-  q4_k: { ggml: GGMLType.Q4_K, block: 256, blockBytes: 144, sideAt: null, pack: packQ4K, unpack: unpackQ4K, library: join('weights_q4_k', 'weights_nibbles', 'weights_k_scales') },
-  q5_k: { ggml: GGMLType.Q5_K, block: 256, blockBytes: 176, sideAt: null, pack: packQ5K, unpack: unpackQ5K, library: join('weights_q5_k', 'weights_nibbles', 'weights_k_scales') },
-  q6_k: { ggml: GGMLType.Q6_K, block: 256, blockBytes: 210, sideAt: 208, pack: packQ6K, unpack: unpackQ6K, library: join('weights_q6_k', 'weights_scales') },
+  f32: { block: 1, blockBytes: 4, sideAt: null, library: join('weights_f32') },
+  f16: { block: 1, blockBytes: 2, sideAt: null, library: join('weights_f16') },
+  bf16: { block: 1, blockBytes: 2, sideAt: null, library: join('weights_bf16') },
+  q8_0: { block: 32, blockBytes: 34, sideAt: 0, library: join('weights_q8_0', 'weights_scales') },
+  q4_0: { block: 32, blockBytes: 18, sideAt: 0, library: join('weights_q4_0', 'weights_scales') },
+  q4_1: { block: 32, blockBytes: 20, sideAt: null, library: join('weights_q4_1', 'weights_nibbles') },
+  q5_0: { block: 32, blockBytes: 22, sideAt: 0, library: join('weights_q5_0', 'weights_nibbles', 'weights_scales') },
+  q5_1: { block: 32, blockBytes: 24, sideAt: null, library: join('weights_q5_1', 'weights_nibbles') },
+  q4_k: { block: 256, blockBytes: 144, sideAt: null, pack: packQ4K, unpack: unpackQ4K, library: join('weights_q4_k', 'weights_nibbles', 'weights_k_scales') },
+  q5_k: { block: 256, blockBytes: 176, sideAt: null, pack: packQ5K, unpack: unpackQ5K, library: join('weights_q5_k', 'weights_nibbles', 'weights_k_scales') },
+  q6_k: { block: 256, blockBytes: 210, sideAt: 208, pack: packQ6K, unpack: unpackQ6K, library: join('weights_q6_k', 'weights_scales') },
 };
 
 export const WEIGHT_FORMATS = Object.keys(FORMATS) as WeightFormat[];
-
-/** The GPU format of a GGUF tensor type (every type tokenscope reads has one). */
-export function formatOfType(type: GGMLType): WeightFormat {
-  return WEIGHT_FORMATS.find((f) => FORMATS[f].ggml === type)!;
-}
 
 /** Whether the format keeps f16s in a scale region (bound a second time at W_BINDING + 1). */
 export function hasScaleRegion(format: WeightFormat): boolean {

@@ -13,7 +13,7 @@ import { fillWorkgroups } from './select.ts';
 import { SHADERS } from './shaders.ts';
 import { FORMATS, WEIGHT_FORMATS, hasScaleRegion, mainBlockBytes, packBlocks, type WeightFormat } from './weight-formats.ts';
 
-export { FORMATS, WEIGHT_FORMATS, formatOfType, hasScaleRegion, type WeightFormat } from './weight-formats.ts';
+export { FORMATS, WEIGHT_FORMATS, hasScaleRegion, type WeightFormat } from './weight-formats.ts';
 
 export interface WeightShard {
   buffer: GPUBuffer;

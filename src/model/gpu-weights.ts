@@ -5,10 +5,11 @@
 import { TokenscopeError } from '../errors.ts';
 import { storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { destroyWeight, formatOfType, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
+import { destroyWeight, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { GGMLType } from './gguf/types.ts';
+import { formatOfType } from './weight-types.ts';
 import type { OpenModel } from './open.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';

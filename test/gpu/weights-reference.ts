@@ -11,8 +11,9 @@ import type { GpuContext } from '../../src/gpu/device.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../../src/kernels/kernel.ts';
 import { FORMATS, hasScaleRegion, packedLayout, weightBytes, type WeightFormat } from '../../src/kernels/weights.ts';
 import { unpackBlocks } from '../../src/kernels/weight-formats.ts';
+import { TYPE_OF_FORMAT } from '../../src/model/weight-types.ts';
 
-export const GGML_OF = Object.fromEntries(Object.entries(FORMATS).map(([f, spec]) => [f, spec.ggml])) as Record<WeightFormat, GGMLType>;
+export const GGML_OF: Record<WeightFormat, GGMLType> = TYPE_OF_FORMAT;
 
 /** mulberry32: a seeded uniform [0, 1) stream. */
 export function rng(seed: number): () => number {
