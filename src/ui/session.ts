@@ -5,6 +5,7 @@ import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { rememberReadRoof } from './roof-memory.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
 
@@ -95,7 +96,7 @@ export class GpuSession implements ReactiveController {
     this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
     this.host.requestUpdate();
     try {
-      return await runJob(ctx, job, this.disabled, {
+      const result = await runJob(ctx, job, this.disabled, {
         ...hooks,
         signal: this.abort.signal,
         onProgress: (step, fraction) => {
@@ -105,6 +106,8 @@ export class GpuSession implements ReactiveController {
         },
         waitUntilVisible,
       });
+      if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
+      return result;
     } catch (e) {
       const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
       throw lost ? deviceLostError() : e;
