@@ -31,6 +31,15 @@ import weightsF32 from '../../shaders/weights_f32.wgsl?raw';
 import weightsF16 from '../../shaders/weights_f16.wgsl?raw';
 import weightsQ8_0 from '../../shaders/weights_q8_0.wgsl?raw';
 import weightsQ4_0 from '../../shaders/weights_q4_0.wgsl?raw';
+import weightsBf16 from '../../shaders/weights_bf16.wgsl?raw';
+import weightsQ4_1 from '../../shaders/weights_q4_1.wgsl?raw';
+import weightsQ5_0 from '../../shaders/weights_q5_0.wgsl?raw';
+import weightsQ5_1 from '../../shaders/weights_q5_1.wgsl?raw';
+import weightsQ4K from '../../shaders/weights_q4_k.wgsl?raw';
+import weightsQ5K from '../../shaders/weights_q5_k.wgsl?raw';
+import weightsQ6K from '../../shaders/weights_q6_k.wgsl?raw';
+import weightsNibbles from '../../shaders/weights_nibbles.wgsl?raw';
+import weightsKScales from '../../shaders/weights_k_scales.wgsl?raw';
 import weightsScales from '../../shaders/weights_scales.wgsl?raw';
 import weightsFill from '../../shaders/weights_fill.wgsl?raw';
 
@@ -66,6 +75,15 @@ export const SHADERS = {
   weights_f16: weightsF16,
   weights_q8_0: weightsQ8_0,
   weights_q4_0: weightsQ4_0,
+  weights_bf16: weightsBf16,
+  weights_q4_1: weightsQ4_1,
+  weights_q5_0: weightsQ5_0,
+  weights_q5_1: weightsQ5_1,
+  weights_q4_k: weightsQ4K,
+  weights_q5_k: weightsQ5K,
+  weights_q6_k: weightsQ6K,
+  weights_nibbles: weightsNibbles,
+  weights_k_scales: weightsKScales,
   weights_scales: weightsScales,
   weights_fill: weightsFill,
 } as const;

@@ -9,7 +9,7 @@ import { defaultJob, type BenchJob, type LatencyJob } from '../jobs/job.ts';
 import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
-import type { Quantization } from '../model/gpu-weights.ts';
+import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import { matchingPreset } from '../jobs/webllm-run.ts';
@@ -17,7 +17,7 @@ import { parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';
 export const MODES: readonly Mode[] = ['roofs', 'latency', 'llama-bench', 'serve'];
-export const QUANTS: readonly Quantization[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+export const QUANTS: readonly Quantization[] = QUANTIZATIONS;
 
 /** Which model: a synthetic preset, a known public GGUF, any GGUF URL, or a file on this computer. */
 export type ModelPick =

@@ -12,7 +12,7 @@ import { TokenscopeError } from '../../errors.ts';
 import { concatBytes, type ByteSource } from './source.ts';
 import {
   GGUFValueType as T, FIXED_VALUE_SIZE, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, ggmlTypeName, isPowerOfTwo, isSupportedType, minValueSize, isValueType, shapeProblem,
-  tensorByteSize, valueTypeName, type GGMLType, type GGUFArray, type GGUFMetadata, type GGUFValue, 
+  supportedTypeNames, tensorByteSize, valueTypeName, type GGMLType, type GGUFArray, type GGUFMetadata, type GGUFValue, 
 } from './types.ts';
 
 export interface GGUFTensorInfo {
@@ -180,8 +180,8 @@ class HeaderParser {
       const typeName = ggmlTypeName(type);
       if (typeName === undefined) throw this.error(`${what} has unknown tensor type id ${type} at byte ${typeAt}`);
       throw new TokenscopeError('model-unsupported',
-        `${this.file}: ${what} has type ${typeName} (${type}); tokenscope reads F32, F16, Q8_0 and Q4_0`,
-        'Use an F16, Q8_0 or Q4_0 file, or requantize an F16 one with `npm run quantize`.');
+        `${this.file}: ${what} has type ${typeName} (${type}); tokenscope reads ${supportedTypeNames()}`,
+        'Use a file of those types (e.g. Q4_K_M, Q8_0), or requantize an F16 one with `npm run quantize`.');
     }
     const problem = shapeProblem(type, dims);
     if (problem) throw this.error(`${what}: ${problem}`);
