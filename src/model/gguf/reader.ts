@@ -44,6 +44,8 @@ const DEFAULT_MAX_ITEMS = 1 << 21;
 const DEFAULT_MAX_METADATA_BYTES = 64 << 20;
 /** More tensors than any real model has (large MoE files hold a few thousand). */
 const MAX_TENSORS = 1 << 16;
+/** More metadata keys than any real model has (a few dozen; a few hundred at most). */
+const MAX_KEYS = 1 << 16;
 const MAX_DIMS = 4; // GGML_MAX_DIMS
 const MAX_ARRAY_NESTING = 8;
 /**
@@ -190,6 +192,9 @@ class HeaderParser {
       const tensorCount = this.count('tensor count', MIN_TENSOR_INFO_BYTES);
       if (tensorCount > MAX_TENSORS) throw this.error(`tensor count ${tensorCount} is more than ${MAX_TENSORS}, beyond any real model`);
       const kvCount = this.count('metadata key/value count', MIN_KV_BYTES);
+      if (kvCount > MAX_KEYS) {
+        throw this.error(`the metadata declares ${kvCount} keys, more than ${MAX_KEYS} (real models have a few dozen)`);
+      }
       this.spendItems(kvCount, 'metadata key/value count');
       this.head = { version, tensorCount, kvCount };
       this.commit();
@@ -199,11 +204,12 @@ class HeaderParser {
     while (this.metadata.size < kvCount) {
       const i = this.metadata.size;
       const at = this.pos;
-      const key = this.metaString(`metadata key #${i}`, `metadata key #${i}`);
+      const key = this.metaString(() => `metadata key #${i}`);
       if (key === '') throw this.error(`metadata key #${i} at byte ${at} is empty`);
       if (this.metadata.has(key)) throw this.error(`metadata key '${key}' at byte ${at} appears twice`);
-      const type = this.u32(`type of '${key}'`);
-      const value = type === T.ARRAY ? this.array(`'${key}'`, 0, KEPT_ARRAY_KEYS.test(key)) : this.value(type, `'${key}'`);
+      const what = () => `'${key}'`;
+      const type = this.u32(() => `type of '${key}'`);
+      const value = type === T.ARRAY ? this.array(what, 0, KEPT_ARRAY_KEYS.test(key)) : this.value(type, what);
       this.metadata.set(key, value);
       this.commit();
     }
@@ -384,7 +390,7 @@ class HeaderParser {
     };
     switch (itemType) {
       case T.STRING: {
-        const items = read((label) => this.metaString(label));
+        const items = read((label) => this.metaString(label, kept));
         return items ? { type: T.ARRAY, itemType, items: items as string[] } : { type: T.ARRAY, itemType, count: n };
       }
       case T.BOOL: {
@@ -432,12 +438,16 @@ class HeaderParser {
   /** A u64 count of items that each take at least `minItemBytes`: bounded by what the rest of the file could hold. */
   private count(what: Label, minItemBytes: number): number {
     const at = this.pos;
-    const n = this.u64(what);
-    const room = BigInt(this.fileSize - this.pos);
-    if (n * BigInt(minItemBytes) > room) {
-      throw this.error(`${text(what)} at byte ${at} is ${n}, more than the remaining ${room} bytes could hold (truncated or corrupt)`);
+    const off = this.need(8, what);
+    const lo = this.view.getUint32(off, true);
+    const hi = this.view.getUint32(off + 4, true);
+    const n = hi * 2 ** 32 + lo; // exact below 2^53; anything near that fails the bound below anyway
+    const room = this.fileSize - this.pos;
+    if (n * minItemBytes > room) {
+      const exact = (BigInt(hi) << 32n) | BigInt(lo);
+      throw this.error(`${text(what)} at byte ${at} is ${exact}, more than the remaining ${room} bytes could hold (truncated or corrupt)`);
     }
-    return Number(n);
+    return n;
   }
 
   private bool(what: Label): boolean {
@@ -447,18 +457,20 @@ class HeaderParser {
     return b === 1;
   }
 
-  /** A string in the metadata, which counts against the bytes budget. */
-  private metaString(what: Label, budgetWhat: Label = what): string {
-    const at = this.pos;
+  /** A string in the metadata, which counts against the bytes budget; decoded only when `keep`. */
+  private metaString(what: Label, keep = true): string {
     const length = this.count(() => `${text(what)} length`, 1);
-    this.spendBytes(length, budgetWhat);
-    this.pos = at;
-    return this.string(what);
+    this.spendBytes(length, what);
+    return this.decoded(length, what, keep);
   }
 
   private string(what: Label): string {
-    const length = this.count(() => `${text(what)} length`, 1);
+    return this.decoded(this.count(() => `${text(what)} length`, 1), what, true);
+  }
+
+  private decoded(length: number, what: Label, decode: boolean): string {
     const at = this.need(length, what);
+    if (!decode || length === 0) return '';
     try {
       return utf8.decode(this.bytes.subarray(at, at + length));
     } catch {
