@@ -90,13 +90,29 @@ export function defaultJob(caps: Pick<Capabilities, 'cpuLike'>): BenchJob {
  * of 64 but not past the model's context.
  */
 export function contextFor(job: BenchJob, modelContext: number, promptIds?: number[]): number {
-  const needs = [64];
+  const needs = [1];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
   if (job.llamaBench) needs.push(LLAMA_BENCH_DEFAULTS.nPrompt, LLAMA_BENCH_DEFAULTS.nGen + 1);
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
   const need = Math.max(...needs);
-  return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
+  // Round up to a multiple of 64 (at least 64) for the kernels, but never past what the file allows.
+  return Math.max(need, Math.min(Math.max(64, Math.ceil(need / 64) * 64), modelContext));
+}
+
+/**
+ * The KV-cache positions of a run: the job's context, or what its prompts and outputs need. When
+ * no context was asked for and they do not fit the model, the message says so in those terms (a
+ * hint to shorten a context nobody set would send the user looking for the wrong thing).
+ */
+export function runContext(job: BenchJob, model: { name: string; contextLength: number }, promptIds?: number[]): number {
+  if (job.context !== undefined) return job.context;
+  const maxSeq = contextFor(job, model.contextLength, promptIds);
+  if (maxSeq > model.contextLength) {
+    throw new TokenscopeError('bad-input', `This run needs ${maxSeq} positions (its longest prompt plus output), but ${model.name} holds ${model.contextLength} (its context_length).`,
+      'Use shorter prompts or fewer output tokens.');
+  }
+  return maxSeq;
 }
 
 /** The protocol part of the latency settings, shared by both engines. */
@@ -137,7 +153,7 @@ async function runTokenscope(
 
   const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
   const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
-  const maxSeq = job.context ?? contextFor(job, configOf(resolved.choice).contextLength, promptIds);
+  const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
   const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
   const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   let loaded: LoadedModel | null = null;

@@ -47,7 +47,22 @@ export interface ModelConfig {
 
 const ARCHITECTURES = ['llama', 'qwen2'] as const;
 
+/** The configuration of a GGUF file; every error names the file. */
 export function readModelConfig(gguf: GGUF): ModelConfig {
+  const file = gguf.source.name;
+  try {
+    const config = readConfig(gguf);
+    checkPlausible(config);
+    return config;
+  } catch (e) {
+    if (e instanceof TokenscopeError && !e.message.startsWith(`${file}:`)) {
+      throw new TokenscopeError(e.code, `${file}: ${e.message}`, e.hint, { cause: e });
+    }
+    throw e;
+  }
+}
+
+function readConfig(gguf: GGUF): ModelConfig {
   const meta = gguf.metadata;
   const arch = required(metaString(meta, 'general.architecture'), 'general.architecture');
   if (!isArchitecture(arch)) {
@@ -73,12 +88,14 @@ export function readModelConfig(gguf: GGUF): ModelConfig {
     unsupported(gguf, `RoPE scaling (${scaling ?? 'rope_freqs.weight'})`);
   }
 
-  const vocabSize = metaStrings(meta, 'tokenizer.ggml.tokens')?.length ?? need('vocab_size');
+  // The vocabulary is the tokenizer's token list; vocab_size only stands in for it when a file has no tokenizer
+  // but says so, and a file with neither is missing its tokens (that is what a reader of the message must fix).
+  const tokens = metaStrings(meta, 'tokenizer.ggml.tokens');
+  const vocabSize = tokens?.length ?? positive(uint('vocab_size'), `${arch}.vocab_size`) ?? required(tokens, 'tokenizer.ggml.tokens').length;
   const { bosId, eosId } = specialTokenIds(meta, vocabSize);
 
   const rmsEps = required(metaFloat(meta, `${arch}.attention.layer_norm_rms_epsilon`), `${arch}.attention.layer_norm_rms_epsilon`);
   const ropeTheta = metaFloat(meta, `${arch}.rope.freq_base`) ?? 10000;
-  check(rmsEps > 0 && ropeTheta > 0, `rms epsilon ${rmsEps} and rope.freq_base ${ropeTheta} must be positive`);
 
   return {
     architecture: arch,
@@ -100,6 +117,30 @@ export function readModelConfig(gguf: GGUF): ModelConfig {
     bosId,
     eosId,
   };
+}
+
+/**
+ * Every hyperparameter finite and within what real models use, before anything is sized from it:
+ * an epsilon of +Inf or a RoPE base of 1e-30 passes `> 0` yet turns every logit into NaN on the GPU,
+ * and a dimension of 2^40 would be a buffer size. The ranges are wide (an order of magnitude or
+ * more past the largest known model) so only damaged or hostile files fail.
+ */
+function checkPlausible(c: ModelConfig): void {
+  const arch = c.architecture;
+  const within = (value: number, key: string, lo: number, hi: number) => {
+    if (Number.isFinite(value) && value >= lo && value <= hi) return;
+    throw new TokenscopeError('model-format', `implausible hyperparameter: ${key} is ${value}; real models use ${lo} to ${hi}`,
+      'The file is damaged or was written by a buggy converter; nothing was allocated for it.');
+  };
+  within(c.rmsEps, `${arch}.attention.layer_norm_rms_epsilon`, 1e-12, 0.1);
+  within(c.ropeTheta, `${arch}.rope.freq_base`, 1, 1e10);
+  within(c.contextLength, `${arch}.context_length`, 1, 1 << 24);
+  within(c.dim, `${arch}.embedding_length`, 1, 1 << 16);
+  within(c.hiddenDim, `${arch}.feed_forward_length`, 1, 1 << 18);
+  within(c.nLayers, `${arch}.block_count`, 1, 1024);
+  within(c.nHeads, `${arch}.attention.head_count`, 1, 1024);
+  within(c.headDim, 'the head size', 2, 1024);
+  within(c.vocabSize, 'the vocabulary size', 1, 1 << 22);
 }
 
 function isArchitecture(arch: string): arch is ModelConfig['architecture'] {
