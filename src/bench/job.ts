@@ -171,7 +171,7 @@ async function runTokenscope(
 
     if (job.generate && promptIds) {
       hooks.onProgress?.('generating', probeEnd + 0.15);
-      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling });
+      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling, checkLogits: true });
       result.generation = {
         prompt_token_ids: promptIds,
         token_ids: g.outputTokens,
