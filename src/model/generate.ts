@@ -7,6 +7,7 @@
  * time of every pass; every metric is computed from these records elsewhere.
  */
 import { TokenscopeError } from '../errors.ts';
+import { explainFailure } from '../gpu/device.ts';
 import { GpuTimer, type PassTime } from '../gpu/timer.ts';
 import type { KernelClass } from '../kernels/kernel.ts';
 import { prefillRows } from '../kernels/rows.ts';
@@ -144,7 +145,10 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     while (!done) {
       if (opts.signal?.aborted) throw cancelled();
       while (submitted < nGen && inflight.length <= ahead) {
-        inflight.push(engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel }));
+        const step = engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel });
+        // Handled here so that it may reject (a lost device) while the host awaits the step before it.
+        step.catch(() => {});
+        inflight.push(step);
         submitted++;
       }
       const outcome = await inflight.shift()!;
@@ -153,6 +157,8 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     }
     await Promise.allSettled(inflight);
     await drainTimer();
+  } catch (e) {
+    throw await explainFailure(engine.ctx, e);
   } finally {
     await Promise.allSettled(inflight);
     timer?.destroy();

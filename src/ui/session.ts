@@ -4,7 +4,7 @@ import { describeEnvironment } from '../bench/environment.ts';
 import type { BenchResult, Environment } from '../bench/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
-import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
 
@@ -21,9 +21,6 @@ export function toShown(e: unknown): ShownError {
 
 /** What the page passes to one run besides the job. */
 export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'>;
-
-/** How long to wait for `device.lost` after a failure, to tell a lost device from other errors. */
-const LOSS_GRACE_MS = 250;
 
 /**
  * The page's GPU session: acquires the device, runs jobs one at a time, survives device loss
@@ -87,9 +84,19 @@ export class GpuSession implements ReactiveController {
 
   /** Run a job; progress and partial results go to the hooks as they arrive. */
   async run(job: BenchJob, hooks: RunHooks = {}): Promise<BenchResult> {
+    // Claimed before the first await: two calls in the same turn cannot both pass the check.
     if (this.status === 'running') throw new TokenscopeError('bad-input', 'A run is already in progress.', 'Wait for it to finish or cancel it.');
-    const ctx = await this.ensureDevice();
+    const before = this.status;
     this.status = 'running';
+    let ctx: GpuContext;
+    try {
+      ctx = await this.ensureDevice();
+    } catch (e) {
+      // ensureDevice marks the page unavailable itself when no device can be had.
+      if ((this.status as SessionStatus) === 'running') this.status = before;
+      this.host.requestUpdate();
+      throw e;
+    }
     this.runsStarted++;
     this.abort = new AbortController();
     this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
@@ -106,8 +113,7 @@ export class GpuSession implements ReactiveController {
         waitUntilVisible,
       });
     } catch (e) {
-      const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
-      throw lost ? deviceLostError() : e;
+      throw await explainFailure(ctx, e);
     } finally {
       this.status = 'ready';
       this.abort = null;
@@ -125,7 +131,6 @@ export class GpuSession implements ReactiveController {
   }
 }
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */
 function waitUntilVisible(): Promise<boolean> {
