@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { BenchResult } from '../../src/bench/schema.ts';
+import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeFragment } from '../../src/share/codec.ts';
 import { latencyOf, smallResult } from '../unit/share/fixtures.ts';
 import { deepText, pageAndBrowser, watchErrors } from './browser.ts';

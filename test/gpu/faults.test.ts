@@ -4,7 +4,7 @@
  * queued ahead of the host included).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runLatency } from '../../src/bench/latency.ts';
+import { runLatency } from '../../src/measure/latency.ts';
 import { TokenscopeError } from '../../src/errors.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import type { Engine } from '../../src/model/engine.ts';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { TokenscopeError } from '../../src/errors.ts';
-import { runLatency } from '../../src/bench/latency.ts';
+import { runLatency } from '../../src/measure/latency.ts';
 import { generate } from '../../src/model/generate.ts';
 import { bytesSource } from '../../src/model/gguf/source.ts';
 import { testModelParts } from '../../src/model/gguf/synthetic.ts';
