@@ -21,6 +21,7 @@ import './run-facts.ts';
 import { decodeByBatch } from './serve-report.ts';
 import './ttft-chart.ts';
 import './webllm-report.ts';
+import { guarded } from './guard.ts';
 
 /**
  * One report, from a run in this tab (filling in live), a link or a file: the latency table with
@@ -43,6 +44,10 @@ export class ReportView extends LitElement {
   }
 
   override render() {
+    return guarded('report', () => this.renderReport());
+  }
+
+  private renderReport() {
     const r = this.result;
     if (!r) return html``;
     const latency = r.latency as LatencyView | undefined;
@@ -72,7 +77,7 @@ export class ReportView extends LitElement {
             'roofs-title',
             'The device’s roofs and the roofline',
             html`<ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>
-              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? decodeByBatch(serve) : null}></ts-roofline-chart>`, explain.readingRoofline)}
+              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? batchesOf(serve) : null}></ts-roofline-chart>`, explain.readingRoofline)}
               ${latency?.verdicts?.length
                 ? html`<h3>Roofline verdicts</h3>
                     <ul class="verdicts">
@@ -90,5 +95,14 @@ export class ReportView extends LitElement {
         : ''}
       ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
+  }
+}
+
+/** The serving run's batches for the roofline; none (the serving report says why) when they cannot be read. */
+function batchesOf(serve: Partial<ServeSection>): ReturnType<typeof decodeByBatch> | null {
+  try {
+    return decodeByBatch(serve);
+  } catch {
+    return null;
   }
 }

@@ -9,6 +9,7 @@ import './batch-chart.ts';
 import './serve-cdf-chart.ts';
 import './serve-summary.ts';
 import './timeline-chart.ts';
+import { guarded } from './guard.ts';
 
 /** Decode steps per batch size: the batch sweep's (one run per B) where there is one, else the main run's. */
 export function decodeByBatch(serve: Partial<ServeSection>): DecodeRoofline[] {
@@ -60,6 +61,10 @@ export class ServeReport extends LitElement {
   }
 
   override render() {
+    return guarded('serving report', () => this.renderSection());
+  }
+
+  private renderSection() {
     const s = this.serve;
     if (!s) return html``;
     const run = s.run;

@@ -34,6 +34,16 @@ const cases: [string, (r: BenchResult) => void][] = [
   }],
 ];
 
+/** Values that used to make a section vanish with an uncaught error rather than freeze the tab. */
+const vanishing: [string, (r: BenchResult) => void][] = [
+  ['a zero read roof', (r) => {
+    r.ceilings!.read_bandwidth_gbps = 0;
+  }],
+  ['an overflowing compute roof', (r) => {
+    r.ceilings!.f32_gflops = 1e300;
+  }],
+];
+
 describe('extreme numbers in a report', () => {
   const ctx = pageAndBrowser();
 
@@ -49,6 +59,26 @@ describe('extreme numbers in a report', () => {
     // Either a chart says it was not drawn, or the result was refused with a message naming the value.
     expect(text).toMatch(/could not be drawn[^]*1\.7e\+308|could not be opened[^]*(1\.7e\+308|outside|implausible|range)/);
     return text;
+  }
+
+  for (const [name, poison] of vanishing) {
+    it(`${name}: the report says what it could not show instead of dropping the section`, async () => {
+      const result = smallResult();
+      poison(result);
+      const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const errors = watchErrors(page);
+      try {
+        await answers(page.goto(`${ctx.server.url}${await encodeFragment('r', result)}`, { waitUntil: 'domcontentloaded' }), 30_000, 'loading the link');
+        let text = '';
+        for (const started = Date.now(); Date.now() - started < 20_000 && !/could not be (drawn|shown|opened)/.test(text);) {
+          text = await answers(deepText(page, 'body'), 5_000, 'reading the page text');
+        }
+        expect(text).toMatch(/could not be (drawn|shown|opened)/);
+        expect(errors.filter((e) => /pageerror/.test(e))).toEqual([]);
+      } finally {
+        await answers(page.close(), 5_000, 'closing the page').catch(() => {});
+      }
+    });
   }
 
   for (const [name, poison] of cases) {
