@@ -115,6 +115,14 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
   return maxSeq;
 }
 
+/** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */
+async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, hooks: JobHooks) {
+  const resolved = await resolveModel(model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, 0, 0.05, 'model') });
+  const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
+  const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
+  return { resolved, promptIds, maxSeq };
+}
+
 /** The protocol part of the latency settings, shared by both engines. */
 function sweepSettings(l: LatencyJob) {
   return { prompt_lengths: l.promptLengths, output_tokens: l.gen, reps: l.reps, warmup: l.warmup ?? 1, cooldown_ms: l.cooldownMs ?? 50, seed: l.seed ?? 42 };
@@ -139,21 +147,21 @@ async function runTokenscope(
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
   const probeEnd = job.probe ? 1 - modelWork : 0;
+  // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
+  // bad file, prompt or context is refused at once.
+  const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   if (job.probe) {
     result.ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
       shapes: job.probeShapes,
       protocol: job.protocol,
       signal: hooks.signal,
-      onProgress: progressSlice(hooks, 0, probeEnd, 'roofs'),
+      onProgress: progressSlice(hooks, opened ? 0.05 : 0, probeEnd + (opened ? 0.05 : 0), 'roofs'),
     });
     hooks.onPartial?.(result);
   }
-  if (!job.model) return result;
-
-  const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
-  const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
-  const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
+  if (!opened) return result;
+  const { resolved, promptIds, maxSeq } = opened;
   const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
   const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   let loaded: LoadedModel | null = null;

@@ -13,6 +13,7 @@ import { buildTestModel } from '../../src/model/gguf/synthetic.ts';
 import { loadModel, type LoadedModel } from '../../src/model/load.ts';
 import { openModel } from '../../src/model/open.ts';
 import { runServing } from '../../src/serve/run.ts';
+import { runJob } from '../../src/jobs/job.ts';
 import { testGpu } from './context.ts';
 
 const ROOFS = { read_bandwidth_gbps: 100, f32_gflops: 1000, matmul_f32_gflops: 1000 };
@@ -77,5 +78,18 @@ describe('a device lost mid-run', () => {
     expect(error.message).toMatch(/The GPU device was lost \(destroyed.*Results gathered so far are kept/);
     await new Promise((r) => setTimeout(r, 300));
     expect(unhandled).toEqual([]);
+  });
+
+  it('a bad model file is refused before any roof is measured', async () => {
+    ctx = await testGpu();
+    const steps: string[] = [];
+    const bad = buildTestModel({ architecture: 'llama', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 300 });
+    new DataView(bad.buffer).setUint32(4, 99, true); // GGUF version 99
+    const error = await failure(() => runJob(ctx!, { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 } }, new Set(), {
+      modelSource: bytesSource(bad, 'bad.gguf'),
+      onProgress: (step) => steps.push(step),
+    }));
+    expect(error.message).toMatch(/bad\.gguf: GGUF version 99/);
+    expect(steps.filter((s) => s.startsWith('roofs'))).toEqual([]);
   });
 });
