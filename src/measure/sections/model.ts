@@ -1,7 +1,7 @@
 /** The `model` and `cold_start` sections (written by model/load.ts, whose interfaces must agree). */
 import type { ColdStart, ModelInfo } from '../../model/load.ts';
 import type { ModelConfig } from '../../model/config.ts';
-import { bool, int, num, object, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
+import { array, bool, int, num, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import { bytes, MAX_NAME, ms, tokenId } from './units.ts';
 
 const name = () => str(MAX_NAME);
@@ -40,8 +40,22 @@ export const modelSchema = object({
     tiedEmbeddings: bool(),
     bosId: tokenId(),
     eosId: tokenId(),
+    // Architecture details added with Llama 3.x / Qwen3 / Gemma 3: optional, so reports written
+    // before them still open.
+    ropeFreqFactors: optional(array(num(0, 1e6), 1 << 16)),
+    ropeFreqScale: optional(num(0, 1e6)),
+    ropeThetaSliding: optional(num(0, 1e12)),
+    qkNorm: optional(bool()),
+    embedScale: optional(num(0, 1e6)),
+    activation: optional(oneOf(['silu', 'gelu_tanh'] as const)),
+    postNorms: optional(bool()),
+    slidingWindow: optional(int(0, 1e9)),
+    slidingPattern: optional(int(0, 1e6)),
   }),
 });
+/** Config fields a report may lack (written before they existed). */
+type LaterConfigKeys = 'ropeFreqFactors' | 'ropeFreqScale' | 'ropeThetaSliding' | 'qkNorm' | 'embedScale' | 'activation' | 'postNorms' | 'slidingWindow' | 'slidingPattern';
+type ReportedConfig = Omit<ModelConfig, LaterConfigKeys> & Partial<Pick<ModelConfig, LaterConfigKeys>>;
 export type ModelSection = Infer<typeof modelSchema>;
 
 export const coldStartSchema = object({
@@ -51,7 +65,7 @@ export const coldStartSchema = object({
 });
 export type ColdStartSection = Infer<typeof coldStartSchema>;
 
-const modelAgrees: Agrees<ModelSection, ModelInfo> = true;
-const configAgrees: Agrees<ModelSection['config'], ModelInfo['config']> = true;
+const modelAgrees: Agrees<Omit<ModelSection, 'config'>, Omit<ModelInfo, 'config'>> = true;
+const configAgrees: Agrees<ModelSection['config'], ReportedConfig> = true;
 const coldAgrees: Agrees<ColdStartSection, ColdStart> = true;
 void [modelAgrees, configAgrees, coldAgrees];
