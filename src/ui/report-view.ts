@@ -16,6 +16,7 @@ import { decodeByBatch } from './serve-report.ts';
 import './ttft-chart.ts';
 import './verdict-card.ts';
 import './webllm-report.ts';
+import { guarded } from './guard.ts';
 
 /**
  * One report, from a run in this tab (filling in live), a link or a file: the latency table with
@@ -38,6 +39,10 @@ export class ReportView extends LitElement {
   }
 
   override render() {
+    return guarded('report', () => this.renderReport());
+  }
+
+  private renderReport() {
     const r = this.result;
     if (!r) return html``;
     const latency = r.latency;
@@ -80,5 +85,14 @@ export class ReportView extends LitElement {
         : ''}
       ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
+  }
+}
+
+/** The serving run's batches for the roofline; none (the serving report says why) when they cannot be read. */
+function batchesOf(serve: Parameters<typeof decodeByBatch>[0]): ReturnType<typeof decodeByBatch> | null {
+  try {
+    return decodeByBatch(serve);
+  } catch {
+    return null;
   }
 }

@@ -2,6 +2,7 @@ import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
+import { guarded } from './guard.ts';
 
 const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
@@ -23,6 +24,10 @@ export class RoofsTable extends LitElement {
   @property({ attribute: false }) ceilings: Ceilings | null = null;
 
   override render() {
+    return guarded('roofs table', () => this.renderSection());
+  }
+
+  private renderSection() {
     const c = this.ceilings;
     if (!c) return html``;
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>

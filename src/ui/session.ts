@@ -5,7 +5,7 @@ import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError, isTokenscopeError } from '../errors.ts';
 import { throwIfCancelled } from '../measure/protocol.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
-import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
 import { rememberReadRoof } from './roof-memory.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
@@ -23,9 +23,6 @@ export function toShown(e: unknown): ShownError {
 
 /** What the page passes to one run besides the job. */
 export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'>;
-
-/** How long to wait for `device.lost` after a failure, to tell a lost device from other errors. */
-const LOSS_GRACE_MS = 250;
 
 /**
  * The page's GPU session: acquires the device, runs jobs one at a time, survives device loss
@@ -95,6 +92,7 @@ export class GpuSession implements ReactiveController {
 
   /** Run a job; progress and partial results go to the hooks as they arrive. */
   async run(job: BenchJob, hooks: RunHooks = {}): Promise<BenchResult> {
+    // Claimed before the first await: two calls in the same turn cannot both pass the check.
     if (this.status === 'running') throw new TokenscopeError('bad-input', 'A run is already in progress.', 'Wait for it to finish or cancel it.');
     this.status = 'running';
     this.runsStarted++;
@@ -129,9 +127,7 @@ export class GpuSession implements ReactiveController {
         if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
         return result;
       } catch (e) {
-        if (isTokenscopeError(e, 'cancelled') && !ctx.isLost()) throw e;
-        const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
-        throw lost ? deviceLostError() : e;
+        throw await explainFailure(ctx, e);
       }
     } finally {
       if (this.status === 'running') this.status = 'ready';
@@ -152,7 +148,6 @@ export class GpuSession implements ReactiveController {
   }
 }
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */
 function waitUntilVisible(): Promise<boolean> {

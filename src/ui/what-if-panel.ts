@@ -9,6 +9,7 @@ import * as explain from './explain.ts';
 import { bytes, count, num } from './format.ts';
 import { shared } from './styles.ts';
 import './what-if-chart.ts';
+import { guarded } from './guard.ts';
 
 const FORMAT_LABELS: Record<WeightFormatName, string> = { f32: 'f32 — 4 bytes', f16: 'f16 — 2 bytes', q8_0: 'q8_0 — 34/32 bytes', q4_0: 'q4_0 — 18/32 bytes' };
 const DEFAULT_SHAPE = 'llama-3.2-1b';
@@ -109,6 +110,10 @@ export class WhatIfPanel extends LitElement {
   }
 
   override render() {
+    return guarded('what-if panel', () => this.renderPanel());
+  }
+
+  private renderPanel() {
     const s = this.s;
     const p = predictDecode(s);
     const switchAt = computeBoundBatch(s);

@@ -71,7 +71,17 @@ export type GGUFScalarType = keyof ScalarOf;
 export type GGUFScalar = { [K in GGUFScalarType]: { type: K; value: ScalarOf[K] } }[GGUFScalarType];
 export type GGUFArray = {
   [K in keyof ItemsOf]: { type: typeof T.ARRAY; itemType: K; items: ItemsOf[K] };
-}[keyof ItemsOf];
+}[keyof ItemsOf] | GGUFCountedArray;
+/**
+ * An array of strings, bools or arrays that the reader walked and counted but did not keep
+ * (nothing tokenscope reads, and too long to keep just in case): only its length is known.
+ */
+export interface GGUFCountedArray {
+  type: typeof T.ARRAY;
+  itemType: typeof T.STRING | typeof T.BOOL | typeof T.ARRAY;
+  count: number;
+  items?: undefined;
+}
 export type GGUFValue = GGUFScalar | GGUFArray;
 export type GGUFMetadata = ReadonlyMap<string, GGUFValue>;
 
