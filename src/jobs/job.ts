@@ -8,7 +8,7 @@ import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
+import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';

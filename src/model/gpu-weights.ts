@@ -5,7 +5,6 @@
  * by rows, gate|up interleaved by rows (pairs for the gated epilogue) — when their formats match;
  * a file that mixes formats among them keeps them apart (one dispatch each).
  */
-import { TokenscopeError } from '../errors.ts';
 import { storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { destroyWeight, interleaveRows, stackRows, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';

@@ -67,8 +67,6 @@ export interface Headline {
 /** Below this many parameters a model is "tiny": its steps are too short to hide launch costs. */
 export const TINY_PARAMETERS = 50e6;
 
-const percent = (x: number) => `${Math.round(100 * x)}%`;
-
 function phaseRow(phase: 'prefill' | 'decode', promptTokens: number, v: Verdict): PhaseRow {
   return { phase, promptTokens, ms: v.floorMs / v.efficiency, floorMs: v.floorMs, ofRoof: v.efficiency, bound: v.bound, side: sideOfRidge(v.intensity, v.ridgePoint) };
 }

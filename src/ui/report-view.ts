@@ -74,7 +74,7 @@ export class ReportView extends LitElement {
         ? this.card(
             'roofs-title',
             'The device’s roofs and the roofline',
-            html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? decodeByBatch(serve) : null}></ts-roofline-chart>
+            html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? batchesOf(serve) : null}></ts-roofline-chart>
               <div class="explain muted">${explain.readingRoofline}</div>
               <ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>`,
           )

@@ -2,7 +2,7 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import type { BenchResult, Environment } from '../measure/schema.ts';
-import { TokenscopeError, describeError, isTokenscopeError } from '../errors.ts';
+import { TokenscopeError, describeError } from '../errors.ts';
 import { throwIfCancelled } from '../measure/protocol.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
