@@ -8,6 +8,7 @@ import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/jobs/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
+import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import type { LengthDistribution } from '../src/serve/workload.ts';
@@ -22,7 +23,7 @@ const FLAGS: Record<string, FlagSpec> = {
   engine: { type: 'string', choices: ['tokenscope', 'webllm'], help: "whose inference to time: tokenscope's WGSL engine (default) or WebLLM (browser runtime only)" },
   browser: { type: 'string', value: 'PATH', help: 'Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
   model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id' },
-  quant: { type: 'string', choices: ['f32', 'f16', 'q8_0', 'q4_0'], help: 'weight format: synthesised for presets, quantized on load for F32/F16 files' },
+  quant: { type: 'string', choices: [...QUANTIZATIONS], help: 'weight format or llama-quantize mix (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0): synthesised for presets, quantized on load for F32/F16 files' },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
   chat: { type: 'boolean', help: "with --prompt: send it as a user message through the model file's chat template" },
   temperature: { type: 'number', value: 'T', help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy)' },
@@ -74,7 +75,7 @@ const SUMMARY =
 function listModels(): string {
   const presets = PRESETS.map((p) => [p.id, p.title, p.config.architecture, `${(parameterCount(p.config) / 1e6).toFixed(1)} M`, 'synthetic weights — speed only']);
   const files = KNOWN_FILES.map((f) => [f.id, f.title, '', f.size ? `${(f.size / 2 ** 20).toFixed(1)} MiB` : '?', f.url]);
-  return `${table(['id', 'model', 'arch', 'params/size', 'source'], [...presets, ...files])}\n\nPresets take --quant f32|f16|q8_0|q4_0 (default q4_0). Files: --model PATH or URL.\n`;
+  return `${table(['id', 'model', 'arch', 'params/size', 'source'], [...presets, ...files])}\n\nPresets take --quant ${QUANTIZATIONS.join('|')} (default q4_0). Files: --model PATH or URL.\n`;
 }
 
 /** Build the job from the flags; device-dependent defaults are filled in once the device is known. */

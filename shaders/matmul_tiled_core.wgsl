@@ -8,7 +8,7 @@
 
 override TILE_M: u32 = 64;   // rows of X (tokens) per workgroup, a multiple of 4
 override TILE_N: u32 = 64;   // weight rows (output features) per workgroup, a multiple of 4
-const TILE_K = 32u;          // input features per slab: one quantized block
+const TILE_K = 32u;          // input features per slab: a whole number of chunks (4·CHUNK_VECS = 4, 16 or 32)
 
 // Stage input features k0..k0+TILE_K of X rows m0.. and W rows n0.. (zeros past the edges).
 fn stage_tiles(m0: u32, n0: u32, k0: u32, t: u32, threads: u32) {

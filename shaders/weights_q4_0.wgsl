@@ -37,6 +37,7 @@ fn w_bias(raw: WRaw) -> f32 {
 }
 
 // Weights 4v..4v+3 of a loaded block.
+// (q − 8)·d as ggml computes it: q·d − 8d would give +0 where ggml gives −0 (q = 8, d < 0).
 fn w_dequant(raw: WRaw, v: u32) -> vec4<f32> {
-  return w_quants(raw, v) * raw.d + w_bias(raw);
+  return (w_quants(raw, v) - 8.0) * raw.d;
 }

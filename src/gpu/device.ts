@@ -111,6 +111,21 @@ export async function acquireGpu(gpu: GPU, options: AcquireOptions): Promise<Gpu
   };
 }
 
+/** How long to wait for `device.lost` after a failure, to tell a lost device from other errors. */
+export const LOSS_GRACE_MS = 250;
+
+/**
+ * The error to report for `e`, a failure of work on `ctx`: a typed `device-lost` error with the
+ * real reason when the device is (or within a moment becomes) lost, since a lost device rejects
+ * pending readbacks before it reports the loss; otherwise `e` itself.
+ */
+export async function explainFailure(ctx: Pick<GpuContext, 'isLost' | 'lost'>, e: unknown, graceMs = LOSS_GRACE_MS): Promise<unknown> {
+  // Our own typed errors (cancelled, bad input, non-finite output) say what happened already.
+  if (e instanceof TokenscopeError && !ctx.isLost()) return e;
+  const lost = ctx.isLost() ? await ctx.lost : await Promise.race([ctx.lost, new Promise<undefined>((ok) => setTimeout(ok, graceMs))]);
+  return lost ? deviceLostError(lost) : e;
+}
+
 export function deviceLostError(info?: GPUDeviceLostInfo): TokenscopeError {
   const why = info ? `${info.reason}${info.message ? `: ${info.message}` : ''}` : 'unknown reason';
   return new TokenscopeError(

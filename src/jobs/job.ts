@@ -3,17 +3,18 @@
  * code in the page, in Node, and in the browser driven by the CLI (`window.tokenscope.runJob`).
  */
 import { describeError, TokenscopeError } from '../errors.ts';
+import { findPreset } from '../model/catalog.ts';
 import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
+import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
-import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from '../measure/llama-bench-run.ts';
+import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
@@ -54,7 +55,8 @@ export interface BenchJob {
   /** `chat`: send the prompt as a user message through the file's chat template (tokenizer.chat_template). */
   generate?: { prompt: string; gen: number; chat?: boolean; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
-  llamaBench?: boolean;
+  /** llama-bench's protocol; `true` runs llama.cpp's defaults (pp512, tg128). */
+  llamaBench?: boolean | { nPrompt: number; nGen: number };
   /** Serving mode: a workload through the continuous-batching scheduler. */
   serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
@@ -91,13 +93,67 @@ export function defaultJob(caps: Pick<Capabilities, 'cpuLike'>): BenchJob {
  * of 64 but not past the model's context.
  */
 export function contextFor(job: BenchJob, modelContext: number, promptIds?: number[]): number {
-  const needs = [64];
+  const need = positionsNeeded(job, promptIds);
+  // Round up to a multiple of 64 (at least 64) for the kernels, but never past what the file allows.
+  return Math.max(need, Math.min(Math.max(64, Math.ceil(need / 64) * 64), modelContext));
+}
+
+/** Positions the job's longest request needs. */
+function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
+  const needs = [1];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
-  if (job.llamaBench) needs.push(LLAMA_BENCH_DEFAULTS.nPrompt, LLAMA_BENCH_DEFAULTS.nGen + 1);
+  if (job.llamaBench) {
+    const lb = llamaBenchSettings(job);
+    needs.push(lb.nPrompt, lb.nGen + 1);
+  }
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
-  const need = Math.max(...needs);
-  return Math.max(need, Math.min(Math.ceil(need / 64) * 64, modelContext));
+  return Math.max(...needs);
+}
+
+/**
+ * Refuse up front (before the roofs) a job that cannot fit a preset model's context, rather than
+ * after minutes of measuring: the preset's shape is known without downloading anything.
+ */
+export function checkPresetFits(job: BenchJob): void {
+  const preset = job.model?.preset ? findPreset(job.model.preset) : undefined;
+  if (!preset) return;
+  const context = preset.config.contextLength;
+  const need = Math.max(positionsNeeded(job), job.context ?? 0);
+  if (need <= context) return;
+  const lb = job.llamaBench ? llamaBenchSettings(job) : null;
+  const hint = lb && (lb.nPrompt > context || lb.nGen + 1 > context)
+    ? `Run llama-bench with pp${Math.min(lb.nPrompt, context)} and tg${Math.min(lb.nGen, context - 1)} instead.`
+    : `Choose prompt and output lengths that add up to at most ${context} tokens, or a model with a longer context.`;
+  throw new TokenscopeError('bad-input', `This job needs ${need} positions; ${preset.title} holds ${context}.`, hint);
+}
+
+/** llama-bench's settings for a job: its pp/tg lengths over llama.cpp's defaults. */
+export function llamaBenchSettings(job: BenchJob): LlamaBenchSettings {
+  return typeof job.llamaBench === 'object' ? { ...LLAMA_BENCH_DEFAULTS, ...job.llamaBench } : LLAMA_BENCH_DEFAULTS;
+}
+
+/**
+ * The KV-cache positions of a run: the job's context, or what its prompts and outputs need. When
+ * no context was asked for and they do not fit the model, the message says so in those terms (a
+ * hint to shorten a context nobody set would send the user looking for the wrong thing).
+ */
+export function runContext(job: BenchJob, model: { name: string; contextLength: number }, promptIds?: number[]): number {
+  if (job.context !== undefined) return job.context;
+  const maxSeq = contextFor(job, model.contextLength, promptIds);
+  if (maxSeq > model.contextLength) {
+    throw new TokenscopeError('bad-input', `This run needs ${maxSeq} positions (its longest prompt plus output), but ${model.name} holds ${model.contextLength} (its context_length).`,
+      'Use shorter prompts or fewer output tokens.');
+  }
+  return maxSeq;
+}
+
+/** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */
+async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, hooks: JobHooks) {
+  const resolved = await resolveModel(model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, 0, 0.05, 'model') });
+  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false) : undefined;
+  const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
+  return { resolved, promptIds, maxSeq };
 }
 
 /** The protocol part of the latency settings, shared by both engines. */
@@ -121,24 +177,25 @@ async function runTokenscope(
   hooks: JobHooks,
   beforeRelease?: (loaded: LoadedModel, result: BenchResult) => Promise<void>,
 ): Promise<BenchResult> {
+  checkPresetFits(job);
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
   const probeEnd = job.probe ? 1 - modelWork : 0;
+  // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
+  // bad file, prompt or context is refused at once.
+  const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   if (job.probe) {
     result.ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
       shapes: job.probeShapes,
       protocol: job.protocol,
       signal: hooks.signal,
-      onProgress: progressSlice(hooks, 0, probeEnd, 'roofs'),
+      onProgress: progressSlice(hooks, opened ? 0.05 : 0, probeEnd + (opened ? 0.05 : 0), 'roofs'),
     });
     hooks.onPartial?.(result);
   }
-  if (!job.model) return result;
-
-  const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
-  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false) : undefined;
-  const maxSeq = job.context ?? contextFor(job, configOf(resolved.choice).contextLength, promptIds);
+  if (!opened) return result;
+  const { resolved, promptIds, maxSeq } = opened;
   const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
   const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   let loaded: LoadedModel | null = null;
@@ -156,7 +213,7 @@ async function runTokenscope(
 
     if (job.generate && promptIds) {
       hooks.onProgress?.('generating', probeEnd + 0.15);
-      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling });
+      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling, checkLogits: true });
       result.generation = {
         prompt_token_ids: promptIds,
         token_ids: g.outputTokens,
@@ -193,7 +250,7 @@ async function runTokenscope(
       hooks.onPartial?.(result);
     }
     if (job.llamaBench) {
-      result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', LLAMA_BENCH_DEFAULTS, {
+      result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', llamaBenchSettings(job), {
         signal: hooks.signal,
         onProgress: progressSlice(hooks, 0.85, 1, 'llama-bench'),
       });

@@ -9,7 +9,7 @@ import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { embeddingWorkgroupSize } from './select.ts';
 import { SHADERS } from './shaders.ts';
-import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** R table rows read (quants + scales), R ids read, R rows of f32 written. */
 export function embeddingCost(format: WeightFormat, cols: number, R: number): Cost {
@@ -47,7 +47,7 @@ export async function embedding(
       new Float32Array(words.buffer)[7] = scale;
       const params = uniformBufferWith(ctx.device, `${name}.params`, words);
       const bindings: Binding[] = [tokens, out, params, shard.buffer];
-      if (isQuantized(table.format)) bindings.push(shard.buffer);
+      if (hasScaleRegion(table.format)) bindings.push(shard.buffer);
       return makeDispatch(ctx, spec, {
         owner: name,
         kind: 'embedding',

@@ -16,7 +16,7 @@ import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
 import { SHADERS } from './shaders.ts';
-import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
 export type GateActivation = 'silu' | 'gelu_tanh';
@@ -39,7 +39,7 @@ export interface LinearOptions {
   shape?: LinearShape;
 }
 
-/** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl). */
+/** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl): a multiple of every format's chunk (4, 16 or 32 weights). */
 const TILE_K = 32;
 
 /** The epilogue and prologue switches a linear pipeline is built with. */
@@ -142,7 +142,7 @@ export async function linear(
       new Float32Array(words.buffer)[6] = opts.norm?.eps ?? 0;
       const params = uniformBufferWith(ctx.device, `${name}.params`, words);
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, shard.buffer];
-      if (isQuantized(w.format)) bindings.push(shard.buffer);
+      if (hasScaleRegion(w.format)) bindings.push(shard.buffer);
       const workgroups: [number, number, number] =
         shape.kernel === 'matvec'
           ? grid1d(Math.ceil(shard.rows / shape.rowsPerWorkgroup), ctx.caps.limits.maxComputeWorkgroupsPerDimension)

@@ -1,17 +1,8 @@
 /**
  * Weight matrices on the GPU: GGUF-shaped (`rows` = output features, `cols` = input features,
- * each row contiguous), repacked at load into the layout the shaders read, sharded by rows when a
- * tensor exceeds the device's storage-binding limit, or synthesized on the GPU for benchmarks.
- *
- * Packed layout of one shard of `r` rows (all words little-endian u32, one GPU buffer per shard):
- *   f32   r·cols f32, row-major.
- *   f16   r·cols f16, row-major (read as u32 pairs with unpack2x16float: no shader-f16 needed).
- *   q8_0  values: r·(cols/32) blocks of 8 words (the block's 32 int8 in GGUF order), row-major;
- *         then scales: one f16 per block, two per word (block 2i in the low half of word i).
- *   q4_0  values: r·(cols/32) blocks of 4 words (the 16 GGUF bytes: byte j holds element j in the
- *         low nibble and j+16 in the high nibble; value = (q − 8)·d); then scales as for q8_0.
- * GGUF blocks (34 / 18 bytes) are not 4-byte aligned; splitting quants from scales makes every
- * block of quants a whole number of 16-byte vectors.
+ * each row contiguous), repacked at load into the layout the shaders read (weight-formats.ts),
+ * sharded by rows when a tensor exceeds the device's storage-binding limit, or synthesized on
+ * the GPU for benchmarks.
  */
 import { TokenscopeError } from '../errors.ts';
 import { align, storageBuffer, storageBufferWith, uniformBufferWith } from '../gpu/buffers.ts';
@@ -20,9 +11,9 @@ import { encodeDispatches, makeDispatch, releaseDispatches, type Dispatch } from
 import { grid1d, gridInvocations } from './grid.ts';
 import { fillWorkgroups } from './select.ts';
 import { SHADERS } from './shaders.ts';
+import { FORMATS, WEIGHT_FORMATS, hasScaleRegion, mainBlockBytes, packBlocks, type WeightFormat } from './weight-formats.ts';
 
-export type WeightFormat = 'f32' | 'f16' | 'q8_0' | 'q4_0';
-export const WEIGHT_FORMATS: readonly WeightFormat[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+export { FORMATS, WEIGHT_FORMATS, hasScaleRegion, type WeightFormat } from './weight-formats.ts';
 
 export interface WeightShard {
   buffer: GPUBuffer;
@@ -48,33 +39,31 @@ export interface ShardOptions {
   rowMultiple?: number;
 }
 
-/** GGUF bytes per 32 weights (f32/f16 per element × 32). */
-const BYTES_PER_32: Record<WeightFormat, number> = { f32: 128, f16: 64, q8_0: 34, q4_0: 18 };
-/** u32 words of values (quants) per 32 weights in the packed layout. */
-const VALUE_WORDS_PER_32: Record<WeightFormat, number> = { f32: 32, f16: 16, q8_0: 8, q4_0: 4 };
 const FILL_WG_SIZE = 64;
 
 /** The WGSL that reads each format (w_raw, w_quants, w_scale, w_bias, W_HAS_BIAS, w_dequant), joined after a kernel body. */
-export const WEIGHT_LIBRARY: Record<WeightFormat, string> = {
-  f32: SHADERS.weights_f32,
-  f16: SHADERS.weights_f16,
-  q8_0: [SHADERS.weights_q8_0, SHADERS.weights_scales].join('\n'),
-  q4_0: [SHADERS.weights_q4_0, SHADERS.weights_scales].join('\n'),
-};
+export const WEIGHT_LIBRARY = Object.fromEntries(WEIGHT_FORMATS.map((f) => [f, FORMATS[f].library])) as Record<WeightFormat, string>;
 
+/** Block formats (a scale per block of weights), as opposed to f32/f16/bf16. */
 export function isQuantized(format: WeightFormat): boolean {
-  return format === 'q8_0' || format === 'q4_0';
+  return FORMATS[format].block > 1;
+}
+
+/** Weights per GGUF block: the multiple a row length must be (4 for the float formats: whole vec4 loads). */
+export function rowMultiple(format: WeightFormat): number {
+  return Math.max(4, FORMATS[format].block);
 }
 
 /** Bytes of a (rows, cols) tensor as stored in GGUF and as read by a full pass over it. */
 export function weightBytes(format: WeightFormat, rows: number, cols: number): number {
-  return (rows * cols * BYTES_PER_32[format]) / 32;
+  const f = FORMATS[format];
+  return ((rows * cols) / f.block) * f.blockBytes;
 }
 
 /** Where the regions of a packed shard lie, in u32 words. */
 export interface PackedLayout {
   valueWords: number;
-  /** First word of the scales region (= valueWords); scales exist only for quantized formats. */
+  /** First word of the scale region (= valueWords); it exists only for formats with a side f16 (hasScaleRegion). */
   scaleBase: number;
   scaleWords: number;
   /** Buffer size: both regions, padded to 16 bytes. */
@@ -82,46 +71,35 @@ export interface PackedLayout {
 }
 
 export function packedLayout(format: WeightFormat, rows: number, cols: number): PackedLayout {
-  const valueWords = (rows * cols * VALUE_WORDS_PER_32[format]) / 32;
-  const scaleWords = isQuantized(format) ? Math.ceil((rows * cols) / 32 / 2) : 0;
+  const blocks = (rows * cols) / FORMATS[format].block;
+  const valueWords = (blocks * mainBlockBytes(format)) / 4;
+  const scaleWords = hasScaleRegion(format) ? Math.ceil(blocks / 2) : 0;
   return { valueWords, scaleBase: valueWords, scaleWords, bytes: align((valueWords + scaleWords) * 4, 16) };
 }
 
 /**
- * cols must be a multiple of 32 for the block formats and of 4 for f32/f16: the kernels read
- * whole 16-byte vectors of activations (every real model satisfies both).
+ * cols must be a multiple of the block (32, or 256 for the K-quants) and of 4 for the float
+ * formats: the kernels read whole 16-byte vectors of activations (every real model satisfies both).
  */
 export function checkWeightShape(format: WeightFormat, rows: number, cols: number, label: string): void {
-  const multiple = isQuantized(format) ? 32 : 4;
+  const multiple = rowMultiple(format);
   if (!(Number.isInteger(rows) && rows > 0 && Number.isInteger(cols) && cols > 0 && cols % multiple === 0)) {
     throw new TokenscopeError(
       'model-unsupported',
       `${label}: a ${format} matrix of ${rows}×${cols} is not supported (input features must be a positive multiple of ${multiple}).`,
-      'Use a model whose dimensions are multiples of 32 (all common GGUF models are).',
+      `Use a model whose dimensions are multiples of ${multiple}, or another weight format.`,
     );
   }
 }
 
-/** Repack `rows` GGUF rows (contiguous `ggufBytes`) into the packed layout described above. */
+/** Repack `rows` GGUF rows (contiguous `ggufBytes`) into the packed layout of weight-formats.ts. */
 export function packWeight(format: WeightFormat, rows: number, cols: number, ggufBytes: Uint8Array): Uint8Array {
-  const need = checkGgufBytes(format, rows, cols, ggufBytes);
+  checkGgufBytes(format, rows, cols, ggufBytes);
   const layout = packedLayout(format, rows, cols);
   const out = new Uint8Array(layout.bytes);
-  if (!isQuantized(format)) {
-    out.set(ggufBytes.subarray(0, need));
-    return out;
-  }
-  const blockBytes = BYTES_PER_32[format];
-  const quantBytes = blockBytes - 2;
-  const scaleByte = layout.scaleBase * 4;
-  const blocks = (rows * cols) / 32;
-  for (let b = 0; b < blocks; b++) {
-    const s = b * blockBytes;
-    out[scaleByte + 2 * b] = ggufBytes[s];
-    out[scaleByte + 2 * b + 1] = ggufBytes[s + 1];
-    const q = b * quantBytes;
-    for (let j = 0; j < quantBytes; j++) out[q + j] = ggufBytes[s + 2 + j];
-  }
+  const blocks = (rows * cols) / FORMATS[format].block;
+  const side = hasScaleRegion(format) ? out.subarray(layout.scaleBase * 4, layout.scaleBase * 4 + 2 * blocks) : null;
+  packBlocks(format, ggufBytes, blocks, out.subarray(0, layout.valueWords * 4), side);
   return out;
 }
 
@@ -179,9 +157,14 @@ export function uploadWeight(
  * A tensor of random weights made on the GPU (nothing big crosses the bus): values roughly
  * uniform in (−scale, scale), |w| ≤ scale, mean 0, fixed by `seed` and independent of sharding
  * (the random stream is keyed by the element's index in the whole tensor).
- *   f32/f16: uniform(−1, 1)·scale (f16 rounded toward zero where rounding would exceed scale).
+ *   f32/f16/bf16: uniform(−1, 1)·scale (f16/bf16 rounded toward zero where rounding would exceed scale).
  *   q8_0: q uniform in [−127, 127] (−128 becomes 0), d = scale/127·u, u ∈ [0.5, 1), d rounded down to f16.
- *   q4_0: q − 8 uniform in [−7, 7] (nibble 0 becomes 8), d = scale/7·u likewise.
+ *   q4_0, q4_1 (m = −8d): q − 8 uniform in [−7, 7] (q = 0 becomes 8), d = scale/7·u likewise.
+ *   q5_0, q5_1 (m = −16d): q − 16 in [−15, 15] (q = 0 becomes 16), d = scale/15·u.
+ *   q4_k: sub-block scales sc ∈ [4, 7], mins m = 8·sc, dmin = d: w = d·sc·(q − 8), d = scale/49·u.
+ *   q5_k: sc ∈ [4, 7], m = 8·sc, dmin = 2d: w = d·sc·(q − 16), d = scale/105·u.
+ *   q6_k: int8 sc ∈ [64, 127]: w = d·sc·(q − 32), q − 32 in [−31, 31], d = scale/(31·127)·u.
+ * Every block is valid for its format, so a preset's bytes and decode work are the real file's.
  */
 export async function syntheticWeight(
   ctx: GpuContext,
@@ -205,8 +188,8 @@ export async function syntheticWeight(
       const grid = grid1d(fillWorkgroups(ctx.caps, layout.valueWords), ctx.caps.limits.maxComputeWorkgroupsPerDimension);
       const params = new Uint32Array(8);
       const firstElement = s.rowStart * cols;
-      const firstBlock = isQuantized(format) ? firstElement / 32 : 0;
-      params.set([layout.valueWords, layout.scaleWords, (firstElement * VALUE_WORDS_PER_32[format]) / 32, firstBlock, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
+      const firstBlock = firstElement / FORMATS[format].block;
+      params.set([layout.valueWords, layout.scaleWords, (firstBlock * mainBlockBytes(format)) / 4, firstBlock, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
       new Float32Array(params.buffer)[5] = scale;
       const uniform = uniformBufferWith(ctx.device, `${label}.fill${i}.params`, params);
       fills.push(

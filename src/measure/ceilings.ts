@@ -106,6 +106,8 @@ class Runner {
 
   /** One submission of `record`, timed on both clocks. */
   async once(record: (encoder: GPUCommandEncoder, timer: GpuTimer | null) => void): Promise<RepSample> {
+    // Every submission checks first, so Cancel lands within one submission (grid search and checks included).
+    throwIfCancelled(this.signal);
     const encoder = this.ctx.device.createCommandEncoder({ label: 'ceilings' });
     record(encoder, this.timer);
     const commands = encoder.finish();
@@ -115,6 +117,10 @@ class Runner {
     const hostMs = hostNow() - t0;
     const gpu = this.timer ? await this.timer.read() : [];
     return gpu.length > 0 ? { hostMs, gpuMs: gpu[0].ns / 1e6 } : { hostMs };
+  }
+
+  checkCancelled(): void {
+    throwIfCancelled(this.signal);
   }
 
   async repeat(record: (encoder: GPUCommandEncoder, timer: GpuTimer | null) => void): Promise<RepSample[]> {
@@ -173,6 +179,7 @@ async function measureBandwidth(run: Runner, bytes: number, shapes: ProbeShapes,
     if (mode !== 'b2b') {
       for (const wg of workgroupChoices) {
         for (const runLength of mode === 'read' ? shapes.readRuns : [1]) {
+          run.checkCancelled();
           const d = await kernelFor(wg, runLength);
           await run.once((e) => encodeDispatches(e, [d]));
           const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));

@@ -172,8 +172,10 @@ export async function runLatency(
   let done = 0;
   const progress = (what: string) => hooks.onProgress?.(what, done / total);
   const run = async (P: number, rep: number, gpuTiming: 'phases' | 'kernels') => {
+    // The sweep's first request (a warm-up unless warmup is 0) checks the logits are numbers.
+    const checkLogits = done === 0;
     const { value: g, disturbed } = await protocolRequest(hooks, settings.cooldown_ms, () =>
-      generate(engine, promptFor(P, rep), gen, { gpuTiming, chunk: settings.chunk, signal: hooks.signal }),
+      generate(engine, promptFor(P, rep), gen, { gpuTiming, chunk: settings.chunk, signal: hooks.signal, checkLogits }),
     );
     done++;
     return { g, disturbed };

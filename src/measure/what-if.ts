@@ -129,3 +129,27 @@ export function computeBoundBatch(s: DecodeScenario, maxBatch = 4096): number | 
   }
   return null;
 }
+
+/** A device's published figures, for the what-if panel beside "this device, measured". */
+export interface DevicePreset {
+  id: string;
+  name: string;
+  /** Peak memory bandwidth from the spec sheet, GB/s. */
+  bandwidthGBps: number;
+  /** Peak f32 (non-tensor) throughput from the spec sheet, GFLOP/s: what f32 FMA kernels can reach. */
+  computeGflops: number;
+}
+
+/**
+ * Spec-sheet figures (vendor datasheets): peak DRAM/HBM bandwidth and peak f32 vector FLOP/s
+ * (no tensor cores, which our f32 kernels do not use). Real kernels reach less — measured
+ * streaming reads typically 70–90% of the bandwidth figure.
+ */
+export const DEVICE_PRESETS: readonly DevicePreset[] = [
+  { id: 'rtx-4090', name: 'NVIDIA GeForce RTX 4090', bandwidthGBps: 1008, computeGflops: 82_600 },
+  { id: 'h100-sxm', name: 'NVIDIA H100 SXM', bandwidthGBps: 3350, computeGflops: 67_000 },
+  { id: 'a100-80-sxm', name: 'NVIDIA A100 80 GB SXM', bandwidthGBps: 2039, computeGflops: 19_500 },
+  { id: 'rx-7900-xtx', name: 'AMD Radeon RX 7900 XTX', bandwidthGBps: 960, computeGflops: 61_400 },
+  { id: 'm1-max', name: 'Apple M1 Max (32-core GPU)', bandwidthGBps: 400, computeGflops: 10_400 },
+  { id: 'm2', name: 'Apple M2 (10-core GPU)', bandwidthGBps: 100, computeGflops: 3_600 },
+];

@@ -80,6 +80,21 @@ const GEMMA3_SLIDING = { ropeTheta: 10000, pattern: 6 };
  * openModel reads the tensor and passes them, and everything that runs a model opens it that way.
  */
 export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
+  // Every error names the file; the hyperparameters are checked for plausibility before anything is sized.
+  const file = gguf.source.name;
+  try {
+    const config = readConfig(gguf, ropeFreqs);
+    checkPlausible(config);
+    return config;
+  } catch (e) {
+    if (e instanceof TokenscopeError && !e.message.startsWith(`${file}:`)) {
+      throw new TokenscopeError(e.code, `${file}: ${e.message}`, e.hint, { cause: e });
+    }
+    throw e;
+  }
+}
+
+function readConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
   const meta = gguf.metadata;
   const arch = required(metaString(meta, 'general.architecture'), 'general.architecture');
   if (!isArchitecture(arch)) {
@@ -108,12 +123,14 @@ export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConf
   const gemma = arch === 'gemma3';
   const slidingWindow = gemma ? required(metaUint(meta, 'gemma3.attention.sliding_window'), 'gemma3.attention.sliding_window') : 0;
 
-  const vocabSize = metaStrings(meta, 'tokenizer.ggml.tokens')?.length ?? need('vocab_size');
+  // The vocabulary is the tokenizer's token list; vocab_size only stands in for it when a file has no tokenizer
+  // but says so, and a file with neither is missing its tokens (that is what a reader of the message must fix).
+  const tokens = metaStrings(meta, 'tokenizer.ggml.tokens');
+  const vocabSize = tokens?.length ?? positive(uint('vocab_size'), `${arch}.vocab_size`) ?? required(tokens, 'tokenizer.ggml.tokens').length;
   const { bosId, eosId } = specialTokenIds(meta, vocabSize);
 
   const rmsEps = required(metaFloat(meta, `${arch}.attention.layer_norm_rms_epsilon`), `${arch}.attention.layer_norm_rms_epsilon`);
   const ropeTheta = metaFloat(meta, `${arch}.rope.freq_base`) ?? 10000;
-  check(rmsEps > 0 && ropeTheta > 0, `rms epsilon ${rmsEps} and rope.freq_base ${ropeTheta} must be positive`);
 
   return {
     architecture: arch,
@@ -144,6 +161,30 @@ export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConf
     bosId,
     eosId,
   };
+}
+
+/**
+ * Every hyperparameter finite and within what real models use, before anything is sized from it:
+ * an epsilon of +Inf or a RoPE base of 1e-30 passes `> 0` yet turns every logit into NaN on the GPU,
+ * and a dimension of 2^40 would be a buffer size. The ranges are wide (an order of magnitude or
+ * more past the largest known model) so only damaged or hostile files fail.
+ */
+function checkPlausible(c: ModelConfig): void {
+  const arch = c.architecture;
+  const within = (value: number, key: string, lo: number, hi: number) => {
+    if (Number.isFinite(value) && value >= lo && value <= hi) return;
+    throw new TokenscopeError('model-format', `implausible hyperparameter: ${key} is ${value}; real models use ${lo} to ${hi}`,
+      'The file is damaged or was written by a buggy converter; nothing was allocated for it.');
+  };
+  within(c.rmsEps, `${arch}.attention.layer_norm_rms_epsilon`, 1e-12, 0.1);
+  within(c.ropeTheta, `${arch}.rope.freq_base`, 1, 1e10);
+  within(c.contextLength, `${arch}.context_length`, 1, 1 << 24);
+  within(c.dim, `${arch}.embedding_length`, 1, 1 << 16);
+  within(c.hiddenDim, `${arch}.feed_forward_length`, 1, 1 << 18);
+  within(c.nLayers, `${arch}.block_count`, 1, 1024);
+  within(c.nHeads, `${arch}.attention.head_count`, 1, 1024);
+  within(c.headDim, 'the head size', 2, 1024);
+  within(c.vocabSize, 'the vocabulary size', 1, 1 << 22);
 }
 
 /** rope_freqs.weight: one positive divisor per rotated pair, as llama.cpp's ggml_rope_ext reads it. */

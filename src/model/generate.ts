@@ -7,6 +7,7 @@
  * time of every pass; every metric is computed from these records elsewhere.
  */
 import { TokenscopeError } from '../errors.ts';
+import { explainFailure } from '../gpu/device.ts';
 import { GpuTimer, type PassTime } from '../gpu/timer.ts';
 import type { KernelClass } from '../kernels/kernel.ts';
 import { prefillRows } from '../kernels/rows.ts';
@@ -26,6 +27,12 @@ export interface GenerateOptions {
   gpuTiming?: 'off' | 'phases' | 'kernels';
   signal?: AbortSignal;
   onToken?: (token: number, index: number) => void;
+  /**
+   * Read back the first step's logits and fail on NaN or ±Infinity (one vocabulary-sized readback
+   * between prefill and decode, so sweeps ask for it on their first request only). Without it a
+   * NaN is still caught: the GPU argmax then returns no token (0xFFFFFFFF).
+   */
+  checkLogits?: boolean;
 }
 
 /** GPU time of one kernel dispatch in profile mode. */
@@ -54,6 +61,12 @@ export interface GenerationRecord {
 }
 
 const MAX_TIMED_PASSES = 2048;
+
+/** The run's failure when the model's numbers are not numbers (damaged weights or hyperparameters). */
+export function nonFinite(where: string): TokenscopeError {
+  return new TokenscopeError('model-format', `The model produced non-finite values (NaN or ±Infinity) ${where}.`,
+    'Its weights or hyperparameters are damaged (a NaN or infinite value, or an out-of-range epsilon or RoPE base): re-download or re-convert the file.');
+}
 
 function cancelled(): TokenscopeError {
   return new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.');
@@ -92,12 +105,17 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
   const drawAt = (i: number) => (opts.sampling ? { ...opts.sampling, step: i } : undefined);
   const accept = (o: StepOutcome): boolean => {
     const token = o.tokens[0];
+    // The GPU argmax finds no maximum among NaN logits and returns its "none" id, 0xFFFFFFFF.
+    if (!(token < engine.config.vocabSize)) throw nonFinite(`in the logits of output token ${record.outputTokens.length} (no token could be chosen)`);
     record.outputTokens.push(token);
     record.tTokens.push(o.tDone);
     opts.onToken?.(token, record.outputTokens.length - 1);
     return token === opts.stopAt || record.outputTokens.length >= nGen;
   };
 
+  // Steps submitted ahead of the host; on any failure they are settled before returning, so a
+  // step queued behind a lost device or a refused token never rejects unhandled.
+  const inflight: Promise<StepOutcome>[] = [];
   try {
     // Prefill: every chunk submitted back to back; only the last one samples.
     let last: Promise<StepOutcome> | undefined;
@@ -112,17 +130,25 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
       else await step;
       if (perKernel) await step.then(drainTimer);
     }
-    let done = accept(await last!);
+    const first = await last!;
+    if (opts.checkLogits) {
+      const logits = await engine.readLogits(0);
+      const bad = logits.findIndex((v) => !Number.isFinite(v));
+      if (bad >= 0) throw nonFinite(`in the first step's logits (token ${bad} is ${logits[bad]})`);
+    }
+    let done = accept(first);
 
     // Decode: one step in flight ahead of the host (none in profile mode, which reads timers per step).
     const ahead = perKernel ? 0 : 1;
-    const inflight: Promise<StepOutcome>[] = [];
     let submitted = 1;
     let pos = start + prompt.length;
     while (!done) {
       if (opts.signal?.aborted) throw cancelled();
       while (submitted < nGen && inflight.length <= ahead) {
-        inflight.push(engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel }));
+        const step = engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel });
+        // Handled here so that it may reject (a lost device) while the host awaits the step before it.
+        step.catch(() => {});
+        inflight.push(step);
         submitted++;
       }
       const outcome = await inflight.shift()!;
@@ -131,7 +157,10 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     }
     await Promise.allSettled(inflight);
     await drainTimer();
+  } catch (e) {
+    throw await explainFailure(engine.ctx, e);
   } finally {
+    await Promise.allSettled(inflight);
     timer?.destroy();
   }
   if (timer) attributeGpuTime(record, passes, perKernel);

@@ -5,16 +5,17 @@
  * by rows, gate|up interleaved by rows (pairs for the gated epilogue) — when their formats match;
  * a file that mixes formats among them keeps them apart (one dispatch each).
  */
-import { TokenscopeError } from '../errors.ts';
 import { storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { destroyWeight, interleaveRows, stackRows, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { GGMLType } from './gguf/types.ts';
+import { formatOfType } from './weight-types.ts';
 import type { OpenModel } from './open.ts';
 import { dequantize } from './quant.ts';
-import { encodeTensor, quantizedType } from './quantize.ts';
+import { encodeTensor } from './quantize.ts';
+import { tensorTypeFor, type Quantization } from './recipes.ts';
 
 export interface LayerWeights {
   attnNorm: GPUBuffer; // (dim) f32
@@ -47,7 +48,7 @@ export interface GpuWeights {
   synthetic: boolean;
 }
 
-export type Quantization = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+export type { Quantization } from './recipes.ts';
 
 /** A matrix's GGUF-layout bytes in its GPU format, before upload. */
 interface Encoded {
@@ -73,16 +74,20 @@ function concatF32(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
   return out;
 }
 
-const FORMAT_OF: Record<number, WeightFormat> = { [GGMLType.F32]: 'f32', [GGMLType.F16]: 'f16', [GGMLType.Q8_0]: 'q8_0', [GGMLType.Q4_0]: 'q4_0' };
-const TYPE_OF: Record<Quantization, GGMLType> = { f32: GGMLType.F32, f16: GGMLType.F16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0 };
-
 /**
- * The GPU format a synthetic matrix gets for a requested quantization: block formats need rows
- * that split into 32-element blocks; other matrices stay f16 (f32 when f32 was asked), as ggml does.
+ * The GPU format a synthetic matrix (GGUF name `label`.weight, rows of `cols`) gets under a
+ * quantization, as llama-quantize would give it from an F16 file (recipes.ts): so a preset's
+ * bytes are the real file's. Rows that fit no block format stay f16.
  */
-export function syntheticFormat(quant: Quantization, cols: number): WeightFormat {
-  if ((quant === 'q8_0' || quant === 'q4_0') && cols % 32 !== 0) return 'f16';
-  return quant;
+export function syntheticFormat(quant: Quantization, label: string, cols: number, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>): WeightFormat {
+  const type = tensorTypeFor(quant, { name: `${label}.weight`, dims: [cols, 1], type: GGMLType.F16 }, { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings });
+  return formatOfType(type);
+}
+
+/** The GGUF type a file's matrix is uploaded as: its own, or re-encoded from F32/F16 under `quant`. */
+export function uploadType(info: GGUFTensorInfo, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>, quant?: Quantization): GGMLType {
+  if (!quant || (info.type !== GGMLType.F32 && info.type !== GGMLType.F16)) return info.type;
+  return tensorTypeFor(quant, info, { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings });
 }
 
 function summarizeFormats(tensors: WeightTensor[]): string {
@@ -129,21 +134,11 @@ export async function loadGgufWeights(
   /** A matrix's bytes in the format it will have on the GPU. */
   const encoded = async (info: GGUFTensorInfo): Promise<Encoded> => {
     const [cols, rows] = info.dims;
-    let type = info.type;
+    const type = uploadType(info, config, opts.quant);
     let bytes = await gguf.tensorBytes(info.name);
-    if (opts.quant && (type === GGMLType.F32 || type === GGMLType.F16)) {
-      const target = quantizedType(info, TYPE_OF[opts.quant]);
-      if (target !== type) {
-        bytes = encodeTensor(dequantize(type, bytes, rows * cols), target);
-        type = target;
-      }
-    }
-    const format = FORMAT_OF[type];
-    if (!format) {
-      throw new TokenscopeError('model-unsupported', `Tensor ${info.name} has a type the GPU kernels do not read.`, 'Use an F32, F16, Q8_0 or Q4_0 GGUF.');
-    }
+    if (type !== info.type) bytes = encodeTensor(dequantize(info.type, bytes, rows * cols), type);
     tick();
-    return { label: info.name, format, rows, cols, bytes };
+    return { label: info.name, format: formatOfType(type), rows, cols, bytes };
   };
   const upload = (m: Encoded) => uploadWeight(ctx, m.label, m.format, m.rows, m.cols, m.bytes);
   const matrix = async (info: GGUFTensorInfo): Promise<WeightTensor> => upload(await encoded(info));
@@ -196,7 +191,7 @@ export async function syntheticWeights(
   let done = 0;
   let nextSeed = seed >>> 0;
   const matrix = async (label: string, rows: number, cols: number, rowMultiple = 1) => {
-    const w = await syntheticWeight(ctx, label, syntheticFormat(quant, cols), rows, cols, nextSeed++, Math.sqrt(3 / cols), { rowMultiple });
+    const w = await syntheticWeight(ctx, label, syntheticFormat(quant, label, cols, config), rows, cols, nextSeed++, Math.sqrt(3 / cols), { rowMultiple });
     onProgress?.(++done / total);
     return w;
   };

@@ -7,14 +7,12 @@ import { findPreset, parameterCount, type ModelPreset } from './catalog.ts';
 import { TokenscopeError } from '../errors.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import type { WeightFormat } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
+import { formatOfType } from './weight-types.ts';
 import { Engine } from './engine.ts';
-import { GGMLType } from './gguf/types.ts';
-import { loadGgufWeights, syntheticFormat, syntheticWeights, type GpuWeights, type Quantization } from './gpu-weights.ts';
+import { loadGgufWeights, syntheticFormat, syntheticWeights, uploadType, type GpuWeights, type Quantization } from './gpu-weights.ts';
 import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, type MemoryPlan } from './memory.ts';
 import type { OpenModel } from './open.ts';
-import { quantizedType } from './quantize.ts';
 
 export type ModelChoice =
   | { kind: 'preset'; preset: ModelPreset; quant: Quantization; seed?: number }
@@ -51,9 +49,6 @@ export interface LoadedModel {
   plan: MemoryPlan;
 }
 
-const GGML_FORMAT: Partial<Record<number, WeightFormat>> = { [GGMLType.F32]: 'f32', [GGMLType.F16]: 'f16', [GGMLType.Q8_0]: 'q8_0', [GGMLType.Q4_0]: 'q4_0' };
-const QUANT_TYPE: Record<Quantization, GGMLType> = { f32: GGMLType.F32, f16: GGMLType.F16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0 };
-
 /** Resolve "--model X" when X names a preset. */
 export function presetChoice(id: string, quant: Quantization = 'q4_0', seed = 1): ModelChoice {
   const preset = findPreset(id);
@@ -68,16 +63,14 @@ export function configOf(choice: ModelChoice): ModelConfig {
 /** The GPU format of every matrix, before anything is read or allocated. */
 export function plannedMatrices(choice: ModelChoice): MatrixPlan[] {
   const config = configOf(choice);
-  if (choice.kind === 'preset') return matrixPlan(config, (_role, cols) => syntheticFormat(choice.quant, cols));
+  if (choice.kind === 'preset') return matrixPlan(config, (label, cols) => syntheticFormat(choice.quant, label, cols, config));
   const { gguf } = choice.model;
   const quant = choice.quant;
   return matrixPlan(config, (label) => {
     const info = gguf.tensor(`${label}.weight`);
     if (!info) throw new TokenscopeError('model-format', `${gguf.source.name}: tensor '${label}.weight' is missing.`, 'The file is incomplete; re-convert it.');
-    const type = quant && (info.type === GGMLType.F32 || info.type === GGMLType.F16) ? quantizedType(info, QUANT_TYPE[quant]) : info.type;
-    const format = GGML_FORMAT[type];
-    if (!format) throw new TokenscopeError('model-unsupported', `Tensor ${info.name} has a type the GPU kernels do not read.`, 'Use an F32, F16, Q8_0 or Q4_0 GGUF.');
-    return format;
+    // Every type the reader accepts has a GPU format (it refused the others, naming them, before anything was allocated).
+    return formatOfType(uploadType(info, config, quant));
   });
 }
 

@@ -1,12 +1,14 @@
 /**
- * Encoding f32 values into tensor types, with ggml's reference quantizers reproduced bit for bit
- * (ggml-quants.c `quantize_row_q8_0_ref`, `quantize_row_q4_0_ref`). Every intermediate is rounded
- * to f32 with Math.fround where C computes in float, so the bytes match a build without FMA
- * contraction. Blocks: 32 consecutive values of a row; the scale is stored as f16 (RNE).
+ * Encoding f32 values into tensor types, with ggml's reference quantizers reproduced
+ * (ggml-quants.c `quantize_row_{q8_0,q4_0,q4_1,q5_0,q5_1}_ref`; the K-quants in quantize-k.ts).
+ * Every intermediate is rounded to f32 with Math.fround where C computes in float, so the bytes
+ * match a build without FMA contraction. Blocks: 32 consecutive values of a row; scales and
+ * minimums are stored as f16 (RNE).
  */
 import { TokenscopeError } from '../errors.ts';
 import { f32ToF16Bits } from '../f16.ts';
-import { GGMLType, shapeProblem, type GGMLType as GGMLTypeId } from './gguf/types.ts';
+import { quantizeQ45K, quantizeQ6K } from './quantize-k.ts';
+import { GGMLType, GGML_BLOCK, ggmlTypeName, shapeProblem, type GGMLType as GGMLTypeId } from './gguf/types.ts';
 
 const QK = 32;
 
@@ -25,13 +27,18 @@ export function quantizeQ8_0(x: Float32Array): Uint8Array<ArrayBuffer> {
 }
 
 /**
- * Q4_0: d = max / -8 where max is the value of largest magnitude (first one on ties, sign kept),
- * q = min(15, trunc(x/d + 8.5)); low nibble of byte j = element j, high nibble = element j + 16.
+ * Q4_0 (bits 4) and Q5_0 (bits 5): d = max / −2^(bits−1) where max is the value of largest
+ * magnitude (first one on ties, sign kept), q = min(2^bits − 1, trunc(x/d + 2^(bits−1) + 0.5)).
+ * Element j < 16 goes to the low nibble of byte j, j + 16 to its high nibble; Q5_0 keeps the
+ * fifth bits in a u32 (bit j for element j) after d.
  */
-export function quantizeQ4_0(x: Float32Array): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(blockCount(x) * 18);
-  const nibble = (v: number, id: number) => Math.min(15, Math.trunc(Math.fround(Math.fround(v * id) + 8.5)));
-  for (let b = 0, at = 0; b < x.length; b += QK, at += 18) {
+function quantizeSymmetric(x: Float32Array, bits: 4 | 5): Uint8Array<ArrayBuffer> {
+  const half = 1 << (bits - 1);
+  const top = (1 << bits) - 1;
+  const blockBytes = bits === 4 ? 18 : 22;
+  const out = new Uint8Array(blockCount(x) * blockBytes);
+  const level = (v: number, id: number) => Math.min(top, Math.trunc(Math.fround(Math.fround(v * id) + half + 0.5)));
+  for (let b = 0, at = 0; b < x.length; b += QK, at += blockBytes) {
     let amax = 0;
     let max = 0;
     for (let j = 0; j < QK; j++) {
@@ -41,10 +48,74 @@ export function quantizeQ4_0(x: Float32Array): Uint8Array<ArrayBuffer> {
         max = v;
       }
     }
-    const d = Math.fround(max / -8); // an all-zero block gives d = -0, stored as f16 0x8000 as in C
+    const d = Math.fround(max / -half); // an all-zero block gives d = -0, stored as f16 0x8000 as in C
     const id = d ? Math.fround(1 / d) : 0;
     writeF16(out, at, d);
-    for (let j = 0; j < QK / 2; j++) out[at + 2 + j] = nibble(x[b + j], id) | (nibble(x[b + j + QK / 2], id) << 4);
+    packNibbles(out, at + 2, bits === 5, (j) => level(x[b + j], id));
+  }
+  return out;
+}
+
+export const quantizeQ4_0 = (x: Float32Array) => quantizeSymmetric(x, 4);
+export const quantizeQ5_0 = (x: Float32Array) => quantizeSymmetric(x, 5);
+
+/**
+ * Q4_1 (bits 4) and Q5_1 (bits 5): d = (max − min)/(2^bits − 1), m = min,
+ * q = trunc((x − min)/d + 0.5) (Q4_1 capped at 15); layout as Q4_0/Q5_0 with m after d.
+ */
+function quantizeAffine(x: Float32Array, bits: 4 | 5): Uint8Array<ArrayBuffer> {
+  const blockBytes = bits === 4 ? 20 : 24;
+  const out = new Uint8Array(blockCount(x) * blockBytes);
+  for (let b = 0, at = 0; b < x.length; b += QK, at += blockBytes) {
+    let min = Infinity;
+    let max = -Infinity;
+    for (let j = 0; j < QK; j++) {
+      min = Math.min(min, x[b + j]);
+      max = Math.max(max, x[b + j]);
+    }
+    const d = Math.fround(Math.fround(max - min) / ((1 << bits) - 1));
+    const id = d ? Math.fround(1 / d) : 0;
+    writeF16(out, at, d);
+    writeF16(out, at + 2, min);
+    const level = (v: number) => Math.trunc(Math.fround(Math.fround(Math.fround(v - min) * id) + 0.5));
+    packNibbles(out, at + 4, bits === 5, (j) => (bits === 4 ? Math.min(15, level(x[b + j])) : level(x[b + j]) & 31));
+  }
+  return out;
+}
+
+export const quantizeQ4_1 = (x: Float32Array) => quantizeAffine(x, 4);
+export const quantizeQ5_1 = (x: Float32Array) => quantizeAffine(x, 5);
+
+/** 32 levels into 16 bytes of nibbles at `at` (j and j + 16 share byte j), after a u32 of fifth bits when `fifth`. */
+function packNibbles(out: Uint8Array, at: number, fifth: boolean, level: (j: number) => number): void {
+  let qh = 0;
+  const qs = at + (fifth ? 4 : 0);
+  for (let j = 0; j < QK / 2; j++) {
+    const lo = level(j);
+    const hi = level(j + QK / 2);
+    out[qs + j] = (lo & 15) | ((hi & 15) << 4);
+    qh |= ((lo >> 4) << j) | ((hi >> 4) << (j + QK / 2));
+  }
+  if (fifth) new DataView(out.buffer, out.byteOffset).setUint32(at, qh >>> 0, true);
+}
+
+/** f32 → bfloat16 bits, round to nearest even (ggml_compute_fp32_to_bf16; NaN stays a quiet NaN). */
+export function f32ToBf16Bits(x: number): number {
+  f32[0] = x;
+  const u = u32[0];
+  if ((u & 0x7fffffff) > 0x7f800000) return ((u >>> 16) | 64) & 0xffff;
+  return ((u + (0x7fff + ((u >>> 16) & 1))) >>> 16) & 0xffff;
+}
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+export function encodeBf16(x: Float32Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(x.length * 2);
+  for (let i = 0; i < x.length; i++) {
+    const h = f32ToBf16Bits(x[i]);
+    out[2 * i] = h & 0xff;
+    out[2 * i + 1] = h >>> 8;
   }
   return out;
 }
@@ -58,18 +129,30 @@ export function encodeF16(x: Float32Array): Uint8Array<ArrayBuffer> {
 
 /** f32 values → the bytes of a tensor of `type`. */
 export function encodeTensor(x: Float32Array, type: GGMLTypeId): Uint8Array<ArrayBuffer> {
+  const block = GGML_BLOCK[type].elements;
+  if (x.length % block !== 0) {
+    throw new TokenscopeError('bad-input', `cannot quantize ${x.length} values to ${ggmlTypeName(type)}: not a multiple of its ${block}-value block`,
+      'Quantize whole rows whose length is a multiple of the block; keep other tensors in F32/F16.');
+  }
   switch (type) {
     case GGMLType.F32: return new Uint8Array(Float32Array.from(x).buffer);
     case GGMLType.F16: return encodeF16(x);
+    case GGMLType.BF16: return encodeBf16(x);
     case GGMLType.Q8_0: return quantizeQ8_0(x);
     case GGMLType.Q4_0: return quantizeQ4_0(x);
+    case GGMLType.Q4_1: return quantizeQ4_1(x);
+    case GGMLType.Q5_0: return quantizeQ5_0(x);
+    case GGMLType.Q5_1: return quantizeQ5_1(x);
+    case GGMLType.Q4_K: return quantizeQ45K(x, false);
+    case GGMLType.Q5_K: return quantizeQ45K(x, true);
+    case GGMLType.Q6_K: return quantizeQ6K(x);
   }
 }
 
 /**
- * The type an F32/F16 tensor gets when a model is quantized to `target`, following llama.cpp's
- * rules for a "pure" quantization: 2-D+ weights become `target`; 1-D tensors (norms, biases) and
- * tensors whose rows do not split into 32-element blocks keep their type.
+ * The type an F32/F16 tensor gets when a model is quantized to `target` with llama-quantize's
+ * --pure: 2-D+ weights become `target`; 1-D tensors (norms, biases) and tensors whose rows do
+ * not split into the target's blocks keep their type.
  */
 export function quantizedType(tensor: { name: string; type: GGMLTypeId; dims: readonly number[] }, target: GGMLTypeId): GGMLTypeId {
   const isMatrix = tensor.dims.length >= 2 && tensor.name.endsWith('.weight');

@@ -5,9 +5,11 @@
  * the kernels' cost models say so, and `stepCosts` records it per step for the roofline.
  */
 import { TokenscopeError } from '../errors.ts';
+import { explainFailure } from '../gpu/device.ts';
 import type { Cost } from '../kernels/kernel.ts';
 import type { RowDesc } from '../kernels/rows.ts';
 import type { Engine, StepRequest } from '../model/engine.ts';
+import { nonFinite } from '../model/generate.ts';
 import type { Clock, ServingEngine, StepPlan } from './scheduler.ts';
 
 /** What one step did on the GPU, for the batching roofline. */
@@ -86,7 +88,15 @@ export class GpuServingEngine implements ServingEngine {
     if (req.rows.length > this.engine.shape.maxRows) {
       throw new TokenscopeError('bad-input', `A step of ${req.rows.length} tokens exceeds the engine's ${this.engine.shape.maxRows} rows.`, 'Lower --max-tokens-per-step.');
     }
-    const outcome = await this.engine.submit(req, { phase: 'serve' });
+    let outcome;
+    try {
+      outcome = await this.engine.submit(req, { phase: 'serve' });
+    } catch (e) {
+      throw await explainFailure(this.engine.ctx, e);
+    }
+    // The GPU argmax finds no maximum among NaN logits and returns its "none" id.
+    const bad = outcome.tokens.find((t) => !(t < this.engine.config.vocabSize));
+    if (bad !== undefined) throw nonFinite(`in the logits of a serving step (no token could be chosen)`);
     const { total } = await this.engine.stepCost(req);
     this.work.push({ decodeRows: plan.decode.length, prefillRows: req.rows.length - plan.decode.length, cost: total, ms: outcome.tDone - outcome.tSubmit });
     return new Map(sampledSeqs.map((seq, j) => [seq, outcome.tokens[j]]));

@@ -12,7 +12,7 @@
  * includes queueing, as vLLM measures it.
  */
 import type { RequestTiming } from '../measure/metrics.ts';
-import { describeError, TokenscopeError } from '../errors.ts';
+import { describeError, isTokenscopeError, TokenscopeError } from '../errors.ts';
 import type { ServeRequest } from './workload.ts';
 
 export interface Clock {
@@ -53,7 +53,8 @@ export interface ServingEngine {
   admit(seq: number, contextTokens: number): void;
   /**
    * Run one batched forward pass. Resolves with the token id sampled for every decode and for every
-   * prefill whose `last` chunk ran. A rejection fails every request in the step; the run goes on.
+   * prefill whose `last` chunk ran. A rejection fails every request in the step and the run goes on,
+   * except a `device-lost` or `model-format` (non-finite output) error, which ends the run.
    */
   step(plan: StepPlan): Promise<Map<number, number>>;
   /** Free the sequence's slot (after it finished or failed). */
@@ -167,7 +168,8 @@ function planStep(running: readonly Sequence[], options: SchedulerOptions): Step
 /**
  * Serve `requests` (arrivals relative to the run's start) on `engine` until every request has
  * completed or failed. Failures — a refused admission, a rejected step, a missing token — are
- * recorded on the request with their message and the run continues.
+ * recorded on the request with their message and the run continues; a lost device or non-finite
+ * output fails the run instead (a run of failed requests is not a finished run).
  */
 export async function runServe(
   requests: readonly ServeRequest[],
@@ -221,6 +223,8 @@ export async function runServe(
     try {
       produced = await engine.step(plan);
     } catch (e) {
+      // No later step can run on a lost device or a model that yields NaN: the run fails, as a sweep does.
+      if (isTokenscopeError(e, 'device-lost') || isTokenscopeError(e, 'model-format')) throw e;
       record.error = describeError(e);
     }
     const tEnd = clock.now();

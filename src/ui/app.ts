@@ -5,6 +5,8 @@ import type { BenchResult } from '../measure/schema.ts';
 import { isTokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { blobSource } from '../model/gguf/source.ts';
+import { humanDate, reportTitle, roofsOf, type ReportRoofs } from './headline.ts';
+import { phasePlan, stepOf } from './preflight.ts';
 import { Reports, type ReportEntry } from './reports.ts';
 import { GpuSession } from './session.ts';
 import { defaultSetup, jobOf, parsePageParams, type RunSetup } from './setup.ts';
@@ -69,7 +71,11 @@ export class App extends LitElement {
         flex-wrap: wrap;
         margin: 12px 0 0;
       }
+      /* Progress and Cancel stay on screen while the results below scroll into view. */
       .progress {
+        position: sticky;
+        top: 0;
+        z-index: 5;
         margin-top: 12px;
       }
       .report-head {
@@ -89,6 +95,32 @@ export class App extends LitElement {
       footer {
         font-size: 0.85rem;
       }
+      .why {
+        margin: 0 0 14px;
+        max-width: 75ch;
+      }
+      .shared-banner {
+        border-left: 4px solid var(--accent);
+        padding: 8px 12px;
+        margin: 0 0 12px;
+        background: var(--card);
+      }
+      .shared-banner strong {
+        font-size: 1.1rem;
+      }
+      details.run-here > summary {
+        cursor: pointer;
+        font-size: 1.2rem;
+        font-weight: 600;
+        color: var(--accent);
+        padding: 6px 0;
+      }
+      .note {
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        padding: 8px 12px;
+        margin: 0 0 12px;
+      }
     `,
   ];
 
@@ -97,6 +129,10 @@ export class App extends LitElement {
   private readonly page = parsePageParams(location.search);
   @state() private setup: RunSetup | null = null;
   @state() private dragging = false;
+  /** Cancel was pressed and the run has not stopped yet. */
+  @state() private cancelling = false;
+  /** The report of the run in progress was scrolled into view once (it is not again). */
+  private scrolledFor: number | null = null;
   @query('#cancel') private cancelButton?: HTMLButtonElement;
 
   override connectedCallback(): void {
@@ -104,7 +140,7 @@ export class App extends LitElement {
     const api: AutomationApi = {
       runJob: (job, onProgress) => this.start(job, null, 'a job from automation', onProgress),
       capabilities: async () => (await this.session.ensureDevice()).caps,
-      cancel: () => this.session.cancel(),
+      cancel: () => this.cancel(),
       loseDevice: () => this.session.loseDevice(),
       runsStarted: () => this.session.runsStarted,
     };
@@ -148,6 +184,25 @@ export class App extends LitElement {
     if (!this.setup && this.session.environment) this.setup = defaultSetup({ cpuLike: this.session.environment.cpu_adapter }, this.page.params);
   }
 
+  private cancel(): void {
+    if (this.session.status !== 'running') return;
+    this.cancelling = true;
+    this.session.cancel();
+  }
+
+  /** The roofs of the latest report measured on this device in this page (for the run's duration floor). */
+  private localRoofs(): ReportRoofs | null {
+    const own = [...this.reports.entries].reverse().find((e) => e.origin === 'run' && e.result?.ceilings);
+    return own?.result?.ceilings ? roofsOf(own.result.ceilings) : null;
+  }
+
+  /** Bring the report into view when the first results of a run arrive (once per run). */
+  private revealResults(entry: ReportEntry): void {
+    if (this.scrolledFor === entry.id) return;
+    this.scrolledFor = entry.id;
+    void this.updateComplete.then(() => this.renderRoot.querySelector('#report-title')?.scrollIntoView({ behavior: 'smooth', block: 'start' }));
+  }
+
   /** Run a job as a new report; the page shows it filling in. */
   private async start(job: BenchJob, file: File | null, what: string, onProgress?: (step: string, fraction: number) => void): Promise<BenchResult> {
     if (this.session.status === 'running') return this.session.run(job);
@@ -157,7 +212,14 @@ export class App extends LitElement {
     if (location.hash) history.replaceState(null, '', `${location.pathname}${location.search}`);
     void this.updateComplete.then(() => this.cancelButton?.focus());
     try {
-      const result = await this.session.run(job, { onProgress, modelSource: file ? blobSource(file) : undefined, onPartial: (r) => this.reports.update(entry, r) });
+      const result = await this.session.run(job, {
+        onProgress,
+        modelSource: file ? blobSource(file) : undefined,
+        onPartial: (r) => {
+          this.reports.update(entry, r);
+          this.revealResults(entry);
+        },
+      });
       this.reports.update(entry, result);
       this.reports.finish(entry, 'done');
       return result;
@@ -165,6 +227,7 @@ export class App extends LitElement {
       this.reports.finish(entry, isTokenscopeError(e, 'cancelled') ? 'cancelled' : 'failed', e);
       throw e;
     } finally {
+      this.cancelling = false;
       void this.updateComplete.then(() => {
         if (!this.shadowRoot?.activeElement) this.renderRoot.querySelector('ts-run-setup')?.shadowRoot?.querySelector<HTMLButtonElement>('button.run')?.focus();
       });
@@ -187,59 +250,54 @@ export class App extends LitElement {
 
   private entryBanner(e: ReportEntry) {
     if (e.state === 'running') return html`<p class="muted">Running — the tables and charts below fill in as results arrive.</p>`;
-    if (e.state === 'cancelled') return html`<div class="banner warn" role="status">You cancelled this run. What finished before is kept below.</div>`;
+    const kept = hasResults(e.result);
+    if (e.state === 'cancelled') return html`<div class="banner warn" role="status">You cancelled this run.${kept ? ' What finished before is kept below.' : ' Nothing had finished yet.'}</div>`;
     if (e.state === 'failed' && e.error) {
-      return html`<div class="banner error" role="alert"><strong>This run failed: ${e.error.message}</strong>${e.error.hint ? html`<p>${e.error.hint}</p>` : ''}${e.result ? html`<p>The results gathered before it stopped are kept below.</p>` : ''}</div>`;
+      return html`<div class="banner error" role="alert"><strong>This run failed: ${e.error.message}</strong>${e.error.hint ? html`<p>${e.error.hint}</p>` : ''}${kept ? html`<p>The results gathered before it stopped are kept below.</p>` : ''}</div>`;
     }
-    if (e.origin !== 'run') return html`<p class="muted">Opened from a ${e.origin === 'link' ? 'link' : 'file'}: these numbers were measured on the device described at the bottom, on ${e.result?.created_at ?? '?'}. Nothing ran in your browser.</p>`;
+    if (e.origin !== 'run') return html`<p class="muted">Opened from a ${e.origin === 'link' ? 'link' : 'file'}: these numbers were measured on the device described at the bottom, on ${e.result ? humanDate(e.result.created_at) : '?'}. Nothing ran in your browser.</p>`;
     return '';
   }
 
-  override render() {
+  /** "Shared report: stories15M q4_0 on SwiftShader, 3 Dec 2026, 06:27 UTC" over a report (or comparison) opened from a link or file. */
+  private sharedBanner(shown: ReportEntry | null) {
+    const comparison = this.reports.comparison;
+    if (comparison && comparison[0].result && comparison[1].result) {
+      return html`<div class="shared-banner" id="shared-banner" role="note">
+        <strong>Shared comparison:</strong> A — ${reportTitle(comparison[0].result)}, ${humanDate(comparison[0].result.created_at)};
+        B — ${reportTitle(comparison[1].result)}, ${humanDate(comparison[1].result.created_at)}.
+        <span class="muted">Nothing runs in your browser until you choose to.</span>
+      </div>`;
+    }
+    if (!shown?.result || shown.origin === 'run') return '';
+    return html`<div class="shared-banner" id="shared-banner" role="note">
+      <strong>${shown.origin === 'link' ? 'Shared report' : 'Imported report'}: ${reportTitle(shown.result)}, ${humanDate(shown.result.created_at)}</strong>
+      <span class="muted">— measured there; nothing runs in your browser until you choose to.</span>
+    </div>`;
+  }
+
+  private runSection() {
     const s = this.session;
     const running = s.status === 'running';
-    const shown = this.reports.shown;
-    const notice = this.reports.notice;
-    const comparison = this.reports.comparison;
-    return html`<main class=${this.dragging ? 'drop' : ''}>
-      <header>
-        <h1>tokenscope</h1>
-        <p class="muted">Where the time goes when your GPU runs a language model — measured in this tab, with WebGPU.</p>
-      </header>
-      ${this.page.problems.length || s.paramError
-        ? html`<div class="banner warn" role="note">${[...this.page.problems, ...(s.paramError ? [s.paramError.message] : [])].map((p) => html`<div>${p}</div>`)}</div>`
-        : ''}
-      ${s.status === 'unavailable' && s.error
-        ? html`<div class="banner error" role="alert"><strong>${s.error.message}</strong><p>${s.error.hint}</p></div>`
-        : html`<ts-device-panel .environment=${s.environment}></ts-device-panel>`}
-      ${notice
-        ? html`<div class="banner error" role="alert">
-            <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
-            <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
-          </div>`
-        : ''}
-      ${s.status !== 'unavailable'
-        ? html`<section class="card" aria-labelledby="run-title">
-            <h2 id="run-title">Run a benchmark</h2>
-            <ts-run-setup .setup=${this.setup} .environment=${s.environment} ?running=${running} ?ready=${s.status === 'ready'}
-              @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
-            ${running
-              ? html`<div class="progress">
-                  <ts-progress .step=${s.progress.step} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
-                  <div class="actions"><button id="cancel" class="secondary" @click=${() => s.cancel()}>Cancel</button></div>
-                </div>`
-              : ''}
-          </section>`
-        : ''}
-      ${comparison
-        ? html`<section class="card" aria-labelledby="compare-view-title">
-            <h2 id="compare-view-title">Comparison</h2>
-            <ts-compare-view .a=${comparison[0]} .b=${comparison[1]} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
-              @close=${() => this.reports.closeComparison()}></ts-compare-view>
-          </section>`
-        : ''}
-      <section class="card" aria-labelledby="report-title">
-        <h2 id="report-title">Report</h2>
+    const plan = this.setup ? phasePlan(this.setup) : [];
+    const k = stepOf(plan, s.progress.step);
+    return html`<section class="card" aria-labelledby="run-title">
+      <h2 id="run-title">Run a benchmark</h2>
+      <ts-run-setup .setup=${this.setup} .environment=${s.environment} .roofs=${this.localRoofs()} ?running=${running} ?ready=${s.status === 'ready'}
+        @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
+    </section>
+    ${running
+      ? html`<div class="progress card" role="group" aria-label="Run progress">
+          <ts-progress .step=${this.cancelling ? 'Cancelling…' : `${k ? `Step ${k} of ${plan.length} — ` : ''}${s.progress.step}`} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
+          <div class="actions"><button id="cancel" class="secondary" ?disabled=${this.cancelling} @click=${() => this.cancel()}>${this.cancelling ? 'Cancelling…' : 'Cancel'}</button></div>
+        </div>`
+      : ''}`;
+  }
+
+  /** The report list, what is on show, and share / export / import. */
+  private reportControls(shown: ReportEntry | null, shared: boolean) {
+    return html`<section class="card" aria-labelledby="report-title">
+        <h2 id="report-title">${shared ? 'This report' : 'Report'}</h2>
         ${this.reports.entries.length > 1
           ? html`<div class="report-head">
               <label>Showing
@@ -254,8 +312,58 @@ export class App extends LitElement {
         ${shown ? this.entryBanner(shown) : html`<p class="muted">No report yet. Press Run, open a shared link, or import (or drop here) a JSON file exported by tokenscope.</p>`}
         <ts-share-bar .result=${shown?.result ?? null} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
           @import-files=${(e: CustomEvent<File[]>) => this.reports.importFiles(e.detail)}></ts-share-bar>
-      </section>
-      <ts-report .result=${shown?.result ?? null}></ts-report>
+      </section>`;
+  }
+
+  override render() {
+    const s = this.session;
+    const shown = this.reports.shown;
+    const notice = this.reports.notice;
+    const comparison = this.reports.comparison;
+    // A report or comparison from a link or file is what the visitor came for: it goes first, the run form folds below.
+    const sharedFirst = s.status !== 'running' && ((shown !== null && shown.origin !== 'run') || comparison !== null);
+    const noWebGpu = s.status === 'unavailable' && s.error;
+    const device = noWebGpu
+      ? sharedFirst
+        ? html`<p class="note muted" role="note">This browser cannot run benchmarks (${s.error!.message}); the shared numbers above read the same without it.</p>`
+        : html`<div class="banner error" role="alert"><strong>${s.error!.message}</strong><p>${s.error!.hint}</p></div>`
+      : html`<ts-device-panel .environment=${s.environment}></ts-device-panel>`;
+    const runHere = html`${s.status !== 'unavailable' ? this.runSection() : ''}${device}`;
+    return html`<main class=${this.dragging ? 'drop' : ''}>
+      <header>
+        <h1>tokenscope</h1>
+        ${sharedFirst
+          ? html`<p class="why muted">Where the time goes when a GPU runs a language model, measured in the browser with WebGPU.</p>`
+          : html`<p class="why">
+              Where the time goes when your GPU runs a language model, measured in this tab with WebGPU: how fast this device reads memory and
+              computes, how long the first token and each next token take, and which of the two limits each phase — so you know whether a
+              smaller format, a bigger batch or a better kernel would help.
+            </p>`}
+      </header>
+      ${this.page.problems.length || s.paramError
+        ? html`<div class="banner warn" role="note">${[...this.page.problems, ...(s.paramError ? [s.paramError.message] : [])].map((p) => html`<div>${p}</div>`)}</div>`
+        : ''}
+      ${notice
+        ? html`<div class="banner error" role="alert">
+            <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
+            <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
+          </div>`
+        : ''}
+      ${sharedFirst ? this.sharedBanner(shown) : runHere}
+      ${comparison
+        ? html`<section class="card" aria-labelledby="compare-view-title">
+            <h2 id="compare-view-title">Comparison</h2>
+            <ts-compare-view .a=${comparison[0]} .b=${comparison[1]} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
+              @close=${() => this.reports.closeComparison()}></ts-compare-view>
+          </section>`
+        : ''}
+      ${sharedFirst ? html`<ts-report .result=${shown?.result ?? null}></ts-report>${this.reportControls(shown, true)}` : html`${this.reportControls(shown, false)}<ts-report .result=${shown?.result ?? null}></ts-report>`}
+      ${sharedFirst
+        ? html`<details class="card run-here" id="run-here">
+            <summary>Run on your device</summary>
+            ${runHere}
+          </details>`
+        : ''}
       <section class="card" aria-labelledby="what-if-title">
         <h2 id="what-if-title">What if…</h2>
         <ts-what-if .result=${shown?.result ?? null}></ts-what-if>
@@ -270,4 +378,9 @@ export class App extends LitElement {
       </footer>
     </main>`;
   }
+}
+
+/** Whether a (partial) result holds anything measured, beyond the environment it was made in. */
+function hasResults(r: BenchResult | null): boolean {
+  return !!r && Object.keys(r).some((k) => !['schema_version', 'tool', 'created_at', 'environment', 'notes'].includes(k));
 }

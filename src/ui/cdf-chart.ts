@@ -5,10 +5,11 @@ import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';
 import { num } from './format.ts';
-import { ecdf, latencyDistributions, type LatencyView } from './series.ts';
+import { distributionsByLength, ecdf, latencyDistributions, type LatencyView } from './series.ts';
 
 /**
- * Cumulative distributions of TTFT and TPOT (one value per request) and ITL (one per token gap):
+ * Cumulative distributions of TTFT and TPOT (one value per request, one line per prompt length)
+ * and ITL (one per token gap, pooled):
  * read across at 0.5 for the median and at 0.99 for P99; a long tail is a line that creeps to 1.
  */
 @customElement('ts-cdf-chart')
@@ -29,9 +30,12 @@ export class CdfChart extends ChartBase {
       type: 'scatter',
       data: {
         datasets: [
-          { ...lineDataset(`TTFT (n ${d.ttft.length} requests)`, [], PALETTE[0]), ...step(ecdf(d.ttft)) },
-          { ...lineDataset(`TPOT (n ${d.tpot.length} requests)`, [], PALETTE[1]), ...step(ecdf(d.tpot)) },
-          { ...lineDataset(`ITL (n ${d.itl.length} token gaps)`, [], PALETTE[4], [5, 3]), ...step(ecdf(d.itl)) },
+          // One line per prompt length: TTFT and TPOT depend on it, so pooling lengths draws steps, not a distribution.
+          ...distributionsByLength(this.latency).flatMap((g, i) => [
+            { ...lineDataset(`TTFT, prompt ${g.promptTokens} (n ${g.ttft.length})`, [], PALETTE[i % 4 === 3 ? 5 : i % 4]), ...step(ecdf(g.ttft)) },
+            ...(g.tpot.length ? [{ ...lineDataset(`TPOT, prompt ${g.promptTokens} (n ${g.tpot.length})`, [], PALETTE[i % 4 === 3 ? 5 : i % 4], [2, 2]), ...step(ecdf(g.tpot)) }] : []),
+          ]),
+          { ...lineDataset(`ITL, all lengths (n ${d.itl.length} token gaps)`, [], PALETTE[4], [5, 3]), ...step(ecdf(d.itl)) },
         ],
       },
       options: {

@@ -1,6 +1,7 @@
 import { LitElement, html, css, type PropertyValues } from 'lit';
 import { query } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
+import { chartRefusal } from './chart-guard.ts';
 import { Chart, themeColors } from './charts.ts';
 import { downloadCanvasPng } from './download.ts';
 import { shared } from './styles.ts';
@@ -14,7 +15,9 @@ export interface Theme {
  * What every chart element shares: a canvas with a text alternative (`describe()`), a Chart.js
  * chart created once and updated in place as live results arrive, colours that follow the
  * light/dark scheme, and a "Save PNG" button. Subclasses say what to draw in `chartConfig()`
- * (null: nothing yet) from their properties.
+ * (null: nothing yet) from their properties. Data that Chart.js cannot draw (see chart-guard.ts)
+ * or a chart that throws while drawing leaves a message in the chart's place, never a frozen tab
+ * or a hole in the report.
  */
 export abstract class ChartBase extends LitElement {
   static override styles = [
@@ -35,12 +38,19 @@ export abstract class ChartBase extends LitElement {
         margin-top: 4px;
       }
       .empty {
-        position: absolute;
-        inset: 0;
-        display: grid;
-        place-items: center;
-        text-align: center;
-        padding: 0 12px;
+        margin: 0;
+        padding: 6px 0;
+      }
+      /* Nothing to draw yet: a one-line hint instead of an empty plot-sized box. */
+      .wrap.idle {
+        height: auto;
+      }
+      .wrap.idle canvas {
+        display: none;
+      }
+      .problem {
+        color: var(--error-fg);
+        background: var(--error-bg);
       }
     `,
   ];
@@ -57,6 +67,10 @@ export abstract class ChartBase extends LitElement {
   @query('canvas') private canvas!: HTMLCanvasElement;
   private chart?: Chart;
   private config: ChartConfiguration | null = null;
+  /** Why the chart is not drawn (refused data or a drawing error), shown in its place. */
+  private problem?: string;
+  /** Chart.js threw on this data; kept until a property changes, so a failed draw is not retried in a loop. */
+  private drawFailure?: string;
   private readonly scheme = matchMedia('(prefers-color-scheme: dark)');
   private readonly onScheme = () => {
     this.chart?.destroy();
@@ -78,26 +92,47 @@ export abstract class ChartBase extends LitElement {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    this.config = this.chartConfig(themeColors(this));
+    if (changed.size > 0) this.drawFailure = undefined;
+    try {
+      this.config = this.chartConfig(themeColors(this));
+      const refusal = this.config ? chartRefusal(this.config) : undefined;
+      this.problem = refusal ? `Not drawn: ${refusal}.` : this.drawFailure;
+    } catch (e) {
+      this.config = null;
+      this.problem = `Not drawn: ${(e as Error).message}`;
+    }
   }
 
   override render() {
-    return html`<div class="wrap">
-        <canvas role="img" aria-label=${this.describe()}></canvas>
-        ${this.config ? '' : html`<p class="empty muted">${this.emptyText}</p>`}
+    return html`<div class="wrap ${this.config || this.problem ? '' : 'idle'}">
+        <canvas role="img" aria-label=${this.problem ?? this.describe()}></canvas>
+        ${this.problem
+          ? html`<p class="empty problem" role="status">The ${this.chartName} chart could not be drawn. ${this.problem}</p>`
+          : this.config ? '' : html`<p class="empty muted">${this.emptyText}</p>`}
       </div>
       <div class="tools">
-        <button class="small secondary" @click=${this.savePng} ?disabled=${!this.config} aria-label=${`Save the ${this.chartName} chart as PNG`}>Save PNG</button>
+        <button class="small secondary" @click=${this.savePng} ?disabled=${!this.config || this.problem !== undefined} aria-label=${`Save the ${this.chartName} chart as PNG`}>Save PNG</button>
       </div>`;
   }
 
   protected override updated(): void {
     const config = this.config;
-    if (!config) {
+    if (!config || this.problem) {
       this.chart?.destroy();
       this.chart = undefined;
       return;
     }
+    try {
+      this.draw(config);
+    } catch (e) {
+      this.chart?.destroy();
+      this.chart = undefined;
+      this.drawFailure = `Not drawn: ${(e as Error).message}`;
+      this.requestUpdate();
+    }
+  }
+
+  private draw(config: ChartConfiguration): void {
     const base = { animation: false, responsive: true, maintainAspectRatio: false } as const;
     config.options = { ...base, ...config.options };
     if (this.chart && (this.chart.config as { type?: string }).type === config.type) {
@@ -107,6 +142,15 @@ export abstract class ChartBase extends LitElement {
     } else {
       this.chart?.destroy();
       this.chart = new Chart(this.canvas, config);
+    }
+  }
+
+  /** `describe()`, or what went wrong: a text alternative must not take the chart down with it. */
+  private description(): string {
+    try {
+      return this.describe();
+    } catch (e) {
+      return `The ${this.chartName} chart cannot be described: ${(e as Error).message}`;
     }
   }
 

@@ -4,6 +4,8 @@ import type { BenchResult } from '../measure/schema.ts';
 import { compareResults, type ComparisonRow } from '../share/compare.ts';
 import { encodeComparison } from '../share/compare.ts';
 import { num, pct, ratio } from './format.ts';
+import { differences, noiseCall, spreadOf } from './differences.ts';
+import { humanDate } from './headline.ts';
 import { linkFor } from './share-bar.ts';
 import { toShown, type ShownError } from './session.ts';
 import { shared } from './styles.ts';
@@ -18,8 +20,10 @@ function device(r: BenchResult): string {
 const value = (row: ComparisonRow, x: number) => (row.unit === 'of ceiling' ? pct(x) : `${num(x)} ${row.unit}`);
 
 /**
- * Two reports side by side: what each measured, then every metric both have with the ratio B / A
- * and which side is better (higher- or lower-is-better per metric), and a `#c=` link to share it.
+ * Two reports side by side: what each measured and what differs between them (model,
+ * quantization, mode, settings, device, browser), then every metric both have with the ratio
+ * B / A and which side is better (higher- or lower-is-better per metric) — or "within noise" when
+ * the runs' own ranges overlap — and a `#c=` link to share it.
  *
  * @fires link-made - detail: the `#c=…` fragment just made.
  * @fires close - the visitor closed the comparison.
@@ -32,6 +36,9 @@ export class CompareView extends LitElement {
       .better {
         font-weight: 600;
         color: var(--ok);
+      }
+      .diffs {
+        margin: 10px 0;
       }
       .row {
         display: flex;
@@ -69,10 +76,15 @@ export class CompareView extends LitElement {
   override render() {
     const { a, b } = this;
     if (!a || !b) return html``;
-    const rows = compareResults(a.result, b.result);
-    const side = (x: typeof a) => [x.label, x.result.model?.name ?? 'roofs only', device(x.result), x.result.created_at];
+    const rows = compareResults(a.result, b.result).map((r) => ({ ...r, call: noiseCall(r, spreadOf(a.result, r), spreadOf(b.result, r)) }));
+    const diffs = differences(a.result, b.result);
+    const side = (x: typeof a) => [x.label, x.result.model?.name ?? 'roofs only', device(x.result), humanDate(x.result.created_at)];
     const [sa, sb] = [side(a), side(b)];
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="The two reports">
+    return html`${diffs.length
+        ? html`<div class="diffs" id="differences"><strong>What differs:</strong>
+            <ul>${diffs.map((d) => html`<li><strong>${d.what}</strong>: A ${d.a} · B ${d.b}</li>`)}</ul></div>`
+        : html`<p class="diffs" id="differences"><strong>What differs:</strong> nothing recorded — same model, quantization, mode, settings, device and browser.</p>`}
+      <div class="scroll" tabindex="0" role="region" aria-label="The two reports">
         <table>
           <thead><tr><th scope="col"></th><th scope="col">A</th><th scope="col">B</th></tr></thead>
           <tbody>
@@ -84,9 +96,6 @@ export class CompareView extends LitElement {
         ? html`<p class="muted">These two reports have no metric in common (for latency, the same prompt length is needed).</p>`
         : html`<div class="scroll" tabindex="0" role="region" aria-label="Metrics compared">
             <table>
-              <caption class="muted" style="text-align:left;caption-side:bottom;padding-top:6px">
-                Ratio = B ÷ A. “Better” follows each metric’s direction (higher bandwidth and tokens/s, lower latency); within 1% reads as the same.
-              </caption>
               <thead>
                 <tr><th scope="col">Metric</th><th scope="col" class="num">Prompt</th><th scope="col" class="num">A</th><th scope="col" class="num">B</th><th scope="col" class="num">B ÷ A</th><th scope="col">Better</th></tr>
               </thead>
@@ -99,12 +108,14 @@ export class CompareView extends LitElement {
                       <td class="num">${value(r, r.a)}</td>
                       <td class="num">${value(r, r.b)}</td>
                       <td class="num">${ratio(r.ratio)}</td>
-                      <td class=${r.better === 'same' ? 'muted' : 'better'}>${r.better === 'same' ? 'same' : r.better.toUpperCase()}</td>
+                      <td class=${r.call === 'a' || r.call === 'b' ? 'better' : 'muted'}>${r.call === 'a' || r.call === 'b' ? r.call.toUpperCase() : r.call}</td>
                     </tr>`,
                 )}
               </tbody>
             </table>
-          </div>`}
+          </div>
+          <p class="muted">Ratio = B ÷ A. “Better” follows each metric’s direction (higher bandwidth and tokens/s, lower latency); within 1% reads as the same, and
+                “within noise” when each run’s own repetitions spread over the other’s (their min–max ranges overlap).</p>`}
       <div class="row">
         <button @click=${this.share}>Share comparison link</button>
         <button class="secondary" @click=${() => this.dispatchEvent(new CustomEvent('close', { bubbles: true, composed: true }))}>Close comparison</button>

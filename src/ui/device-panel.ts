@@ -33,10 +33,6 @@ export class DevicePanel extends LitElement {
         color: var(--accent);
         width: fit-content;
       }
-      summary:focus-visible {
-        outline: 3px solid var(--accent);
-        outline-offset: 2px;
-      }
       details[open] summary {
         margin-bottom: 8px;
       }

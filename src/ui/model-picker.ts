@@ -14,8 +14,18 @@ import './model-inspect.ts';
 const QUANT_LABELS: Record<Quantization, string> = {
   f32: 'f32 (4 bytes per weight)',
   f16: 'f16 (2 bytes per weight)',
+  bf16: 'bf16 (2 bytes per weight)',
   q8_0: 'q8_0 (34 bytes per 32 weights)',
   q4_0: 'q4_0 (18 bytes per 32 weights)',
+  q4_1: 'q4_1 (20 bytes per 32 weights)',
+  q5_0: 'q5_0 (22 bytes per 32 weights)',
+  q5_1: 'q5_1 (24 bytes per 32 weights)',
+  q4_k: 'q4_k (144 bytes per 256 weights)',
+  q5_k: 'q5_k (176 bytes per 256 weights)',
+  q6_k: 'Q6_K mix (210 bytes per 256 weights)',
+  q4_k_m: 'Q4_K_M mix (llama-quantize)',
+  q4_k_s: 'Q4_K_S mix (llama-quantize)',
+  q5_k_m: 'Q5_K_M mix (llama-quantize)',
 };
 
 function valueOf(pick: ModelPick): string {
@@ -156,7 +166,7 @@ export class ModelPicker extends LitElement {
         Weights
         <select id="quant" .value=${p.quant ?? ''} @change=${this.onQuant} ?disabled=${this.disabled}>
           ${p.kind === 'preset' ? '' : html`<option value="" ?selected=${p.quant === null}>as stored in the file</option>`}
-          ${QUANTS.filter((q) => p.kind === 'preset' || q === 'q8_0' || q === 'q4_0').map(
+          ${QUANTS.filter((q) => p.kind === 'preset' || (q !== 'f32' && q !== 'f16')).map(
             (q) => html`<option value=${q} ?selected=${p.quant === q}>${p.kind === 'preset' ? QUANT_LABELS[q] : `quantize to ${QUANT_LABELS[q]}`}</option>`,
           )}
         </select>

@@ -2,7 +2,11 @@ import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { shared } from './styles.ts';
 
-/** What is running, how far along, and an ETA from the elapsed time. The step is announced politely. */
+/**
+ * What is running (the page prefixes "Step k of n" of its phase plan), how far along, and the time
+ * elapsed. No ETA is extrapolated from the fraction: the phases are not equally fast per percent;
+ * the expected duration is stated before the run from the device's kind and roofs. The step is announced politely.
+ */
 @customElement('ts-progress')
 export class ProgressBar extends LitElement {
   static override styles = [
@@ -27,11 +31,10 @@ export class ProgressBar extends LitElement {
 
   override render() {
     const elapsed = (performance.now() - this.startedAt) / 1000;
-    const eta = this.fraction > 0.05 ? Math.max(0, elapsed / this.fraction - elapsed) : NaN;
     const percent = `${(this.fraction * 100).toFixed(0)}%`;
     return html`<div class="row">
         <span aria-live="polite">${this.step}</span>
-        <span class="muted">${percent}${Number.isFinite(eta) ? ` · about ${eta.toFixed(0)} s left` : ''}</span>
+        <span class="muted">${percent} · ${elapsed.toFixed(0)} s elapsed</span>
       </div>
       <progress max="1" .value=${this.fraction} aria-label="Run progress" aria-valuetext=${`${percent}: ${this.step}`}></progress>`;
   }

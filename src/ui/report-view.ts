@@ -14,7 +14,9 @@ import './roofs-table.ts';
 import './run-facts.ts';
 import { decodeByBatch } from './serve-report.ts';
 import './ttft-chart.ts';
+import './verdict-card.ts';
 import './webllm-report.ts';
+import { guarded } from './guard.ts';
 
 /**
  * One report, from a run in this tab (filling in live), a link or a file: the latency table with
@@ -37,6 +39,10 @@ export class ReportView extends LitElement {
   }
 
   override render() {
+    return guarded('report', () => this.renderReport());
+  }
+
+  private renderReport() {
     const r = this.result;
     if (!r) return html``;
     const latency = r.latency;
@@ -44,7 +50,8 @@ export class ReportView extends LitElement {
     const llamaBench = r.llama_bench;
     const rows = latency?.rows ?? [];
     const serve = r.serve;
-    return html`${r.notes?.length
+    return html`${this.card('verdict-title', 'Verdict', html`<ts-verdict-card .result=${r}></ts-verdict-card>`)}
+      ${r.notes?.length
         ? html`<div class="banner warn" role="note">
             <ul>
               ${r.notes.map((n) => html`<li>${n}</li>`)}
@@ -59,23 +66,17 @@ export class ReportView extends LitElement {
           ${this.card('ttft-title', 'Time to first token vs prompt length', this.pair(html`<ts-ttft-chart .latency=${latency}></ts-ttft-chart>`, explain.prefillDecode))}
           ${this.card('depth-title', 'Time per output token vs context depth', this.pair(html`<ts-depth-chart .latency=${latency}></ts-depth-chart>`, explain.decodeMemoryBound))}
           ${this.card('cdf-title', 'Latency distributions', this.pair(html`<ts-cdf-chart .latency=${latency}></ts-cdf-chart>`, explain.percentilesGoodput))}
-          ${this.card('kernel-title', 'Where the GPU time goes', this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown))}`
+          ${latency.kernels?.length || latency.settings?.profile
+            ? this.card('kernel-title', 'Where the GPU time goes', this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown))
+            : html`<p class="muted hint" id="kernel-hint">Where the GPU time goes, kernel by kernel: tick “per-kernel profile” before the run to see it.</p>`}`
         : ''}
       ${r.ceilings
         ? this.card(
             'roofs-title',
             'The device’s roofs and the roofline',
-            html`<ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>
-              ${this.pair(html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? decodeByBatch(serve) : null}></ts-roofline-chart>`, explain.readingRoofline)}
-              ${latency?.verdicts?.length
-                ? html`<h3>Roofline verdicts</h3>
-                    <ul class="verdicts">
-                      ${latency.verdicts.map(
-                        (v) => html`<li><strong>Prefill, ${v.prompt_tokens} tokens:</strong> ${v.prefill.sentence}</li>
-                          ${v.decode ? html`<li><strong>Decode after ${v.prompt_tokens} tokens:</strong> ${v.decode.sentence}</li>` : ''}`,
-                      )}
-                    </ul>`
-                : ''}`,
+            html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? batchesOf(serve) : null}></ts-roofline-chart>
+              <div class="explain muted">${explain.readingRoofline}</div>
+              <ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>`,
           )
         : ''}
       ${llamaBench?.length ? this.card('llama-title', 'llama-bench', html`<ts-llama-bench-table .rows=${llamaBench}></ts-llama-bench-table>`) : ''}
@@ -84,5 +85,14 @@ export class ReportView extends LitElement {
         : ''}
       ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
+  }
+}
+
+/** The serving run's batches for the roofline; none (the serving report says why) when they cannot be read. */
+function batchesOf(serve: Parameters<typeof decodeByBatch>[0]): ReturnType<typeof decodeByBatch> | null {
+  try {
+    return decodeByBatch(serve);
+  } catch {
+    return null;
   }
 }

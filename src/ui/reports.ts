@@ -108,7 +108,8 @@ export class Reports {
         this.comparison = null;
       } else if (body.startsWith('c=')) {
         const { a, b } = await decodeComparison(hash);
-        const ea = this.addResult(a, 'link', 'Compared report A', false);
+        // A is shown under the comparison, so the page never reads "No report yet" below a comparison.
+        const ea = this.addResult(a, 'link', 'Compared report A');
         const eb = this.addResult(b, 'link', 'Compared report B', false);
         this.comparison = [ea, eb];
       } else {

@@ -18,27 +18,6 @@ export class ResultsTable extends LitElement {
       .few {
         color: var(--muted);
       }
-      dl {
-        font-size: 0.85rem;
-        margin: 10px 0 0;
-        display: grid;
-        grid-template-columns: max-content 1fr;
-        gap: 2px 12px;
-      }
-      dt {
-        font-weight: 600;
-      }
-      dd {
-        margin: 0;
-      }
-      @media (max-width: 520px) {
-        dl {
-          grid-template-columns: 1fr;
-        }
-        dd {
-          margin-bottom: 6px;
-        }
-      }
     `,
   ];
   @property({ attribute: false }) rows: LatencyRow[] = [];
@@ -88,7 +67,7 @@ export class ResultsTable extends LitElement {
           </tbody>
         </table>
       </div>
-      <dl aria-label="How each column is computed">
+      <dl class="defs" aria-label="How each column is computed">
         <dt>TTFT</dt>
         <dd>time to first token = first token on the host − request start (includes prefill). One value per request.</dd>
         <dt>TPOT</dt>

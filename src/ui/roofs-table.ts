@@ -2,6 +2,7 @@ import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
+import { guarded } from './guard.ts';
 
 const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
@@ -23,14 +24,15 @@ export class RoofsTable extends LitElement {
   @property({ attribute: false }) ceilings: Ceilings | null = null;
 
   override render() {
+    return guarded('roofs table', () => this.renderSection());
+  }
+
+  private renderSection() {
     const c = this.ceilings;
     if (!c) return html``;
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="The device's roofs (scrolls sideways)">
       <table>
-        <caption class="muted" style="text-align:left;caption-side:bottom;padding-top:6px">
-          Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
-        </caption>
         <thead>
           <tr><th scope="col">Roof</th><th scope="col" class="num">Median</th><th scope="col" class="num">Min–max</th><th scope="col" class="num">n</th><th scope="col">Clock</th><th scope="col">Kernel shape</th></tr>
         </thead>
@@ -47,6 +49,7 @@ export class RoofsTable extends LitElement {
           })}
         </tbody>
       </table>
-    </div>`;
+    </div>
+    <p class="muted">Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.</p>`;
   }
 }

@@ -2,21 +2,30 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Environment } from '../measure/schema.ts';
 import type { ServeSettings } from '../serve/run.ts';
+import type { ReportRoofs } from './headline.ts';
+import { modelFloorSeconds, preflight, roofsSeconds } from './preflight.ts';
 import { parseLengths, setupProblem, type Mode, type ModelPick, type RunSetup } from './setup.ts';
 import { shared } from './styles.ts';
 import './model-picker.ts';
 import './serve-setup.ts';
 
 const MODE_TEXT: Record<Mode, [string, string]> = {
-  roofs: ['Roofs only', 'memory bandwidth and compute peaks of this device (a few seconds)'],
+  roofs: ['Roofs only', 'memory bandwidth and compute peaks of this device'],
   latency: ['Latency sweep', 'TTFT and TPOT at several prompt lengths, the depth curve, the roofline verdicts'],
-  'llama-bench': ['llama-bench', 'pp512 and tg128 tokens/s, 5 repetitions, comparable with llama.cpp’s table'],
+  'llama-bench': ['llama-bench', 'pp and tg tokens/s (llama.cpp’s pp512 and tg128 by default), 5 repetitions, comparable with llama.cpp’s table'],
   serve: ['Serving', 'many requests at once through a batching scheduler: throughput, goodput against latency targets, capacity (vLLM bench serve)'],
 };
 
+/** "about 45 s", "about 3 min". */
+function duration(seconds: number): string {
+  return seconds < 90 ? `${Math.max(1, Math.round(seconds))} s` : `${Math.round(seconds / 60)} min`;
+}
+
 /**
- * The run form: model, mode and sweep settings, and the one big Run button. The setup itself is
- * owned by the page (properties in, events out).
+ * The run form: the one big Run button with the run's expected duration, and behind a disclosure
+ * the model, mode and sweep settings. Each setup is checked before it can start (`preflight`):
+ * one that does not fit the model offers the nearest one that does. The setup itself is owned by
+ * the page (properties in, events out).
  *
  * @fires setup-change - detail: the new `RunSetup`.
  * @fires run - the visitor asked to run the current setup.
@@ -44,6 +53,14 @@ export class RunSetupForm extends LitElement {
         gap: 8px;
         font-weight: normal;
       }
+      details.settings > summary {
+        cursor: pointer;
+        color: var(--accent);
+        margin: 10px 0 6px;
+      }
+      .fix {
+        margin-left: 8px;
+      }
       .go {
         display: flex;
         gap: 12px;
@@ -67,6 +84,10 @@ export class RunSetupForm extends LitElement {
   @property({ type: Boolean }) ready = false;
   /** The device (which WebLLM models can run here). */
   @property({ attribute: false }) environment: Environment | null = null;
+  /** This device's roofs from a report measured on this page, for the model phases' floor. */
+  @property({ attribute: false }) roofs: ReportRoofs | null = null;
+  /** Settings start open where there is room for them above the fold's end, folded on a phone. */
+  @state() private settingsOpen = typeof matchMedia === 'function' && matchMedia('(min-width: 700px)').matches;
   @state() private lengthsText = '';
   @state() private lengthsValid = true;
 
@@ -93,11 +114,50 @@ export class RunSetupForm extends LitElement {
     if (lengths) this.change({ sweep: { ...this.setup!.sweep, promptLengths: lengths } });
   }
 
+  /** "Takes about 45 s (the roofs) plus at least 2 s for the model": from this device's kind and roofs. */
+  private expected(s: RunSetup): string {
+    const cpuLike = this.environment?.cpu_adapter ?? false;
+    const roofs = roofsSeconds(cpuLike, s.probeReps !== undefined);
+    const floor = this.roofs ? modelFloorSeconds(s, this.roofs) : null;
+    const what = cpuLike ? 'on this CPU adapter' : 'on this GPU';
+    if (s.mode === 'roofs') return `Takes about ${duration(roofs)} ${what}.`;
+    return `Takes about ${duration(roofs)} for the roofs ${what}, then ${floor === null ? 'the model phases' : `at least ${duration(floor)} for the model (its roofline floor; overhead adds to it)`}.`;
+  }
+
   override render() {
     const s = this.setup;
-    if (!s) return html`<p class="muted">Waiting for the GPU…</p>`;
+    if (!s) return html`<p class="muted">${this.ready ? '' : 'Looking for a WebGPU device…'}</p>`;
     const locked = this.running;
-    const problem = this.lengthsValid ? setupProblem(s) : 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.';
+    const check = preflight(s);
+    const problem = !this.lengthsValid ? 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.' : (setupProblem(s) ?? check?.problem ?? null);
+    return html`<div class="go">
+        <button class="run" @click=${() => this.dispatchEvent(new CustomEvent('run', { bubbles: true, composed: true }))} ?disabled=${locked || !this.ready || problem !== null}>Run</button>
+        <span class="muted" id="expected">${this.running ? '' : this.expected(s)}</span>
+      </div>
+      <p id="problem" class="muted" role="status">${problem ?? (this.ready ? '' : 'Looking for a WebGPU device…')}${check?.fix && problem === check.problem
+          ? html`<button class="small fix" id="fix" @click=${() => this.dispatchEvent(new CustomEvent<RunSetup>('setup-change', { detail: check.fix!.setup, bubbles: true, composed: true }))}>${check.fix.label}</button>`
+          : ''}</p>
+      <details class="settings" ?open=${this.settingsOpen || !this.lengthsValid} @toggle=${(e: Event) => (this.settingsOpen = (e.target as HTMLDetailsElement).open)}>
+        <summary>Settings: ${this.summary(s)}</summary>
+        ${this.settings(s, locked)}
+      </details>`;
+  }
+
+  private summary(s: RunSetup): string {
+    const m = s.model;
+    const model = s.mode === 'roofs' ? '' : `${m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? 'a GGUF link' : 'a local file'}${m.quant ? ` ${m.quant}` : ''}, `;
+    const what =
+      s.mode === 'latency'
+        ? `latency sweep at prompts ${s.sweep.promptLengths.join(', ')}, ${s.sweep.gen} output tokens, ${s.sweep.reps} reps`
+        : s.mode === 'llama-bench'
+          ? `llama-bench pp${s.llamaBench.nPrompt} · tg${s.llamaBench.nGen}`
+          : s.mode === 'serve'
+            ? `serving ${s.serve.requests} requests`
+            : 'roofs only';
+    return `${model}${what}`;
+  }
+
+  private settings(s: RunSetup, locked: boolean) {
     return html`<ts-model-picker .pick=${s.model} .environment=${this.environment} ?disabled=${locked || s.mode === 'roofs'}
         @pick-change=${(e: CustomEvent<ModelPick>) => this.change({ model: e.detail })}></ts-model-picker>
       <fieldset ?disabled=${locked}>
@@ -129,12 +189,26 @@ export class RunSetupForm extends LitElement {
             </div>
           </fieldset>`
         : ''}
+      ${s.mode === 'llama-bench'
+        ? html`<fieldset ?disabled=${locked}>
+            <legend>llama-bench</legend>
+            <div class="sweep">
+              <label>Prompt tokens (pp)
+                <input id="pp" type="number" min="1" max="32768" .value=${String(s.llamaBench.nPrompt)} @change=${(e: Event) => this.llamaBench('nPrompt', e)} />
+              </label>
+              <label>Generated tokens (tg)
+                <input id="tg" type="number" min="1" max="4096" .value=${String(s.llamaBench.nGen)} @change=${(e: Event) => this.llamaBench('nGen', e)} />
+              </label>
+            </div>
+          </fieldset>`
+        : ''}
       ${s.mode === 'serve'
         ? html`<ts-serve-setup .settings=${s.serve} ?disabled=${locked} @serve-change=${(e: CustomEvent<ServeSettings>) => this.change({ serve: e.detail })}></ts-serve-setup>`
-        : ''}
-      <div class="go">
-        <button class="run" @click=${() => this.dispatchEvent(new CustomEvent('run', { bubbles: true, composed: true }))} ?disabled=${locked || !this.ready || problem !== null}>Run</button>
-        <span id="problem" class="muted" role="status">${problem ?? (this.ready ? '' : 'Waiting for the GPU…')}</span>
-      </div>`;
+        : ''}`;
+  }
+
+  private llamaBench(key: 'nPrompt' | 'nGen', e: Event): void {
+    const n = Number((e.target as HTMLInputElement).value);
+    if (Number.isInteger(n) && n >= 1) this.change({ llamaBench: { ...this.setup!.llamaBench, [key]: n } });
   }
 }

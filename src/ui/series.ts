@@ -86,3 +86,17 @@ export function kernelTable(rows: readonly KernelRow[]): { kinds: string[]; byPh
   const kinds = [...total.entries()].sort((a, b) => b[1] - a[1]).map(([k]) => k);
   return { kinds, byPhase };
 }
+
+/** TTFT and TPOT per request, split by prompt length (pooling lengths would draw a staircase of them). */
+export function distributionsByLength(l: LatencyView): { promptTokens: number; ttft: number[]; tpot: number[] }[] {
+  const byLength = new Map<number, { promptTokens: number; ttft: number[]; tpot: number[] }>();
+  for (const r of clean(l.requests)) {
+    const t = timingOf(r);
+    const entry = byLength.get(r.prompt_tokens) ?? { promptTokens: r.prompt_tokens, ttft: [], tpot: [] };
+    entry.ttft.push(ttftMs(t)!);
+    const tpot = tpotMs(t);
+    if (tpot !== undefined) entry.tpot.push(tpot);
+    byLength.set(r.prompt_tokens, entry);
+  }
+  return [...byLength.values()].sort((a, b) => a.promptTokens - b.promptTokens);
+}

@@ -10,6 +10,7 @@ import './batch-chart.ts';
 import './serve-cdf-chart.ts';
 import './serve-summary.ts';
 import './timeline-chart.ts';
+import { guarded } from './guard.ts';
 
 /** Decode steps per batch size: the batch sweep's (one run per B) where there is one, else the main run's. */
 export function decodeByBatch(serve: Pick<NonNullable<BenchResult['serve']>, 'run' | 'batch_sweep'>): DecodeRoofline[] {
@@ -61,6 +62,10 @@ export class ServeReport extends LitElement {
   }
 
   override render() {
+    return guarded('serving report', () => this.renderSection());
+  }
+
+  private renderSection() {
     const s = this.serve;
     if (!s) return html``;
     const run = s.run;

@@ -86,19 +86,21 @@ export class ServeSummary extends LitElement {
         <table id="serve-latency">
           <caption class="sr-only">Serving latency percentiles, ms</caption>
           <thead>
-            <tr><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Median</th><th scope="col" class="num">P90</th><th scope="col" class="num">P99${few ? '*' : ''}</th><th scope="col">Definition</th></tr>
+            <tr><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Median</th><th scope="col" class="num">P90</th><th scope="col" class="num">P99${few ? '*' : ''}</th></tr>
           </thead>
           <tbody>
             ${LATENCIES.map(
-              ([m, name, definition]) => html`<tr>
+              ([m, name]) => html`<tr>
                 <th scope="row">${name}</th>
                 ${(['mean', 'median', 'p90', 'p99'] as const).map((s) => html`<td class="num">${num(r[`${s}_${m}_ms`])}</td>`)}
-                <td class="formula">${definition}</td>
               </tr>`,
             )}
           </tbody>
         </table>
       </div>
+      <dl class="muted defs" id="serve-latency-defs">
+        ${LATENCIES.map(([, name, definition]) => html`<dt>${name}</dt><dd>${definition}</dd>`)}
+      </dl>
       ${few ? html`<p class="muted">* P99 from fewer than 20 requests is close to the maximum.</p>` : ''}`;
   }
 }

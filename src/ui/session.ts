@@ -3,8 +3,9 @@ import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
+import { throwIfCancelled } from '../measure/protocol.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
-import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
 import { rememberReadRoof } from './roof-memory.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
@@ -23,9 +24,6 @@ export function toShown(e: unknown): ShownError {
 /** What the page passes to one run besides the job. */
 export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'>;
 
-/** How long to wait for `device.lost` after a failure, to tell a lost device from other errors. */
-const LOSS_GRACE_MS = 250;
-
 /**
  * The page's GPU session: acquires the device, runs jobs one at a time, survives device loss
  * (the run fails, its partial result stays with the caller, the next run gets a fresh device).
@@ -43,6 +41,12 @@ export class GpuSession implements ReactiveController {
   readonly paramError: ShownError | null = null;
   private ctx: GpuContext | null = null;
   private abort: AbortController | null = null;
+  /**
+   * A cancelled job still finishing its last GPU submission: control returns to the visitor at
+   * once, and the next run starts only after it settles (one job on the device at a time).
+   */
+  private settling: Promise<void> = Promise.resolve();
+  private windingDown = false;
 
   constructor(private readonly host: ReactiveControllerHost, search: string) {
     host.addController(this);
@@ -88,38 +92,54 @@ export class GpuSession implements ReactiveController {
 
   /** Run a job; progress and partial results go to the hooks as they arrive. */
   async run(job: BenchJob, hooks: RunHooks = {}): Promise<BenchResult> {
+    // Claimed before the first await: two calls in the same turn cannot both pass the check.
     if (this.status === 'running') throw new TokenscopeError('bad-input', 'A run is already in progress.', 'Wait for it to finish or cancel it.');
-    const ctx = await this.ensureDevice();
     this.status = 'running';
     this.runsStarted++;
-    this.abort = new AbortController();
-    this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
+    const abort = new AbortController();
+    this.abort = abort;
+    this.progress = { step: this.windingDown ? 'waiting for the cancelled run to stop' : 'starting', fraction: 0, startedAt: performance.now() };
     this.host.requestUpdate();
     try {
-      const result = await runJob(ctx, job, this.disabled, {
+      await this.settling;
+      throwIfCancelled(abort.signal);
+      const ctx = await this.ensureDevice();
+      this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
+      const running = runJob(ctx, job, this.disabled, {
         ...hooks,
-        signal: this.abort.signal,
+        signal: abort.signal,
         onProgress: (step, fraction) => {
+          if (abort.signal.aborted) return;
           this.progress = { ...this.progress, step, fraction };
           hooks.onProgress?.(step, fraction);
           this.host.requestUpdate();
         },
         waitUntilVisible,
       });
-      if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
-      return result;
-    } catch (e) {
-      const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
-      throw lost ? deviceLostError() : e;
+      const settled = () => {
+        this.windingDown = false;
+      };
+      this.settling = running.then(settled, settled);
+      // Cancel answers at once; the job stops at its next check and `settling` waits for that.
+      const cancelled = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.')), { once: true }));
+      try {
+        const result = await Promise.race([running, cancelled]);
+        if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
+        return result;
+      } catch (e) {
+        throw await explainFailure(ctx, e);
+      }
     } finally {
-      this.status = 'ready';
+      if (this.status === 'running') this.status = 'ready';
       this.abort = null;
       this.host.requestUpdate();
     }
   }
 
   cancel(): void {
-    this.abort?.abort();
+    if (!this.abort || this.abort.signal.aborted) return;
+    this.windingDown = true;
+    this.abort.abort();
   }
 
   /** Destroy the device as a driver reset would (the tests' `loseDevice` hook). */
@@ -128,7 +148,6 @@ export class GpuSession implements ReactiveController {
   }
 }
 
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */
 function waitUntilVisible(): Promise<boolean> {

@@ -6,9 +6,10 @@
  */
 import { findKnownFile, findPreset } from '../model/catalog.ts';
 import { defaultJob, type BenchJob, type LatencyJob } from '../jobs/job.ts';
+import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
-import type { Quantization } from '../model/gpu-weights.ts';
+import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import { matchingPreset } from '../jobs/webllm-run.ts';
@@ -16,7 +17,7 @@ import { parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';
 export const MODES: readonly Mode[] = ['roofs', 'latency', 'llama-bench', 'serve'];
-export const QUANTS: readonly Quantization[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+export const QUANTS: readonly Quantization[] = QUANTIZATIONS;
 
 /** Which model: a synthetic preset, a known public GGUF, any GGUF URL, or a file on this computer. */
 export type ModelPick =
@@ -39,6 +40,8 @@ export interface RunSetup {
   model: ModelPick;
   sweep: SweepSettings;
   serve: ServeSettings;
+  /** llama-bench's pp and tg lengths (llama.cpp's defaults: 512 and 128). */
+  llamaBench: { nPrompt: number; nGen: number };
   /** Cap on the roofs' bandwidth working set, MiB (default: chosen per device). */
   probeMiB?: number;
   /** Timed repetitions per roof (default: the protocol's minimum duration). */
@@ -202,6 +205,7 @@ export function defaultSetup(caps: Pick<Capabilities, 'cpuLike'>, params: PagePa
       profile: params.profile ?? latency.profile ?? false,
     },
     serve: { ...defaultServe(caps.cpuLike), ...params.serve },
+    llamaBench: { nPrompt: LLAMA_BENCH_DEFAULTS.nPrompt, nGen: LLAMA_BENCH_DEFAULTS.nGen },
     probeMiB: params.probeMiB,
     probeReps: params.probeReps,
     probeGrids: params.probeGrids,
@@ -255,7 +259,7 @@ export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
   } else if (setup.mode === 'serve') {
     job.serve = { ...setup.serve, slo: { ...setup.serve.slo } };
   } else {
-    job.llamaBench = true;
+    job.llamaBench = { ...setup.llamaBench };
   }
   return { job, file };
 }

@@ -7,9 +7,12 @@ import { downloadText, fileStamp } from './download.ts';
 import { toShown, type ShownError } from './session.ts';
 import { shared } from './styles.ts';
 
-/** Where a fragment becomes a full link: this page's address without its old fragment. */
+/**
+ * Where a fragment becomes a full link: this page's address without its query string or old
+ * fragment, so the sender's URL parameters never reconfigure the recipient's form.
+ */
 export function linkFor(fragment: string): string {
-  return `${location.href.replace(/#.*$/, '')}${fragment}`;
+  return `${location.origin}${location.pathname}${fragment}`;
 }
 
 /**

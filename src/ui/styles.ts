@@ -152,6 +152,32 @@ export const shared = css`
     padding: 4px 10px;
     font-size: 0.85rem;
   }
+  /* Definitions under a table (not a column in it, which wraps letter by letter on a phone). */
+  dl.defs {
+    font-size: 0.85rem;
+    margin: 10px 0 0;
+    display: grid;
+    grid-template-columns: max-content 1fr;
+    gap: 2px 12px;
+  }
+  dl.defs dt {
+    font-weight: 600;
+  }
+  dl.defs dd {
+    margin: 0;
+  }
+  @media (max-width: 520px) {
+    dl.defs {
+      grid-template-columns: 1fr;
+    }
+    dl.defs dd {
+      margin-bottom: 6px;
+    }
+  }
+  summary:focus-visible {
+    outline: 3px solid var(--accent);
+    outline-offset: 2px;
+  }
   .sr-only {
     position: absolute;
     width: 1px;

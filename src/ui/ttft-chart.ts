@@ -25,6 +25,7 @@ export class TtftChart extends ChartBase {
     if (rows.length === 0 && dots.length === 0) return null;
     const xs = [...rows.map((r) => r.prompt_tokens), ...dots.map((d) => d.x)];
     const log = Math.max(...xs) / Math.min(...xs) >= 4;
+    const lengths = [...new Set(xs)].sort((a, b) => a - b);
     return {
       type: 'scatter',
       data: {
@@ -36,7 +37,8 @@ export class TtftChart extends ChartBase {
       },
       options: {
         scales: {
-          x: axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear'),
+          // Ticks at the measured prompt lengths only: the x values are those lengths.
+          x: { ...axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear'), afterBuildTicks: (scale: { ticks: { value: number }[] }) => (scale.ticks = lengths.map((value) => ({ value }))) },
           y: axis(theme, 'time to first token (ms)', 'linear', true),
         },
         plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } } },

@@ -2,21 +2,27 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { PRESETS } from '../model/catalog.ts';
 import type { BenchResult } from '../measure/schema.ts';
-import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, predictDecode, type DecodeScenario, type WeightFormatName } from '../measure/what-if.ts';
+import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, DEVICE_PRESETS, predictDecode, type DecodeScenario, type WeightFormatName } from '../measure/what-if.ts';
+import { roofsOf } from './headline.ts';
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
 import { bytes, count, num } from './format.ts';
 import { shared } from './styles.ts';
 import './what-if-chart.ts';
+import { guarded } from './guard.ts';
 
 const FORMAT_LABELS: Record<WeightFormatName, string> = { f32: 'f32 — 4 bytes', f16: 'f16 — 2 bytes', q8_0: 'q8_0 — 34/32 bytes', q4_0: 'q4_0 — 18/32 bytes' };
 const DEFAULT_SHAPE = 'llama-3.2-1b';
 const MEASURED = 'measured';
+/** The device choice: this report's measured roofs, a spec-sheet preset, or numbers typed in. */
+const CUSTOM = 'custom';
 
 /**
- * What if: bandwidth, model size, weight format, batch and context → the predicted decode
- * ceiling (bandwidth ÷ bytes per step, times the batch, capped by the compute roof), drawn
- * against this report's measured points. Starts from the report's device and model.
+ * What if: device (measured, a spec-sheet preset, or typed in), bandwidth, compute roof, model
+ * size, weight format, batch and context → the predicted decode ceiling (bandwidth ÷ bytes per
+ * step, times the batch, capped by the compute roof), drawn against this report's measured
+ * points. The measured roofs are the roofline's (`roofsOf`): read bandwidth and the f32 FMA
+ * peak; the tiled-matmul kernel's lower figure is shown beside, with the batch where it binds.
  */
 @customElement('ts-what-if')
 export class WhatIfPanel extends LitElement {
@@ -42,6 +48,7 @@ export class WhatIfPanel extends LitElement {
   @state() private format: WeightFormatName = 'q4_0';
   @state() private s: DecodeScenario = this.scenarioFor(null, DEFAULT_SHAPE);
   @state() private maxContext = 4096;
+  @state() private deviceId = DEVICE_PRESETS[0].id;
 
   private model(): ModelInfo | null {
     return this.result?.model ?? null;
@@ -51,14 +58,32 @@ export class WhatIfPanel extends LitElement {
     const model = result?.model ?? null;
     const config = shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
     const { parameters, shape } = decodeShapeOf(config);
-    const c = result?.ceilings;
-    return { bandwidthGBps: c?.read_bandwidth_gbps ?? 100, computeGflops: c?.matmul_f32_gflops ?? null, parameters, bytesPerWeight: BYTES_PER_WEIGHT[this.format], batch: 1, context: 512, shape };
+    const roofs = result?.ceilings ? roofsOf(result.ceilings) : null;
+    const preset = DEVICE_PRESETS[0];
+    return {
+      bandwidthGBps: roofs?.bandwidthGBps ?? preset.bandwidthGBps,
+      computeGflops: roofs?.computeGflops ?? preset.computeGflops,
+      parameters,
+      bytesPerWeight: BYTES_PER_WEIGHT[this.format],
+      batch: 1,
+      context: 512,
+      shape,
+    };
+  }
+
+  private pickDevice(id: string): void {
+    this.deviceId = id;
+    const c = this.result?.ceilings;
+    if (id === MEASURED && c) this.set({ bandwidthGBps: roofsOf(c).bandwidthGBps, computeGflops: roofsOf(c).computeGflops });
+    const preset = DEVICE_PRESETS.find((d) => d.id === id);
+    if (preset) this.set({ bandwidthGBps: preset.bandwidthGBps, computeGflops: preset.computeGflops });
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (!changed.has('result')) return;
     const model = this.model();
     this.shapeId = model ? MEASURED : DEFAULT_SHAPE;
+    this.deviceId = this.result?.ceilings ? MEASURED : DEVICE_PRESETS[0].id;
     const depths = (this.result?.latency?.depth_curve ?? []).map((d) => d.depth);
     this.maxContext = depths.length ? Math.max(64, Math.ceil((Math.max(...depths) * 2) / 64) * 64) : 4096;
     this.s = { ...this.scenarioFor(this.result, this.shapeId), context: Math.min(512, this.maxContext / 2) };
@@ -85,14 +110,35 @@ export class WhatIfPanel extends LitElement {
   }
 
   override render() {
+    return guarded('what-if panel', () => this.renderPanel());
+  }
+
+  private renderPanel() {
     const s = this.s;
     const p = predictDecode(s);
     const switchAt = computeBoundBatch(s);
     const latency = this.result?.latency ?? null;
     const model = this.model();
+    const measured = this.result?.ceilings ? roofsOf(this.result.ceilings) : null;
+    const onMeasured = this.deviceId === MEASURED && measured !== null;
+    const kernelSwitch = onMeasured && measured.matmulGflops < measured.computeGflops ? computeBoundBatch({ ...s, computeGflops: measured.matmulGflops }) : null;
+    const custom = (apply: () => void) => {
+      apply();
+      this.deviceId = CUSTOM;
+    };
     return html`<div class="explain muted">${explain.whatIf}</div>
       <div class="controls">
-        ${this.numberInput('wi-bw', 'Memory bandwidth (GB/s)', Number(s.bandwidthGBps.toFixed(2)), 0.01, 8000, 0.01, (n) => this.set({ bandwidthGBps: n }), 'log')}
+        <label>Device
+          <select id="wi-device" @change=${(e: Event) => this.pickDevice((e.target as HTMLSelectElement).value)}>
+            ${measured ? html`<option value=${MEASURED} ?selected=${this.deviceId === MEASURED}>this device, measured (${num(measured.bandwidthGBps)} GB/s, ${num(measured.computeGflops)} GFLOP/s)</option>` : ''}
+            <optgroup label="Spec-sheet figures (published peaks, not measured)">
+              ${DEVICE_PRESETS.map((d) => html`<option value=${d.id} ?selected=${this.deviceId === d.id}>${d.name} — spec sheet</option>`)}
+            </optgroup>
+            <option value=${CUSTOM} ?selected=${this.deviceId === CUSTOM}>your own numbers</option>
+          </select>
+        </label>
+        ${this.numberInput('wi-bw', 'Memory bandwidth (GB/s)', Number(s.bandwidthGBps.toPrecision(3)), 0.01, 8000, 0.01, (n) => custom(() => this.set({ bandwidthGBps: n })), 'log')}
+        ${this.numberInput('wi-compute', 'Compute roof (GFLOP/s)', Number((s.computeGflops ?? 1).toPrecision(3)), 0.01, 1e6, 0.01, (n) => custom(() => this.set({ computeGflops: n })), 'log')}
         <label>Model shape
           <select id="wi-shape" @change=${(e: Event) => {
             this.shapeId = (e.target as HTMLSelectElement).value;
@@ -115,13 +161,23 @@ export class WhatIfPanel extends LitElement {
         ${this.numberInput('wi-batch', 'Batch (sequences per step)', s.batch, 1, 256, 1, (n) => this.set({ batch: Math.round(n) }))}
         ${this.numberInput('wi-context', 'Context depth (positions)', s.context, 0, this.maxContext, 1, (n) => this.set({ context: Math.round(n) }))}
       </div>
+      <p class="muted">${onMeasured
+        ? html`Roofs measured on this device — the same ones the roofline and the verdicts use: streaming read ${num(measured.bandwidthGBps)} GB/s and the f32 FMA peak ${num(measured.computeGflops)} GFLOP/s.`
+        : DEVICE_PRESETS.some((d) => d.id === this.deviceId)
+          ? html`<strong>Spec-sheet figures</strong>, not a measurement: peak bandwidth and peak f32 (non-tensor) FLOP/s as published; real kernels reach less.`
+          : 'Your own bandwidth and compute roof.'}</p>
       <p class="answer" role="status" aria-live="polite">
-        Predicted decode ceiling: <output id="wi-answer"><strong>${num(p.tokensPerS)} tokens/s</strong></output> in total,
+        Predicted decode ceiling: <output id="wi-answer" data-bound=${p.bound}><strong>${num(p.tokensPerS)} tokens/s</strong></output> in total,
         ${num(p.perSequenceTokensPerS)} per sequence — ${p.bound === 'memory' ? 'memory-bound' : 'compute-bound'}.
         <span class="muted">A step reads ${bytes(p.bytesPerStep)} (${bytes(p.weightBytes)} of weights, ${bytes(p.kvBytes)} of KV cache) and does ${count(p.flopsPerStep)} FLOPs,
         ${num(p.intensity)} FLOP/byte.
         ${s.computeGflops === null ? 'No compute roof measured: bandwidth only.' : switchAt === 1 ? `The compute roof (${num(s.computeGflops)} GFLOP/s) binds already at batch 1.` : switchAt ? `At this context the compute roof (${num(s.computeGflops)} GFLOP/s) takes over from batch ${switchAt}.` : `Memory-bound at every batch up to 4096 against a ${num(s.computeGflops)} GFLOP/s compute roof.`}</span>
       </p>
+      ${onMeasured && measured.matmulGflops < measured.computeGflops
+        ? html`<p class="muted" id="wi-kernel">Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our tiled matmul kernel reaches
+            (${num(measured.matmulGflops)} GFLOP/s). The kernel's is lower, so it binds first: against it compute takes over
+            ${kernelSwitch === null ? 'at no batch up to 4096' : kernelSwitch === 1 ? 'already at batch 1' : `from batch ${kernelSwitch}`}.</p>`
+        : ''}
       <ts-what-if-chart .scenario=${s} .maxContext=${this.maxContext} .latency=${latency}></ts-what-if-chart>`;
   }
 }

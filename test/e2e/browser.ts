@@ -84,9 +84,12 @@ export function api<T>(page: Page, call: string): Promise<T> {
   return page.evaluate(`window.tokenscope.${call}`) as Promise<T>;
 }
 
-/** Wait until the device is ready and the Run button can be pressed. */
+/**
+ * Wait until the device is ready and the Run button can be pressed (it may be folded under
+ * "Run on your device" when the page opened on a shared report).
+ */
 export async function waitForReady(page: Page): Promise<void> {
-  await page.locator('button.run:not([disabled])').waitFor({ timeout: 30_000 });
+  await page.locator('button.run:not([disabled])').waitFor({ state: 'attached', timeout: 30_000 });
 }
 
 /** Press Run and wait until the run is over (the Cancel button has come and gone). */

@@ -33,7 +33,7 @@ describe('a run, its link, its exports', () => {
     for (const chart of CHARTS) expect(await canvasHasInk(page, `${chart} canvas`), chart).toBe(true);
     expect(await page.locator('ts-ttft-chart canvas').getAttribute('aria-label')).toMatch(/8 tokens p50 [\d.]+ ms/);
     expect(await deepText(page, 'ts-run-facts')).toMatch(/Compile the pipelines.*First request’s TTFT/);
-    expect(await deepText(page, 'ts-report')).toContain('Roofline verdicts');
+    expect(await deepText(page, 'ts-verdict-card')).toMatch(/prefill 8 .*decode @ 8 .*prefill 16 .*decode @ 16/);
     await screenshot(page, 'report-desktop-light');
 
     // Exports: the full JSON, the rows as CSV, a chart as PNG.
@@ -52,7 +52,9 @@ describe('a run, its link, its exports', () => {
     await page.getByRole('button', { name: 'Share link' }).click();
     link = await page.locator('ts-share-bar input[readonly]').inputValue();
     expect(link).toMatch(/#r=[A-Za-z0-9_-]+$/);
-    expect(page.url()).toBe(link);
+    // The address bar keeps this visitor's own query string; the link carries only the report.
+    expect(new URL(page.url()).hash).toBe(new URL(link).hash);
+    expect(new URL(link).search).toBe('');
     expect(errors).toEqual([]);
     expect(await csp()).toEqual([]);
     await page.close();
@@ -144,7 +146,8 @@ describe('a run, its link, its exports', () => {
       stops.push(f.id);
     }
     expect(stops.length).toBeLessThan(150);
-    const order = ['select#model', 'button:Run', 'button:Share link', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
+    // An opened file is shown first: its report, then share/export, then the run form folded under "Run on your device".
+    const order = ['button:Share link', 'summary:Run on your device', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
     expect(order.every((i) => i >= 0), stops.join(' | ')).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(errors).toEqual([]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { embedding } from '../../src/kernels/embedding.ts';
-import { destroyWeight, uploadWeight, WEIGHT_FORMATS, type WeightTensor } from '../../src/kernels/weights.ts';
+import { destroyWeight, rowMultiple, uploadWeight, WEIGHT_FORMATS, type WeightTensor } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { randomTensor, rng, runAndRead } from './weights-reference.ts';
 
@@ -27,8 +27,8 @@ describe('embedding', () => {
 
   it.each(WEIGHT_FORMATS)('%s gathers dequantized rows exactly; ids ≥ vocab give zero rows', async (format) => {
     await withErrorScopes(ctx.device, `embedding ${format}`, async () => {
-      const quantized = format === 'q8_0' || format === 'q4_0';
-      const [vocab, dim] = quantized ? [211, 160] : [97, 172];
+      const multiple = rowMultiple(format);
+      const [vocab, dim] = multiple === 256 ? [61, 512] : multiple === 32 ? [211, 160] : [97, 172];
       const { gguf, values } = randomTensor(format, vocab, dim, 3);
       const next = rng(9);
       const ids = [0, vocab - 1, vocab, 0xffffffff, ...Array.from({ length: 29 }, () => Math.floor(next() * vocab))];

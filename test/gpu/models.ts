@@ -5,10 +5,12 @@
  */
 import { bytesSource } from '../../src/model/gguf/source.ts';
 import { openModel, type OpenModel } from '../../src/model/open.ts';
-import { GGMLType, elementCount, meta } from '../../src/model/gguf/types.ts';
+import { elementCount, meta } from '../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../src/model/gguf/writer.ts';
 import { dequantize } from '../../src/model/quant.ts';
-import { encodeTensor, quantizedType } from '../../src/model/quantize.ts';
+import { encodeTensor } from '../../src/model/quantize.ts';
+import { FILE_TYPE, tensorTypeFor, type Quantization } from '../../src/model/recipes.ts';
+import { buildTestModel } from '../../src/model/gguf/synthetic.ts';
 import { inBrowser } from './context.ts';
 
 declare const __TEST_MODEL_DIR__: string;
@@ -37,17 +39,31 @@ export async function storiesExpected(): Promise<{ token_ids: number[]; text: st
 }
 
 /** The model re-encoded to Q8_0/Q4_0 in memory (matrices that split into blocks), as `npm run quantize` does. */
-export async function quantizedStories(target: 'q8_0' | 'q4_0'): Promise<OpenModel> {
-  const source = await openStories();
-  const type = target === 'q8_0' ? GGMLType.Q8_0 : GGMLType.Q4_0;
+export async function quantizedStories(target: Quantization): Promise<OpenModel> {
+  return quantizeModel(await openStories(), target);
+}
+
+/** A model re-encoded in memory under a plain type or llama-quantize mix, as `npm run quantize` writes it. */
+export async function quantizeModel(source: OpenModel, target: Quantization): Promise<OpenModel> {
+  const model = { nLayers: source.config.nLayers, hasOutput: source.gguf.tensor('output.weight') !== undefined };
   const tensors = [];
   for (const t of source.gguf.tensors) {
-    const to = quantizedType(t, type);
+    const to = tensorTypeFor(target, t, model);
     const bytes = await source.gguf.tensorBytes(t);
     tensors.push({ name: t.name, dims: t.dims, type: to, data: to === t.type ? bytes : encodeTensor(dequantize(t.type, bytes, elementCount(t.dims)), to) });
   }
   const metadata = new Map(source.gguf.metadata);
-  metadata.set('general.file_type', meta.u32(target === 'q8_0' ? 7 : 2));
+  metadata.set('general.file_type', meta.u32(FILE_TYPE[target]));
   const bytes = encodeGGUF(metadata, tensors);
-  return openModel(bytesSource(bytes, `stories260K-${target}.gguf`));
+  return openModel(bytesSource(bytes, `${source.gguf.source.name.replace(/\.gguf$/, '')}-${target}.gguf`));
+}
+
+/**
+ * A small F32 Llama whose every matrix row splits into 256-weight super-blocks (dim 256,
+ * hidden 512), so the K-quant mixes keep real K-quant tensors (stories260K's dim 64 makes them
+ * fall back to Q5_0/Q5_1/Q8_0). 8 layers: use_more_bits picks layers 0, 3, 6 and 7.
+ */
+export async function kQuantTestModel(tied = false): Promise<OpenModel> {
+  const bytes = buildTestModel({ architecture: 'llama', dim: 256, hiddenDim: 512, nLayers: 8, nHeads: 4, nKvHeads: 2, vocabSize: 320, tiedEmbeddings: tied, seed: 5 });
+  return openModel(bytesSource(bytes, `llama-256x8${tied ? '-tied' : ''}.gguf`));
 }

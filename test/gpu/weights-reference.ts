@@ -9,9 +9,11 @@ import { encodeTensor } from '../../src/model/quantize.ts';
 import { readBuffer } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../../src/kernels/kernel.ts';
-import { isQuantized, packedLayout, weightBytes, type WeightFormat } from '../../src/kernels/weights.ts';
+import { FORMATS, hasScaleRegion, packedLayout, weightBytes, type WeightFormat } from '../../src/kernels/weights.ts';
+import { unpackBlocks } from '../../src/kernels/weight-formats.ts';
+import { TYPE_OF_FORMAT } from '../../src/model/weight-types.ts';
 
-export const GGML_OF: Record<WeightFormat, GGMLType> = { f32: GGMLType.F32, f16: GGMLType.F16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0 };
+export const GGML_OF: Record<WeightFormat, GGMLType> = TYPE_OF_FORMAT;
 
 /** mulberry32: a seeded uniform [0, 1) stream. */
 export function rng(seed: number): () => number {
@@ -35,20 +37,13 @@ export function randomTensor(format: WeightFormat, rows: number, cols: number, s
   return { gguf, values: dequantize(GGML_OF[format], gguf, rows * cols) };
 }
 
-/** The inverse of packWeight: a packed shard back to GGUF bytes (quants and scales re-interleaved). */
+/** The inverse of packWeight: a packed shard back to GGUF bytes. */
 export function unpackToGguf(format: WeightFormat, rows: number, cols: number, packed: Uint8Array): Uint8Array {
   const gguf = new Uint8Array(weightBytes(format, rows, cols));
-  if (!isQuantized(format)) {
-    gguf.set(packed.subarray(0, gguf.length));
-    return gguf;
-  }
-  const quantBytes = format === 'q8_0' ? 32 : 16;
-  const scaleByte = packedLayout(format, rows, cols).scaleBase * 4;
-  for (let b = 0; b < (rows * cols) / 32; b++) {
-    const at = b * (quantBytes + 2);
-    gguf.set(packed.subarray(scaleByte + 2 * b, scaleByte + 2 * b + 2), at);
-    gguf.set(packed.subarray(b * quantBytes, (b + 1) * quantBytes), at + 2);
-  }
+  const layout = packedLayout(format, rows, cols);
+  const blocks = (rows * cols) / FORMATS[format].block;
+  const side = hasScaleRegion(format) ? packed.subarray(layout.scaleBase * 4, layout.scaleBase * 4 + 2 * blocks) : null;
+  unpackBlocks(format, packed.subarray(0, layout.valueWords * 4), side, blocks, gguf);
   return gguf;
 }
 

@@ -97,8 +97,10 @@ export function buildTestModel(options: TestModelOptions): Uint8Array<ArrayBuffe
   return encodeGGUF(metadata, tensors);
 }
 
-/** llama.cpp's llama_ftype for an all-one-type model. */
-const FILE_TYPE: Record<GGMLTypeName, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7 };
+/** llama.cpp's llama_ftype for a model mostly of one type (a K-quant counts as its _M recipe). */
+export const FILE_TYPE: Record<GGMLTypeName, number> = {
+  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q8_0: 7, Q5_0: 8, Q5_1: 9, Q4_K: 15, Q5_K: 17, Q6_K: 18, BF16: 32,
+};
 
 /**
  * <unk>, <s>, </s>, the 256 byte tokens, then pieces in order of length: '▁', letters, then every

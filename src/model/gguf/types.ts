@@ -71,7 +71,17 @@ export type GGUFScalarType = keyof ScalarOf;
 export type GGUFScalar = { [K in GGUFScalarType]: { type: K; value: ScalarOf[K] } }[GGUFScalarType];
 export type GGUFArray = {
   [K in keyof ItemsOf]: { type: typeof T.ARRAY; itemType: K; items: ItemsOf[K] };
-}[keyof ItemsOf];
+}[keyof ItemsOf] | GGUFCountedArray;
+/**
+ * An array of strings, bools or arrays that the reader walked and counted but did not keep
+ * (nothing tokenscope reads, and too long to keep just in case): only its length is known.
+ */
+export interface GGUFCountedArray {
+  type: typeof T.ARRAY;
+  itemType: typeof T.STRING | typeof T.BOOL | typeof T.ARRAY;
+  count: number;
+  items?: undefined;
+}
 export type GGUFValue = GGUFScalar | GGUFArray;
 export type GGUFMetadata = ReadonlyMap<string, GGUFValue>;
 
@@ -125,18 +135,38 @@ export const meta = {
   i32s: (items: Int32Array): GGUFArray => ({ type: T.ARRAY, itemType: T.INT32, items }),
 } as const;
 
-/** GGML tensor type ids that tokenscope reads. */
-export const GGMLType = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 8 } as const;
+/** GGML tensor type ids that tokenscope reads (ids as in ggml.h's enum ggml_type). */
+export const GGMLType = {
+  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14, BF16: 30,
+} as const;
 export type GGMLType = (typeof GGMLType)[keyof typeof GGMLType];
 export type GGMLTypeName = keyof typeof GGMLType;
 
-/** Elements per block and bytes per block. Q8_0: f16 scale + 32 int8; Q4_0: f16 scale + 16 bytes of nibbles. */
+/**
+ * Elements per block and bytes per block (ggml-common.h). Legacy blocks of 32: Q4_0 {d; 16 B
+ * nibbles}, Q4_1 {d, m; 16 B}, Q5_0 {d; 4 B high bits; 16 B}, Q5_1 {d, m; 4 B; 16 B}, Q8_0 {d; 32
+ * int8}. K-quant super-blocks of 256: Q4_K {d, dmin; 12 B of 6-bit scales and mins; 128 B
+ * nibbles}, Q5_K {same + 32 B high bits}, Q6_K {128 B low nibbles; 64 B high 2 bits; 16 int8
+ * scales; d}. Every d/m is f16.
+ */
 export const GGML_BLOCK: Record<GGMLType, { elements: number; bytes: number }> = {
   [GGMLType.F32]: { elements: 1, bytes: 4 },
   [GGMLType.F16]: { elements: 1, bytes: 2 },
+  [GGMLType.BF16]: { elements: 1, bytes: 2 },
   [GGMLType.Q4_0]: { elements: 32, bytes: 18 },
+  [GGMLType.Q4_1]: { elements: 32, bytes: 20 },
+  [GGMLType.Q5_0]: { elements: 32, bytes: 22 },
+  [GGMLType.Q5_1]: { elements: 32, bytes: 24 },
   [GGMLType.Q8_0]: { elements: 32, bytes: 34 },
+  [GGMLType.Q4_K]: { elements: 256, bytes: 144 },
+  [GGMLType.Q5_K]: { elements: 256, bytes: 176 },
+  [GGMLType.Q6_K]: { elements: 256, bytes: 210 },
 };
+
+/** "F32, F16, BF16, Q4_0, …": the types tokenscope reads, for error messages. */
+export function supportedTypeNames(): string {
+  return (Object.keys(GGMLType) as GGMLTypeName[]).join(', ');
+}
 
 /** Every type id ggml has defined (gaps were removed types), for naming what we do not read. */
 const GGML_TYPE_NAMES = [

@@ -121,6 +121,7 @@ function writeValue(w: ByteWriter, v: GGUFValue, key: string): void {
 }
 
 function writeArray(w: ByteWriter, a: GGUFArray, key: string): void {
+  if (a.items === undefined) throw badInput(`metadata key '${key}' holds an array whose items were not kept when it was read`);
   w.u32(a.itemType);
   w.u64(a.items.length);
   switch (a.itemType) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findPreset, parameterCount } from '../../../src/model/catalog.ts';
 import {
-  attentionFlopsPerPosition, decodeShapeOf, BYTES_PER_WEIGHT, computeBoundBatch, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
+  attentionFlopsPerPosition, decodeShapeOf, BYTES_PER_WEIGHT, computeBoundBatch, DEVICE_PRESETS, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
 } from '../../../src/measure/what-if.ts';
 import { decodeCeilingTokensPerS, kvCacheBytesRead } from '../../../src/measure/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
@@ -82,6 +82,23 @@ describe('what-if decode predictions', () => {
         error = e;
       }
       expect(isTokenscopeError(error, 'bad-input')).toBe(true);
+    }
+  });
+});
+
+describe('device presets', () => {
+  it('spec-sheet figures that teach batching: Llama 3.2 1B q4_0 decode is memory-bound at batch 1 and compute-bound at a large batch on every preset', () => {
+    const { parameters, shape } = decodeShapeOf(findPreset('llama-3.2-1b')!.config);
+    expect(new Set(DEVICE_PRESETS.map((d) => d.id)).size).toBe(DEVICE_PRESETS.length);
+    for (const d of DEVICE_PRESETS) {
+      expect(d.bandwidthGBps).toBeGreaterThan(10);
+      // The ridge sits right of q4_0 decode's ~3.6 FLOP/byte on every one of them.
+      expect(d.computeGflops / d.bandwidthGBps).toBeGreaterThan(2 / BYTES_PER_WEIGHT.q4_0);
+      const s: DecodeScenario = { bandwidthGBps: d.bandwidthGBps, computeGflops: d.computeGflops, parameters, bytesPerWeight: BYTES_PER_WEIGHT.q4_0, batch: 1, context: 0, shape };
+      expect(predictDecode(s).bound).toBe('memory');
+      const at = computeBoundBatch(s)!;
+      expect(at).toBeGreaterThan(1);
+      expect(predictDecode({ ...s, batch: at }).bound).toBe('compute');
     }
   });
 });

@@ -6,6 +6,9 @@ import { buildTestModel, testModelParts, type TestModelOptions } from '../../../
 import { GGMLType, meta, type GGUFValue } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { openModel } from '../../../src/model/open.ts';
+import { runContext } from '../../../src/jobs/job.ts';
+import type { TokenscopeError } from '../../../src/errors.ts';
+import { expectTokenscopeError } from './helpers.ts';
 import { ropeInvFreq, slidingWindow } from '../../../src/model/variants.ts';
 
 const QWEN: TestModelOptions = { architecture: 'qwen2', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 300, tiedEmbeddings: true };
@@ -79,6 +82,49 @@ describe('model tensors', () => {
     const a = buildTestModel(QWEN);
     expect(Buffer.from(buildTestModel(QWEN)).equals(Buffer.from(a))).toBe(true);
     expect(Buffer.from(buildTestModel({ ...QWEN, seed: 2 })).equals(Buffer.from(a))).toBe(false);
+  });
+});
+
+describe('implausible hyperparameters are refused before anything is allocated, naming the file', () => {
+  const LLAMA: TestModelOptions = { ...QWEN, architecture: 'llama', tiedEmbeddings: false };
+  const cases: [string, (m: Map<string, GGUFValue>) => void, RegExp][] = [
+    ['rms epsilon +Inf', (m) => m.set('llama.attention.layer_norm_rms_epsilon', meta.f32(Infinity)), /layer_norm_rms_epsilon is Infinity/],
+    ['rms epsilon NaN', (m) => m.set('llama.attention.layer_norm_rms_epsilon', meta.f32(NaN)), /layer_norm_rms_epsilon is NaN/],
+    ['rope.freq_base +Inf', (m) => m.set('llama.rope.freq_base', meta.f32(Infinity)), /rope.freq_base is Infinity/],
+    ['rope.freq_base 1e-30', (m) => m.set('llama.rope.freq_base', meta.f32(1e-30)), /rope.freq_base is 1\.0\d*e-30/],
+    ['context 2^30', (m) => m.set('llama.context_length', meta.u32(2 ** 30)), /context_length is 1073741824/],
+    ['5000 heads', (m) => m.set('llama.attention.head_count', meta.u32(5000)).set('llama.attention.head_count_kv', meta.u32(5000)).set('llama.embedding_length', meta.u32(5000 * 16)), /embedding_length is 80000|head_count is 5000/],
+  ];
+  it.each(cases)('%s', async (_name, edit, message) => {
+    const error = await expectTokenscopeError(() => open(LLAMA, edit), 'model-format', message);
+    expect(error.message).toMatch(/^test\.gguf: implausible hyperparameter/);
+  });
+
+  it('a missing token list is reported as that, not as a missing vocab_size', async () => {
+    await expectTokenscopeError(() => open(LLAMA, (m) => m.delete('tokenizer.ggml.tokens')), 'model-format',
+      /^test\.gguf: required metadata key 'tokenizer\.ggml\.tokens' is missing/);
+  });
+
+  it('config-level errors name the file', async () => {
+    await expectTokenscopeError(() => open(LLAMA, (m) => m.delete('llama.block_count')), 'model-format', /^test\.gguf: required metadata key 'llama\.block_count'/);
+    await expectTokenscopeError(() => open(LLAMA, (m) => m.set('llama.attention.head_count_kv', meta.u32(3))), 'model-format', /^test\.gguf: inconsistent/);
+  });
+});
+
+describe('the context a run uses', () => {
+  const latency = { promptLengths: [8], gen: 4, reps: 1 };
+  it('context_length 1 without a context asked for: the run does not fit, said in its own terms', () => {
+    expect(() => runContext({ probe: false, latency }, { name: 'tiny', contextLength: 1 })).toThrow(/needs 11 positions .* tiny holds 1/);
+    try {
+      runContext({ probe: false, latency }, { name: 'tiny', contextLength: 1 });
+    } catch (e) {
+      expect((e as TokenscopeError).hint).not.toMatch(/context/);
+    }
+  });
+  it('rounds up to 64 within the model, and keeps an asked-for context', () => {
+    expect(runContext({ probe: false, latency }, { name: 'm', contextLength: 2048 })).toBe(64);
+    expect(runContext({ probe: false, latency }, { name: 'm', contextLength: 32 })).toBe(32);
+    expect(runContext({ probe: false, latency, context: 100 }, { name: 'm', contextLength: 32 })).toBe(100);
   });
 });
 

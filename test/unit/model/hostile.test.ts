@@ -133,9 +133,9 @@ const cases: Case[] = [
     code: 'model-format', message: /tensor 'blk.0.attn_q.weight' has unknown tensor type id 99 at byte \d+/,
   },
   {
-    name: 'unsupported tensor type (Q4_K)',
-    bytes: patch(base, (v, b) => v.setUint32(tensorFields(b, 'blk.0.attn_q.weight').type, 12, true)),
-    code: 'model-unsupported', message: /tensor 'blk.0.attn_q.weight' has type Q4_K \(12\)/,
+    name: 'unsupported tensor type (Q3_K)',
+    bytes: patch(base, (v, b) => v.setUint32(tensorFields(b, 'blk.0.attn_q.weight').type, 11, true)),
+    code: 'model-unsupported', message: /tensor 'blk.0.attn_q.weight' has type Q3_K \(11\); tokenscope reads F32, F16, .*Q4_K, Q5_K, Q6_K/,
   },
   {
     name: 'offset past the end',

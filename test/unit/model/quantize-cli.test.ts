@@ -36,13 +36,14 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
       quantize(STORIES_GGUF!, out('q8.gguf'), 'q8_0'),
       quantize(STORIES_GGUF!, out('q8-again.gguf'), 'q8_0'),
       quantize(STORIES_GGUF!, out('q4.gguf'), 'q4_0'),
+      quantize(STORIES_GGUF!, out('q4km.gguf'), 'Q4_K_M'),
     ]);
     stdout = results[0].stdout;
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writes a GGUF whose matrices are Q8_0, keeping norms and the 172-wide ffn_down in F32', async () => {
-    expect(stdout).toMatch(/32 tensors → Q8_0, 16 kept/);
+    expect(stdout).toMatch(/Q8_0: 32 tensors converted, 16 kept as they were .*tensors now 32 Q8_0, 16 F32/);
     const { gguf, config } = await open(out('q8.gguf'));
     const typeOf = (name: string) => gguf.tensor(name)!.type;
     expect(gguf.tensors).toHaveLength(48);
@@ -51,6 +52,16 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
     expect([metaUint(gguf.metadata, 'general.file_type'), metaUint(gguf.metadata, 'general.quantization_version')]).toEqual([7, 2]);
     expect(config).toMatchObject({ dim: 64, nLayers: 5, vocabSize: 512 });
     expect(gguf.version).toBe(3);
+    expectLlamaCppLayout(gguf);
+  });
+
+  it('Q4_K_M as llama-quantize mixes it: rows of 64 fall back to Q5_0, the head and use_more_bits attn_v (layers 2, 4) to Q8_0, 172-wide ffn_down to F16', async () => {
+    const { gguf } = await open(out('q4km.gguf'));
+    const typeOf = (name: string) => gguf.tensor(name)!.type;
+    expect([typeOf('blk.0.attn_q.weight'), typeOf('token_embd.weight'), typeOf('blk.0.attn_v.weight')]).toEqual(Array(3).fill(GGMLType.Q5_0));
+    expect([typeOf('output.weight'), typeOf('blk.2.attn_v.weight'), typeOf('blk.4.attn_v.weight')]).toEqual(Array(3).fill(GGMLType.Q8_0));
+    expect(typeOf('blk.1.ffn_down.weight')).toBe(GGMLType.F16);
+    expect(metaUint(gguf.metadata, 'general.file_type')).toBe(15);
     expectLlamaCppLayout(gguf);
   });
 
@@ -93,6 +104,6 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
 
   it('refuses to requantize, and exits non-zero with the usage on bad arguments', async () => {
     await expect(quantize(out('q8.gguf'), out('again.gguf'), 'q4_0')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/already quantized/) });
-    await expect(quantize(STORIES_GGUF!, out('x.gguf'), 'q5_k')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/usage: npm run quantize -- IN.gguf OUT.gguf q8_0\|q4_0/) });
+    await expect(quantize(STORIES_GGUF!, out('x.gguf'), 'q3_k')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/usage: npm run quantize -- IN.gguf OUT.gguf f16\|bf16\|q8_0\|.*\|q4_k_m\|q4_k_s\|q5_k_m/) });
   });
 });

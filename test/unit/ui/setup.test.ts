@@ -44,7 +44,7 @@ describe('page setup', () => {
     expect(roofs.model).toBeUndefined();
     expect(roofs.latency).toBeUndefined();
     const llama = jobOf({ ...base, mode: 'llama-bench' }).job;
-    expect(llama.llamaBench).toBe(true);
+    expect(llama.llamaBench).toEqual({ nPrompt: 512, nGen: 128 });
     expect(llama.latency).toBeUndefined();
     expect(jobOf({ ...base, model: { kind: 'known', id: 'stories260k-gguf', quant: null } }).job.model?.url).toMatch(/stories260K\.gguf$/);
     expect(jobOf({ ...base, model: { kind: 'url', url: ' https://x.test/m.gguf ', quant: 'q4_0' } }).job.model).toEqual({ url: 'https://x.test/m.gguf', quant: 'q4_0' });

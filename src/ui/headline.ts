@@ -1,0 +1,166 @@
+/**
+ * The verdict card's content, as a pure function of a result: the few numbers a visitor needs,
+ * one sentence on what bounds each phase, one on what to try, and why a CPU adapter or a tiny
+ * model reads as overhead-bound. Pure (no Lit), so the words are unit-tested.
+ *
+ * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
+ * f32 FMA peak; the tiled-matmul kernel is a second, lower compute roof for prefill, shown beside.
+ */
+import type { Bound, Verdict } from '../measure/roofline.ts';
+import type { BenchResult, Ceilings } from '../measure/schema.ts';
+import type { LatencyView } from './series.ts';
+
+/** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */
+export interface ReportRoofs {
+  bandwidthGBps: number;
+  /** f32 FMA peak: the roofline's flat roof and the verdicts' compute roof. */
+  computeGflops: number;
+  /** What our tiled f32 matmul kernel reaches: the roof prefill meets in practice. */
+  matmulGflops: number;
+  /** Ridge point, FLOP/byte, of bandwidth and the FMA peak. */
+  ridge: number;
+}
+
+export function roofsOf(c: Ceilings): ReportRoofs {
+  return { bandwidthGBps: c.read_bandwidth_gbps, computeGflops: c.f32_gflops, matmulGflops: c.matmul_f32_gflops, ridge: c.f32_gflops / c.read_bandwidth_gbps };
+}
+
+/** Which compute roof binds first: the lower of the FMA peak and the matmul kernel. */
+export function bindingComputeRoof(r: ReportRoofs): { name: 'f32 FMA peak' | 'tiled matmul kernel'; gflops: number } {
+  return r.matmulGflops < r.computeGflops ? { name: 'tiled matmul kernel', gflops: r.matmulGflops } : { name: 'f32 FMA peak', gflops: r.computeGflops };
+}
+
+/** Which side of the ridge point an intensity sits on. */
+export function sideOfRidge(intensity: number, ridge: number): 'memory' | 'compute' {
+  return intensity <= ridge ? 'memory' : 'compute';
+}
+
+export interface PhaseRow {
+  phase: 'prefill' | 'decode';
+  promptTokens: number;
+  /** Measured time of the phase (prefill: the whole prompt; decode: one step), ms. */
+  ms: number;
+  /** Roofline floor, ms. */
+  floorMs: number;
+  /** floor ÷ time: the share of the roofline's speed reached. */
+  ofRoof: number;
+  bound: Bound;
+  /** Memory or compute side of the ridge point (where the dot sits on the roofline). */
+  side: 'memory' | 'compute';
+}
+
+export interface Headline {
+  roofs: ReportRoofs | null;
+  /** Decode tokens/s (1 / median TPOT) at the shortest prompt, and its share of the bandwidth ceiling. */
+  decode: { tokensPerS: number; ofCeiling: number | null; promptTokens: number } | null;
+  /** Prefill GFLOP/s at the longest prompt, as a share of the FMA peak and of the matmul kernel. */
+  prefill: { gflops: number; ofCompute: number; ofMatmul: number; promptTokens: number } | null;
+  rows: PhaseRow[];
+  /** What bounds each phase, one sentence. */
+  bounds: string | null;
+  /** What to try, one sentence. */
+  advice: string | null;
+  /** Why a CPU adapter or a tiny model reads as overhead-bound (null when neither applies). */
+  overheadWhy: string | null;
+}
+
+/** Below this many parameters a model is "tiny": its steps are too short to hide launch costs. */
+export const TINY_PARAMETERS = 50e6;
+
+function phaseRow(phase: 'prefill' | 'decode', promptTokens: number, v: Verdict): PhaseRow {
+  return { phase, promptTokens, ms: v.floorMs / v.efficiency, floorMs: v.floorMs, ofRoof: v.efficiency, bound: v.bound, side: sideOfRidge(v.intensity, v.ridgePoint) };
+}
+
+/** The bound most rows of a phase share (ties go to the row with the longest prompt). */
+function commonBound(rows: readonly PhaseRow[]): Bound | null {
+  if (!rows.length) return null;
+  const counts = new Map<Bound, number>();
+  for (const r of rows) counts.set(r.bound, (counts.get(r.bound) ?? 0) + 1);
+  let best = rows[rows.length - 1].bound;
+  for (const [b, n] of counts) if (n > (counts.get(best) ?? 0)) best = b;
+  return best;
+}
+
+function boundWords(phase: string, bound: Bound | null, side: 'memory' | 'compute' | undefined): string {
+  if (!bound) return '';
+  if (bound === 'overhead-bound') return `${phase} is overhead-bound: on the ${side ?? 'memory'} side of the ridge, but far below the roof`;
+  return `${phase} is ${bound}`;
+}
+
+/** The card's numbers and sentences for one result (partial results give what they have). */
+export function headline(r: BenchResult): Headline {
+  const roofs = r.ceilings ? roofsOf(r.ceilings) : null;
+  const latency = (r.latency as LatencyView | undefined) ?? null;
+  const rows = [...(latency?.rows ?? [])].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
+  const verdicts = [...(latency?.verdicts ?? [])].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
+  const phaseRows: PhaseRow[] = [];
+  for (const v of verdicts) {
+    phaseRows.push(phaseRow('prefill', v.prompt_tokens, v.prefill));
+    if (v.decode) phaseRows.push(phaseRow('decode', v.prompt_tokens, v.decode));
+  }
+  const firstDecode = rows.find((x) => x.decode_tokens_per_s !== null);
+  const decode = firstDecode ? { tokensPerS: firstDecode.decode_tokens_per_s!, ofCeiling: firstDecode.decode_efficiency, promptTokens: firstDecode.prompt_tokens } : null;
+  const last = rows[rows.length - 1];
+  const prefill =
+    last && roofs ? { gflops: last.prefill_gflops, ofCompute: last.prefill_gflops / roofs.computeGflops, ofMatmul: last.prefill_gflops / roofs.matmulGflops, promptTokens: last.prompt_tokens } : null;
+
+  const prefillRows = phaseRows.filter((x) => x.phase === 'prefill');
+  const decodeRows = phaseRows.filter((x) => x.phase === 'decode');
+  const pb = commonBound(prefillRows);
+  const db = commonBound(decodeRows);
+  const ps = prefillRows.at(-1)?.side;
+  const ds = decodeRows.at(-1)?.side;
+  const bounds =
+    pb && pb === db && ps === ds
+      ? `${boundWords('Prefill and decode', pb, ps).replace(' is ', ' are both ')}.`
+      : pb || db
+        ? `${[boundWords('Prefill', pb, ps), boundWords(pb ? 'decode' : 'Decode', db, ds)].filter(Boolean).join('; ')}.`
+        : null;
+
+  const model = r.model as { parameters?: number } | undefined;
+  const tiny = model?.parameters !== undefined && model.parameters < TINY_PARAMETERS;
+  const cpu = r.environment.cpu_adapter;
+  const overheadWhy =
+    (cpu || tiny) && (pb === 'overhead-bound' || db === 'overhead-bound')
+      ? [
+          cpu ? 'This adapter is a CPU implementation of WebGPU: every dispatch goes through a software queue, so fixed per-kernel costs dwarf the work.' : '',
+          tiny ? `A model this small (${Math.round(model!.parameters! / 1e6 * 10) / 10} M parameters) does microseconds of work per kernel, less than a launch costs, so no roof is reached.` : '',
+        ]
+          .filter(Boolean)
+          .join(' ')
+      : null;
+
+  let advice: string | null = null;
+  if (db || pb) {
+    if (db === 'overhead-bound' || pb === 'overhead-bound') {
+      advice = tiny
+        ? 'Try a larger model (SmolLM2-135M or Llama 3.2 1B) so the work per kernel outgrows the launch cost; on a GPU, compare with WebLLM.'
+        : 'Fewer, larger dispatches help most here: fused kernels, a longer prompt per prefill chunk, or batching decode (Serving mode).';
+    } else if (db === 'memory-bound') {
+      advice = 'Decode streams the weights: fewer bytes per weight (q4_0 instead of q8_0 or f16) or batching several sequences per step raises tokens/s.';
+    } else if (db === 'compute-bound' || pb === 'compute-bound') {
+      advice = 'Compute binds: a faster matmul kernel (or f16 where the device has it) moves the roof.';
+    } else {
+      advice = 'Prefill is memory-bound at these prompt lengths: longer prompts reuse each weight more and move it right on the roofline.';
+    }
+  }
+  return { roofs, decode, prefill, rows: phaseRows, bounds, advice, overheadWhy };
+}
+
+/** A human date for a report: "3 Dec 2026, 06:27 UTC". */
+export function humanDate(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return 'an unknown date';
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCDate()} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${two(d.getUTCHours())}:${two(d.getUTCMinutes())} UTC`;
+}
+
+/** "stories15M q4_0 on SwiftShader Device (Subzero)" — the banner's words for a shared report. */
+export function reportTitle(r: BenchResult): string {
+  const m = r.model as { name?: string; quantization?: string } | undefined;
+  const a = r.environment.adapter;
+  const device = a.description || [a.vendor, a.architecture].filter(Boolean).join(' ') || 'an unknown device';
+  const what = m?.name ? `${m.name}${m.quantization ? ` ${m.quantization}` : ''}` : 'Roofs';
+  return `${what} on ${device}`;
+}

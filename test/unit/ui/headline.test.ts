@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import type { LatencySection } from '../../../src/measure/latency.ts';
+import { verdict } from '../../../src/measure/roofline.ts';
+import { bindingComputeRoof, headline, humanDate, reportTitle, roofsOf, sideOfRidge } from '../../../src/ui/headline.ts';
+import { largeResult, smallResult } from '../share/fixtures.ts';
+
+describe('verdict card content', () => {
+  it('uses the roofline’s roofs: read bandwidth and the f32 FMA peak, with the matmul kernel beside', () => {
+    const r = largeResult();
+    const h = headline(r);
+    expect(h.roofs).toEqual(roofsOf(r.ceilings!));
+    expect(h.roofs!.bandwidthGBps).toBe(r.ceilings!.read_bandwidth_gbps);
+    expect(h.roofs!.computeGflops).toBe(r.ceilings!.f32_gflops);
+    expect(h.roofs!.ridge).toBeCloseTo(r.ceilings!.f32_gflops / r.ceilings!.read_bandwidth_gbps, 9);
+  });
+
+  it('decode tok/s from the shortest prompt with its share of the ceiling; prefill from the longest as a share of both compute roofs', () => {
+    const r = largeResult();
+    const rows = [...(r.latency as LatencySection).rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
+    const h = headline(r);
+    expect(h.decode).toEqual({ tokensPerS: rows[0].decode_tokens_per_s, ofCeiling: rows[0].decode_efficiency, promptTokens: rows[0].prompt_tokens });
+    const last = rows[rows.length - 1];
+    expect(h.prefill!.promptTokens).toBe(last.prompt_tokens);
+    expect(h.prefill!.ofCompute).toBeCloseTo(last.prefill_gflops / r.ceilings!.f32_gflops, 12);
+    expect(h.prefill!.ofMatmul).toBeCloseTo(last.prefill_gflops / r.ceilings!.matmul_f32_gflops, 12);
+  });
+
+  it('one table row per phase and prompt length, with time, floor, share of roof and bound from the verdicts', () => {
+    const r = largeResult();
+    const l = r.latency as LatencySection;
+    const h = headline(r);
+    expect(h.rows.filter((x) => x.phase === 'prefill').length).toBe(l.verdicts.length);
+    const v = l.verdicts[0];
+    const row = h.rows.find((x) => x.phase === 'prefill' && x.promptTokens === v.prompt_tokens)!;
+    expect(row.floorMs).toBe(v.prefill.floorMs);
+    expect(row.ofRoof).toBe(v.prefill.efficiency);
+    expect(row.bound).toBe(v.prefill.bound);
+    expect(row.ms * row.ofRoof).toBeCloseTo(row.floorMs, 9);
+  });
+
+  it('an overhead-bound CPU adapter with a tiny model says why, and what to try names a larger model', () => {
+    const r = smallResult();
+    r.environment = { ...r.environment, cpu_adapter: true };
+    (r.model as { parameters: number }).parameters = 292_800;
+    const l = r.latency as LatencySection;
+    const slow = verdict({ flops: 1e6, bytes: 1e6, ms: 100 }, { computeFlopsPerS: 1e12, bandwidthBytesPerS: 1e11 });
+    l.verdicts = l.verdicts.map((v) => ({ ...v, prefill: slow, decode: slow }));
+    const h = headline(r);
+    expect(slow.bound).toBe('overhead-bound');
+    expect(h.bounds).toBe('Prefill and decode are both overhead-bound: on the memory side of the ridge, but far below the roof.');
+    expect(h.overheadWhy).toMatch(/CPU implementation of WebGPU/);
+    expect(h.overheadWhy).toMatch(/0\.3 M parameters/);
+    expect(h.advice).toMatch(/larger model/);
+  });
+
+  it('a memory-bound decode on a GPU gets no overhead line and advice about bytes per weight or batching', () => {
+    const r = smallResult();
+    (r.model as { parameters: number }).parameters = 1.2e9;
+    const l = r.latency as LatencySection;
+    const fast = verdict({ flops: 2e9, bytes: 1e9, ms: 11 }, { computeFlopsPerS: 1e13, bandwidthBytesPerS: 1e11 });
+    expect(fast.bound).toBe('memory-bound');
+    l.verdicts = l.verdicts.map((v) => ({ ...v, decode: fast }));
+    const h = headline(r);
+    expect(h.overheadWhy).toBeNull();
+    expect(h.bounds).toMatch(/decode (is|are both) memory-bound/);
+    expect(h.advice).toMatch(/q4_0|batching/);
+  });
+
+  it('a roofs-only result has the roofs and no phase sentences', () => {
+    const r = smallResult();
+    delete r.latency;
+    const h = headline(r);
+    expect(h.roofs).not.toBeNull();
+    expect(h.decode).toBeNull();
+    expect(h.bounds).toBeNull();
+    expect(h.rows).toEqual([]);
+  });
+
+  it('names the lower compute roof as the one that binds, and the side of the ridge', () => {
+    expect(bindingComputeRoof({ bandwidthGBps: 1, computeGflops: 10, matmulGflops: 2, ridge: 10 }).name).toBe('tiled matmul kernel');
+    expect(bindingComputeRoof({ bandwidthGBps: 1, computeGflops: 10, matmulGflops: 20, ridge: 10 }).name).toBe('f32 FMA peak');
+    expect(sideOfRidge(3.6, 50)).toBe('memory');
+    expect(sideOfRidge(500, 50)).toBe('compute');
+  });
+
+  it('writes dates for people and titles a shared report by model, quantization and device', () => {
+    expect(humanDate('2026-12-03T06:27:34.123Z')).toBe('3 Dec 2026, 06:27 UTC');
+    expect(humanDate('not a date')).toBe('an unknown date');
+    const r = smallResult();
+    const m = r.model as { name: string; quantization: string };
+    expect(reportTitle(r)).toBe(`${m.name} ${m.quantization} on NVIDIA GeForce RTX 4070`);
+  });
+});
