@@ -4,7 +4,7 @@
  * changes only when an existing field changes meaning.
  */
 import type { AdapterDescription } from '../gpu/capabilities.ts';
-import type { ClockKind } from '../gpu/timer.ts';
+import type { ClockKind, TimestampQuantization } from '../gpu/timer.ts';
 
 export const SCHEMA_VERSION = 1;
 export const TOOL_NAME = 'tokenscope';
@@ -21,6 +21,12 @@ export interface Environment {
   disabled_features: string[];
   /** Heuristic: the adapter is a CPU implementation (SwiftShader, lavapipe, WARP). */
   cpu_adapter: boolean;
+  /**
+   * How finely GPU timestamps resolve, probed at start (absent in older results; null without
+   * timestamp-query). Quantized (Dawn's 65.536 µs without developer features): kernels shorter
+   * than a quantum read 0 or one quantum, so per-kernel times are means over many passes.
+   */
+  timestamp_quantization?: TimestampQuantization | null;
 }
 
 /** One measured roof with the samples behind it. */

@@ -58,6 +58,11 @@ function validateEnvironment(v: Json, path: string): void {
   for (const [k, n] of Object.entries(limits)) expectNumber(n, `${path}.limits.${k}`, { min: 0 });
   expectArray(e.disabled_features, `${path}.disabled_features`, 16).forEach((f, i) => expectString(f, `${path}.disabled_features[${i}]`, 64));
   expectBoolean(e.cpu_adapter, `${path}.cpu_adapter`);
+  if (e.timestamp_quantization !== undefined && e.timestamp_quantization !== null) {
+    const q = expectObject(e.timestamp_quantization, `${path}.timestamp_quantization`);
+    expectBoolean(q.quantized, `${path}.timestamp_quantization.quantized`);
+    expectNumber(q.quantum_ns, `${path}.timestamp_quantization.quantum_ns`, { min: 1 });
+  }
 }
 
 function validateCeilings(v: Json, path: string): void {

@@ -42,8 +42,15 @@ export function linearCost(format: WeightFormat, rows: number, cols: number, R: 
 /** The pipeline for a shape and format (constants that do not depend on the shard). */
 export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: { bias?: boolean; accumulate?: boolean } = {}): ShaderSpec {
   const io = { ADD_BIAS: opts.bias ? 1 : 0, ACCUMULATE: opts.accumulate ? 1 : 0 };
+  if (shape.kernel === 'rows') {
+    return {
+      name: `linear_rows+${format}`,
+      code: [SHADERS.linear_rows, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: Math.min(shape.tokens, R), ...io },
+    };
+  }
   if (shape.kernel === 'matvec') {
-    const body = shape.subgroups ? 'matvec_subgroups' : 'matvec';
+    const body = shape.wide ? 'matvec_wide' : shape.subgroups ? 'matvec_subgroups' : 'matvec';
     return {
       name: `${body}+${format}`,
       code: [SHADERS[body], SHADERS.matvec_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
@@ -63,16 +70,35 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   const { caps } = ctx;
   const bad = (why: string) => new TokenscopeError('bad-input', `Linear shape ${JSON.stringify(shape)} for ${R} rows: ${why}.`, 'Use linearShape() or autotuneLinear() for this device.');
   const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+  if (shape.kernel === 'rows') {
+    const { rowBlock, tokens } = shape;
+    if (!(Number.isInteger(rowBlock) && Number.isInteger(tokens) && rowBlock >= 1 && rowBlock <= 8 && tokens >= 1 && tokens <= 8 && rowBlock * tokens <= 16)) {
+      throw bad('rowBlock and tokens must be 1–8 with rowBlock · tokens ≤ 16');
+    }
+    if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    return;
+  }
   if (shape.kernel === 'matvec') {
     if (R > MATVEC_MAX_TOKENS) throw bad(`the matvec handles at most ${MATVEC_MAX_TOKENS} rows`);
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
-    if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
+    if (shape.wide) {
+      if (!caps.subgroups) throw bad('a wide matvec needs subgroups');
+    } else if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
     if (!(shape.rowBlock >= 1 && shape.rowBlock <= 8 && shape.rowsPerWorkgroup % shape.rowBlock === 0)) throw bad('rowBlock must be 1–8 and divide rowsPerWorkgroup');
     return;
   }
   if (shape.f16 && !caps.shaderF16) throw bad('f16 tiles need shader-f16');
   if (shape.tileM % 4 !== 0 || shape.tileN % 4 !== 0 || (shape.tileM * shape.tileN) / 16 > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('tiles must be multiples of 4 within the workgroup limit');
   if (TILE_K * (shape.tileM + shape.tileN) * (shape.f16 ? 2 : 4) > caps.limits.maxComputeWorkgroupStorageSize) throw bad('tiles exceed workgroup memory');
+}
+
+
+function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: number): [number, number, number] {
+  const max = ctx.caps.limits.maxComputeWorkgroupsPerDimension;
+  if (shape.kernel === 'matvec') return grid1d(Math.ceil(rows / shape.rowsPerWorkgroup), max);
+  if (shape.kernel === 'matmul') return [Math.ceil(rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
+  const [x, y] = grid1d(Math.ceil(rows / (shape.lanes * shape.rowBlock)), max);
+  return [x, y, Math.ceil(R / Math.min(shape.tokens, R))];
 }
 
 /**
@@ -103,13 +129,10 @@ export async function linear(
       const params = uniformBufferWith(ctx.device, `${name}.params`, new Uint32Array([shard.rows, w.cols, R, w.rows, shard.rowStart, layout.scaleBase, 0, 0]));
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, shard.buffer];
       if (isQuantized(w.format)) bindings.push(shard.buffer);
-      const workgroups: [number, number, number] =
-        shape.kernel === 'matvec'
-          ? grid1d(Math.ceil(shard.rows / shape.rowsPerWorkgroup), ctx.caps.limits.maxComputeWorkgroupsPerDimension)
-          : [Math.ceil(shard.rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
+      const workgroups = linearWorkgroups(ctx, shape, shard.rows, R);
       return makeDispatch(ctx, spec, {
         owner: name,
-        kind: shape.kernel,
+        kind: shape.kernel === 'rows' ? (R <= MATVEC_MAX_TOKENS ? 'matvec' : 'matmul') : shape.kernel,
         bindings,
         workgroups,
         cost: linearCost(w.format, shard.rows, w.cols, R, io),
