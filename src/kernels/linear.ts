@@ -23,7 +23,7 @@ export interface LinearOptions {
   bias?: GPUBuffer;
   /** Y += result (residual fusion). */
   accumulate?: boolean;
-  /** Kernel and shape, e.g. from autotuneLinear; default: select.ts's static choice for R. */
+  /** Kernel and shape; default: the one tuned at load (useLinearShape), else select.ts's static choice for R. */
   shape?: LinearShape;
 }
 
@@ -102,6 +102,30 @@ function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: 
 }
 
 /**
+ * Shapes chosen at model load (autotune.ts's tuneLinears), per device and problem: linear() runs
+ * them whenever the caller passes no shape, so the engine uses the tuned shapes without the
+ * forward pass knowing about tuning.
+ */
+const tunedShapes = new WeakMap<GPUDevice, Map<string, LinearShape>>();
+
+/** The problem a tuned shape serves: format, the whole tensor's rows × cols, and R (every R > 8 is one prefill class). */
+export function linearProblemKey(format: WeightFormat, rows: number, cols: number, R: number): string {
+  return `${format} ${rows}x${cols} ${R <= MATVEC_MAX_TOKENS ? `R${R}` : 'prefill'}`;
+}
+
+/** Make `shape` the one linear() uses on `device` for this problem. */
+export function useLinearShape(device: GPUDevice, format: WeightFormat, rows: number, cols: number, R: number, shape: LinearShape): void {
+  const book = tunedShapes.get(device) ?? new Map<string, LinearShape>();
+  book.set(linearProblemKey(format, rows, cols, R), shape);
+  tunedShapes.set(device, book);
+}
+
+/** Every shape set with useLinearShape on `device`, by linearProblemKey. */
+export function tunedLinearShapes(device: GPUDevice): Record<string, LinearShape> {
+  return Object.fromEntries(tunedShapes.get(device) ?? []);
+}
+
+/**
  * Record Y = X · Wᵀ (+ bias) (+ Y) for R rows: x (R, w.cols) f32, y (R, w.rows) f32. X and Y (and
  * the bias) must be distinct buffers. Returns one dispatch per shard of `w`.
  */
@@ -118,7 +142,7 @@ export async function linear(
   if (x.size < R * w.cols * 4 || y.size < R * w.rows * 4 || (opts.bias && opts.bias.size < w.rows * 4)) {
     throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
   }
-  const shape = opts.shape ?? linearShape(ctx.caps, R);
+  const shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R);
   checkLinearShape(ctx, shape, R);
   const io = { bias: opts.bias !== undefined, accumulate: opts.accumulate };
   const spec = linearSpec(w.format, shape, R, io);

@@ -1,3 +1,4 @@
+import { localStorageTuneCache } from '../kernels/autotune.ts';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { runJob, type BenchJob, type JobHooks } from '../bench/job.ts';
 import { describeEnvironment } from '../bench/environment.ts';
@@ -104,6 +105,7 @@ export class GpuSession implements ReactiveController {
           this.host.requestUpdate();
         },
         waitUntilVisible,
+        tuneCache: localStorageTuneCache(),
       });
     } catch (e) {
       const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
