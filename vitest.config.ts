@@ -11,7 +11,7 @@ import { chromiumArgs, chromiumPath } from './cli/chromium.ts';
  *  - gpu-browser: the same GPU test files in headless Chromium (SwiftShader; no shader-f16).
  *  - e2e:         the built page (`dist/`) driven by Playwright in Chromium.
  */
-/** Where GPU tests find the real test model: ../shared/models, else models/cache (see models/catalog.ts). */
+/** Where GPU tests find the real test model: ../shared/models, else models/cache (see src/model/catalog.ts). */
 const MODEL_DIR = [resolve(import.meta.dirname, '../shared/models'), resolve(import.meta.dirname, 'models/cache')].find((d) => existsSync(resolve(d, 'stories260K.gguf'))) ?? '';
 
 export default defineConfig({

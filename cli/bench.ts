@@ -3,16 +3,16 @@
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
 import { writeFileSync } from 'node:fs';
-import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../models/catalog.ts';
-import { defaultJob, runJob, type BenchJob } from '../src/bench/job.ts';
+import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
+import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
 import { fileTuneCache } from './tune-cache.ts';
-import type { ModelSpec } from '../src/bench/model-source.ts';
-import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/bench/report.ts';
+import type { ModelSpec } from '../src/jobs/model-source.ts';
+import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/jobs/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import type { LengthDistribution } from '../src/serve/workload.ts';
-import type { BenchResult } from '../src/bench/schema.ts';
+import type { BenchResult } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
@@ -58,6 +58,7 @@ const FLAGS: Record<string, FlagSpec> = {
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE' },
   share: { type: 'boolean', help: 'print a permalink that opens this report in the page (no server, no re-run)' },
   'share-base': { type: 'string', value: 'URL', help: 'where the page is hosted (default $TOKENSCOPE_URL, else the npm start address)' },
+  inspect: { type: 'string', value: 'URL|PATH|ID', help: "read only a GGUF's header (Range requests for a URL) and print its architecture, parameters, tensor types' shares of bytes, memory against this device and the decode tokens/s the read roof allows (with --probe; --json writes it)" },
   'list-models': { type: 'boolean', help: 'print the model catalog and exit' },
   quiet: { type: 'boolean', help: 'no progress lines' },
   help: { type: 'boolean', help: 'show this help' },
@@ -216,6 +217,8 @@ async function main(argv: string[]): Promise<number> {
   const onProgress = (step: string, f: number) => {
     if (!quiet) process.stderr.write(`[${(f * 100).toFixed(0).padStart(3)}%] ${step}\n`);
   };
+  const inspect = flags.get('inspect') as string | undefined;
+  if (inspect !== undefined) return runInspect(inspect, flags, onProgress);
 
   let result: BenchResult;
   try {
@@ -258,6 +261,29 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`\nWrote ${jsonPath}\n`);
   }
   return 0;
+}
+
+async function runInspect(target: string, flags: Map<string, unknown>, onProgress: (step: string, f: number) => void): Promise<number> {
+  const { inspectTarget, formatInspection } = await import('./inspect.ts');
+  try {
+    const run = await inspectTarget(target, {
+      probe: Boolean(flags.get('probe')),
+      probeMiB: flags.get('probe-mib') as number | undefined,
+      budgetBytes: flags.has('memory-gib') ? (flags.get('memory-gib') as number) * 2 ** 30 : undefined,
+      context: flags.get('context') as number | undefined,
+      onProgress,
+    });
+    process.stdout.write(`${formatInspection(run)}\n`);
+    const jsonPath = flags.get('json') as string | undefined;
+    if (jsonPath) {
+      writeFileSync(jsonPath, `${JSON.stringify({ ...run.inspection, bytes_read: run.bytesRead, reads: run.reads }, null, 2)}\n`);
+      process.stdout.write(`\nWrote ${jsonPath}\n`);
+    }
+    return 0;
+  } catch (e) {
+    process.stderr.write(`error: ${describeError(e)}\n`);
+    return 1;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import type { BenchJob } from '../src/bench/job.ts';
-import type { BenchResult } from '../src/bench/schema.ts';
+import type { BenchJob } from '../src/jobs/job.ts';
+import type { BenchResult } from '../src/measure/schema.ts';
 import { chromiumArgs, chromiumPath } from './chromium.ts';
 import { serveStatic } from './static-server.ts';
 

@@ -3,7 +3,7 @@
  * allocation), upload or synthesise the weights, allocate the engine, compile the pipelines of
  * the common step shapes — timing each cold-start stage apart.
  */
-import { findPreset, parameterCount, type ModelPreset } from '../../models/catalog.ts';
+import { findPreset, parameterCount, type ModelPreset } from './catalog.ts';
 import { TokenscopeError } from '../errors.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';

@@ -98,7 +98,12 @@ const fmtBytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(
  * maxStorageBufferBindingSize, or a total over the caller's memory budget (WebGPU does not tell
  * how much memory a device has, so the budget comes from the user or the runtime).
  */
-export function checkFits(plan: MemoryPlan, caps: Pick<Capabilities, 'limits'>, what: string, budgetBytes?: number): void {
+export function checkFits(
+  plan: MemoryPlan,
+  caps: { limits: Pick<Capabilities['limits'], 'maxBufferSize' | 'maxStorageBufferBindingSize'> },
+  what: string,
+  budgetBytes?: number,
+): void {
   const { maxBufferSize, maxStorageBufferBindingSize } = caps.limits;
   const shrink = 'Choose a smaller model, a shorter context (--context) or fewer batch slots, or a more compact quantization.';
   if (plan.largestBufferBytes > maxBufferSize) {

@@ -5,7 +5,7 @@
  * contraction. Blocks: 32 consecutive values of a row; the scale is stored as f16 (RNE).
  */
 import { TokenscopeError } from '../errors.ts';
-import { f32ToF16Bits } from './quant.ts';
+import { f32ToF16Bits } from '../f16.ts';
 import { GGMLType, shapeProblem, type GGMLType as GGMLTypeId } from './gguf/types.ts';
 
 const QK = 32;

@@ -1,12 +1,12 @@
 /**
  * Serving metrics in vLLM `bench serve`'s result layout, goodput against SLOs, capacity search
- * (DistServe) and vLLM's printed summary. Per-request formulas come from bench/metrics.ts.
+ * (DistServe) and vLLM's printed summary. Per-request formulas come from measure/metrics.ts.
  */
 import {
   e2elMs, formatFixed, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs,
   type LatencyMetric, type LatencyStats, type RequestTiming,
-} from '../bench/metrics.ts';
-import { percentileNearestRank } from '../bench/stats.ts';
+} from '../measure/metrics.ts';
+import { percentileNearestRank } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
 import { requestTiming, type ServeTrace } from './scheduler.ts';
 

@@ -5,11 +5,11 @@
  * (DistServe: the highest rate at which ≥ 90% of requests meet the SLOs). Only the arrivals are
  * generated; every number comes from the engine on the device.
  */
-import { costReport, type CostReport } from '../bench/cost.ts';
-import { throwIfCancelled } from '../bench/protocol.ts';
-import { rooflineOf, type Roofs } from '../bench/latency-summary.ts';
-import { verdict, type Verdict } from '../bench/roofline.ts';
-import { summarize } from '../bench/stats.ts';
+import { costReport, type CostReport } from '../measure/cost.ts';
+import { throwIfCancelled } from '../measure/protocol.ts';
+import { rooflineOf, type Roofs } from '../measure/latency-summary.ts';
+import { verdict, type Verdict } from '../measure/roofline.ts';
+import { summarize } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
 import type { Engine } from '../model/engine.ts';
 import { GpuServingEngine, realClock, type StepWork } from './gpu-engine.ts';

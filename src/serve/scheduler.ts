@@ -11,7 +11,7 @@
  * All times come from the clock (ms). Requests carry their arrival; TTFT is measured from it, so it
  * includes queueing, as vLLM measures it.
  */
-import type { RequestTiming } from '../bench/metrics.ts';
+import type { RequestTiming } from '../measure/metrics.ts';
 import { describeError, TokenscopeError } from '../errors.ts';
 import type { ServeRequest } from './workload.ts';
 

@@ -4,10 +4,10 @@
  * stated per metric. Latency rows are matched by prompt length. A comparison link (`#c=…`)
  * carries both results, each trimmed to half the link budget.
  */
-import type { LatencySection } from '../bench/latency.ts';
-import type { LatencyRow } from '../bench/latency-summary.ts';
-import type { BenchResult, CeilingKey, Ceilings } from '../bench/schema.ts';
-import { expectObject } from '../bench/validate.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { LatencyRow } from '../measure/latency-summary.ts';
+import type { BenchResult, CeilingKey, Ceilings } from '../measure/schema.ts';
+import { expectObject } from '../measure/validate.ts';
 import { isTokenscopeError, TokenscopeError } from '../errors.ts';
 import type { ServeResult } from '../serve/metrics.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';

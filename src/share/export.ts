@@ -2,10 +2,10 @@
  * Export and import: the full result as pretty JSON (what links trim, this keeps), the latency
  * rows as CSV for spreadsheets, and an imported JSON file back into a validated result.
  */
-import type { LatencySection } from '../bench/latency.ts';
-import type { LatencyRow } from '../bench/latency-summary.ts';
-import type { BenchResult } from '../bench/schema.ts';
-import type { Summary } from '../bench/stats.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { LatencyRow } from '../measure/latency-summary.ts';
+import type { BenchResult } from '../measure/schema.ts';
+import type { Summary } from '../measure/stats.ts';
 import type { ModelInfo } from '../model/load.ts';
 import { badInput, parseJson } from './json.ts';
 import { validateResult } from './validate-sections.ts';

@@ -6,8 +6,8 @@
  * more digits than any table shows. The trimmed result says what went in its `notes` and
  * `trimmed` flag.
  */
-import type { LatencySection } from '../bench/latency.ts';
-import type { BenchResult, CeilingMeasurement, Ceilings } from '../bench/schema.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { BenchResult, CeilingMeasurement, Ceilings } from '../measure/schema.ts';
 import type { ServeResult } from '../serve/metrics.ts';
 import type { ServeRun } from '../serve/run.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';

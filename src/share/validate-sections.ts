@@ -1,7 +1,7 @@
 /**
  * Validators of the result sections a report reads — `model`, `cold_start`, `generation`,
- * `latency`, `llama_bench` (bench/job.ts writes them), `serve` (vLLM `bench serve` keys,
- * serve/metrics.ts), `webllm` (bench/webllm-run.ts), `side_by_side` (bench/side-by-side.ts) and
+ * `latency`, `llama_bench` (jobs/job.ts writes them), `serve` (vLLM `bench serve` keys,
+ * serve/metrics.ts), `webllm` (jobs/webllm-run.ts), `side_by_side` (jobs/side-by-side.ts) and
  * the link's `trimmed` flag — registered with validateResult when this
  * module loads. Import `validateResult` from here so they are in place.
  *
@@ -9,11 +9,11 @@
  * makes no sense), arrays and strings have length caps. Strings may hold anything: the UI renders
  * them as text.
  */
-import type { LatencyStatKey } from '../bench/metrics.ts';
-import type { Summary } from '../bench/stats.ts';
+import type { LatencyStatKey } from '../measure/metrics.ts';
+import type { Summary } from '../measure/stats.ts';
 import {
   expectArray, expectBoolean, expectNumber, expectObject, expectString, registerSection, SchemaError, validateResult,
-} from '../bench/validate.ts';
+} from '../measure/validate.ts';
 
 export { validateResult };
 
@@ -151,7 +151,7 @@ function validateKernelRow(v: Json, path: string): void {
 }
 
 /**
- * The `latency` section (LatencySection in bench/latency.ts). A sweep that stopped early carries
+ * The `latency` section (LatencySection in measure/latency.ts). A sweep that stopped early carries
  * only `requests` and `rows` (job.ts shares the partial section), so the rest is checked when present.
  */
 export function validateLatency(v: Json, path: string): void {
@@ -205,7 +205,7 @@ function validateGeneration(v: Json, path: string): void {
   if (g.note !== undefined) expectString(g.note, `${path}.note`, MAX_SENTENCE);
 }
 
-/** `llama_bench`: LlamaBenchRow[] (bench/metrics.ts). */
+/** `llama_bench`: LlamaBenchRow[] (measure/metrics.ts). */
 function validateLlamaBench(v: Json, path: string): void {
   each(v, path, MAX_ROWS, (row, p) => {
     const r = expectObject(row, p);
@@ -332,7 +332,7 @@ function validateComparison(v: Json, path: string): void {
   each(c.flagged, `${path}.flagged`, COMPARED_METRICS.length, (m, p) => expectOneOf(m, p, COMPARED_METRICS));
 }
 
-/** The `webllm` section (WebLLMSection in bench/webllm-run.ts), complete or as far as it got. */
+/** The `webllm` section (WebLLMSection in jobs/webllm-run.ts), complete or as far as it got. */
 export function validateWebLLM(v: Json, path: string): void {
   const w = expectObject(v, path);
   const m = expectObject(w.model, `${path}.model`);
@@ -348,7 +348,7 @@ export function validateWebLLM(v: Json, path: string): void {
   count(w.flagged_count, `${path}.flagged_count`);
 }
 
-/** The `side_by_side` section (SideBySide in bench/side-by-side.ts). */
+/** The `side_by_side` section (SideBySide in jobs/side-by-side.ts). */
 export function validateSideBySide(v: Json, path: string): void {
   const s = expectObject(v, path);
   fields(s, path, ['tokenscope_model', 'webllm_model'], (x, p) => expectString(x, p, MAX_NAME));

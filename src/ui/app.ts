@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
-import type { BenchJob } from '../bench/job.ts';
-import type { BenchResult } from '../bench/schema.ts';
+import type { BenchJob } from '../jobs/job.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import { isTokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { blobSource } from '../model/gguf/source.ts';

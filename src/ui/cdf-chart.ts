@@ -1,6 +1,6 @@
 import { customElement, property } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
-import { summarize } from '../bench/stats.ts';
+import { summarize } from '../measure/stats.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';

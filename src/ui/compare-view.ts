@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import type { BenchResult } from '../bench/schema.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import { compareResults, type ComparisonRow } from '../share/compare.ts';
 import { encodeComparison } from '../share/compare.ts';
 import { num, pct, ratio } from './format.ts';

@@ -1,6 +1,6 @@
 import { customElement, property } from 'lit/decorators.js';
 import type { ChartConfiguration, TooltipItem } from 'chart.js';
-import type { KernelRow } from '../bench/latency-summary.ts';
+import type { KernelRow } from '../measure/latency-summary.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';

@@ -1,6 +1,6 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { LlamaBenchRow } from '../bench/metrics.ts';
+import type { LlamaBenchRow } from '../measure/metrics.ts';
 import { count } from './format.ts';
 import { shared } from './styles.ts';
 

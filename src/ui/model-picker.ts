@@ -1,13 +1,15 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { KNOWN_FILES, PRESETS, parameterCount } from '../../models/catalog.ts';
-import type { Environment } from '../bench/schema.ts';
+import { KNOWN_FILES, PRESETS, findKnownFile, parameterCount } from '../model/catalog.ts';
+import type { Environment } from '../measure/schema.ts';
 import { describeError } from '../errors.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { bytes, count } from './format.ts';
 import { QUANTS, type ModelPick } from './setup.ts';
 import { shared } from './styles.ts';
 import { loadWebLLMChoices, type WebLLMChoice } from './webllm-models.ts';
+import './kept-models.ts';
+import './model-inspect.ts';
 
 const QUANT_LABELS: Record<Quantization, string> = {
   f32: 'f32 (4 bytes per weight)',
@@ -24,7 +26,9 @@ function valueOf(pick: ModelPick): string {
  * Which model to run: a synthetic-weight preset (real shapes, random weights: speed only), a
  * known public GGUF, a GGUF by URL or a local GGUF file, or one of WebLLM's prebuilt models — whose
  * list (and WebLLM's runtime) is loaded only when the visitor asks for it; the ones that cannot run
- * on this device are listed disabled with the reason.
+ * on this device are listed disabled with the reason. A GGUF by URL (or a known one) can be
+ * inspected from its header before the download; downloads are kept in the browser, listed below
+ * with their sizes.
  *
  * @fires pick-change - detail: the new `ModelPick`.
  */
@@ -113,7 +117,11 @@ export class ModelPicker extends LitElement {
       const preset = PRESETS.find((x) => x.id === p.id);
       return html`Synthetic weights — speed only: the exact shapes of ${preset?.title ?? p.id} with random weights generated on the GPU. Nothing is downloaded; the output text is meaningless.`;
     }
-    if (p.kind === 'known') return html`Real weights, downloaded from Hugging Face into this tab (nothing is uploaded anywhere).`;
+    if (p.kind === 'known') {
+      const size = findKnownFile(p.id)?.size;
+      return html`Real weights, downloaded from Hugging Face into this tab once and kept in this browser (nothing is uploaded anywhere).
+        ${size ? `The file is ${bytes(size)}.` : 'Its size is unknown until the header is read: inspect it first.'}`;
+    }
     if (p.kind === 'webllm') {
       return html`WebLLM (MLC’s engine) runs this model in this tab, timed with our clock and protocol. Its weights download from Hugging Face
         and are cached by the browser; a network failure or a blocked download stops the run with the reason.
@@ -121,7 +129,7 @@ export class ModelPicker extends LitElement {
           @change=${(e: Event) => this.emit({ ...p, sideBySide: (e.target as HTMLInputElement).checked })} />
           also run our engine on the same family (synthetic weights) for a side-by-side</label>`;
     }
-    if (p.kind === 'url') return html`Any GGUF file with F32, F16, Q8_0 or Q4_0 weights; the server must allow this page to fetch it (CORS).`;
+    if (p.kind === 'url') return html`Any GGUF file; the server must allow this page to fetch it (CORS). Inspect it to see whether tokenscope runs it before it is downloaded; Run downloads it once and keeps it in this browser.`;
     return html`The file stays on this computer: the page reads it directly.`;
   }
 
@@ -135,7 +143,7 @@ export class ModelPicker extends LitElement {
             ${PRESETS.map((x) => html`<option value=${`preset:${x.id}`} ?selected=${valueOf(p) === `preset:${x.id}`}>${x.title} · ${count(parameterCount(x.config))} parameters</option>`)}
           </optgroup>
           <optgroup label="Real weights (downloaded)">
-            ${KNOWN_FILES.map((f) => html`<option value=${`known:${f.id}`} ?selected=${valueOf(p) === `known:${f.id}`}>${f.title}${f.size ? ` · ${bytes(f.size)}` : ''}</option>`)}
+            ${KNOWN_FILES.map((f) => html`<option value=${`known:${f.id}`} ?selected=${valueOf(p) === `known:${f.id}`}>${f.title} · ${f.size ? bytes(f.size) : 'size unknown until the header is read'}</option>`)}
           </optgroup>
           <optgroup label="Your own GGUF">
             <option value="url" ?selected=${p.kind === 'url'}>A GGUF file by URL…</option>
@@ -168,6 +176,10 @@ export class ModelPicker extends LitElement {
           </label>`
         : ''}
       <p class="wide muted hint">${this.hint()}</p>
+      ${p.kind === 'url' || p.kind === 'known'
+        ? html`<ts-model-inspect class="wide" .url=${p.kind === 'url' ? p.url : (findKnownFile(p.id)?.url ?? '')} .environment=${this.environment} ?disabled=${this.disabled}></ts-model-inspect>`
+        : ''}
+      <ts-kept-models class="wide"></ts-kept-models>
     </div>`;
   }
 }

@@ -1,9 +1,9 @@
 import { LitElement, html, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { LlamaBenchRow } from '../bench/metrics.ts';
-import type { SideBySide } from '../bench/side-by-side.ts';
-import type { WebLLMSection } from '../bench/webllm-run.ts';
-import type { BenchResult } from '../bench/schema.ts';
+import type { LlamaBenchRow } from '../measure/metrics.ts';
+import type { SideBySide } from '../jobs/side-by-side.ts';
+import type { WebLLMSection } from '../jobs/webllm-run.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import type { ColdStart, ModelInfo } from '../model/load.ts';
 import type { ServeSection } from '../serve/run.ts';
 import * as explain from './explain.ts';

@@ -1,6 +1,6 @@
 import type { ReactiveControllerHost } from 'lit';
-import type { LatencySection } from '../bench/latency.ts';
-import type { BenchResult } from '../bench/schema.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import { TokenscopeError } from '../errors.ts';
 import { decodeComparison } from '../share/compare.ts';
 import { MAX_IMPORT_CHARS, parseImportedJson } from '../share/export.ts';

@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { LatencyRow } from '../bench/latency-summary.ts';
-import { isP99FromFewSamples } from '../bench/stats.ts';
+import type { LatencyRow } from '../measure/latency-summary.ts';
+import { isP99FromFewSamples } from '../measure/stats.ts';
 import { num, pct } from './format.ts';
 import { shared } from './styles.ts';
 

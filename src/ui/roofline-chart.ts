@@ -1,7 +1,7 @@
 import { customElement, property } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
-import { attainableFlopsPerS, ridgePoint } from '../bench/roofline.ts';
-import type { Ceilings } from '../bench/schema.ts';
+import { attainableFlopsPerS, ridgePoint } from '../measure/roofline.ts';
+import type { Ceilings } from '../measure/schema.ts';
 import type { DecodeRoofline } from '../serve/run.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';

@@ -1,6 +1,6 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../bench/schema.ts';
+import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
 
 const LABELS: Record<CeilingKey, [string, string]> = {

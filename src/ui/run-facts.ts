@@ -1,6 +1,6 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { LatencySection } from '../bench/latency.ts';
+import type { LatencySection } from '../measure/latency.ts';
 import type { ColdStart, ModelInfo } from '../model/load.ts';
 import { bytes, count, num } from './format.ts';
 import { shared } from './styles.ts';

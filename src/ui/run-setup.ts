@@ -1,6 +1,6 @@
 import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import type { Environment } from '../bench/schema.ts';
+import type { Environment } from '../measure/schema.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import { parseLengths, setupProblem, type Mode, type ModelPick, type RunSetup } from './setup.ts';
 import { shared } from './styles.ts';

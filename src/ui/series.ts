@@ -1,12 +1,12 @@
 /**
  * The data behind each chart, shaped from a (possibly partial, possibly trimmed) latency section.
- * Pure: every latency comes from the metric functions in bench/metrics.ts, so a chart never
+ * Pure: every latency comes from the metric functions in measure/metrics.ts, so a chart never
  * disagrees with the tables. Raw point series are thinned to a few thousand points so a long
  * sweep stays quick to draw.
  */
-import type { LatencySection } from '../bench/latency.ts';
-import { timingOf, type KernelRow, type RequestRecord } from '../bench/latency-summary.ts';
-import { itlsMs, tpotMs, ttftMs } from '../bench/metrics.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import { timingOf, type KernelRow, type RequestRecord } from '../measure/latency-summary.ts';
+import { itlsMs, tpotMs, ttftMs } from '../measure/metrics.ts';
 
 export interface XY {
   x: number;

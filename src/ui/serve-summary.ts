@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { CostReport } from '../bench/cost.ts';
-import { isP99FromFewSamples } from '../bench/stats.ts';
+import type { CostReport } from '../measure/cost.ts';
+import { isP99FromFewSamples } from '../measure/stats.ts';
 import type { ServeResult, Slo } from '../serve/metrics.ts';
 import { num, pct } from './format.ts';
 import { shared } from './styles.ts';

@@ -1,11 +1,12 @@
 import { localStorageTuneCache } from '../kernels/autotune.ts';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { runJob, type BenchJob, type JobHooks } from '../bench/job.ts';
-import { describeEnvironment } from '../bench/environment.ts';
-import type { BenchResult, Environment } from '../bench/schema.ts';
+import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
+import { describeEnvironment } from '../measure/environment.ts';
+import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
 import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, deviceLostError, type GpuContext } from '../gpu/device.ts';
+import { rememberReadRoof } from './roof-memory.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
 
@@ -96,7 +97,7 @@ export class GpuSession implements ReactiveController {
     this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
     this.host.requestUpdate();
     try {
-      return await runJob(ctx, job, this.disabled, {
+      const result = await runJob(ctx, job, this.disabled, {
         ...hooks,
         signal: this.abort.signal,
         onProgress: (step, fraction) => {
@@ -107,6 +108,8 @@ export class GpuSession implements ReactiveController {
         waitUntilVisible,
         tuneCache: localStorageTuneCache(),
       });
+      if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
+      return result;
     } catch (e) {
       const lost = ctx.isLost() || (await Promise.race([ctx.lost.then(() => true), sleep(LOSS_GRACE_MS).then(() => false)]));
       throw lost ? deviceLostError() : e;

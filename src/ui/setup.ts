@@ -4,14 +4,14 @@
  * `defaultJob(caps)`; URL parameters (see `parsePageParams`) override them, which is how the
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
-import { findKnownFile, findPreset } from '../../models/catalog.ts';
-import { defaultJob, type BenchJob, type LatencyJob } from '../bench/job.ts';
-import type { RepeatProtocol } from '../bench/protocol.ts';
+import { findKnownFile, findPreset } from '../model/catalog.ts';
+import { defaultJob, type BenchJob, type LatencyJob } from '../jobs/job.ts';
+import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
-import { matchingPreset } from '../bench/webllm-run.ts';
+import { matchingPreset } from '../jobs/webllm-run.ts';
 import { parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';

@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import type { BenchResult } from '../bench/schema.ts';
+import type { BenchResult } from '../measure/schema.ts';
 import { rowsToCsv, toJson } from '../share/export.ts';
 import { encodeReport, shareable } from '../share/permalink.ts';
 import { downloadText, fileStamp } from './download.ts';

@@ -3,8 +3,8 @@
  * is imported only when this is called, so a visitor who never opens the WebLLM group loads none
  * of it (test/e2e/webllm-bundle.test.ts, test/e2e/page-webllm.test.ts).
  */
-import type { Environment } from '../bench/schema.ts';
-import { matchingPreset } from '../bench/webllm-run.ts';
+import type { Environment } from '../measure/schema.ts';
+import { matchingPreset } from '../jobs/webllm-run.ts';
 import type { WebLLMModel } from '../webllm/catalog.ts';
 
 /** A WebLLM model as the picker lists it: `reason` says why it cannot be chosen. */

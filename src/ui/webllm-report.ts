@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { SideBySide } from '../bench/side-by-side.ts';
-import type { WebLLMSection } from '../bench/webllm-run.ts';
+import type { SideBySide } from '../jobs/side-by-side.ts';
+import type { WebLLMSection } from '../jobs/webllm-run.ts';
 import { DISAGREEMENT_THRESHOLD, type ComparedMetric } from '../webllm/mapping.ts';
 import { num, pct, ratio } from './format.ts';
 import { shared } from './styles.ts';

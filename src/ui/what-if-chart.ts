@@ -1,6 +1,6 @@
 import { customElement, property } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
-import { predictDecode, predictOverContext, type DecodeScenario } from '../bench/what-if.ts';
+import { predictDecode, predictOverContext, type DecodeScenario } from '../measure/what-if.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';
 import { PALETTE } from './charts.ts';

@@ -1,8 +1,8 @@
 import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { PRESETS } from '../../models/catalog.ts';
-import type { BenchResult } from '../bench/schema.ts';
-import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, predictDecode, type DecodeScenario, type WeightFormatName } from '../bench/what-if.ts';
+import { PRESETS } from '../model/catalog.ts';
+import type { BenchResult } from '../measure/schema.ts';
+import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, predictDecode, type DecodeScenario, type WeightFormatName } from '../measure/what-if.ts';
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
 import { bytes, count, num } from './format.ts';

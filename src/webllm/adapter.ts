@@ -16,7 +16,7 @@
  * How chunks become token times: src/webllm/mapping.ts.
  */
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming, ChatOptions, CompletionUsage } from '@mlc-ai/web-llm';
-import { throwIfCancelled } from '../bench/protocol.ts';
+import { throwIfCancelled } from '../measure/protocol.ts';
 import { TokenscopeError } from '../errors.ts';
 import { catalogEntry, webllmCatalog, type CatalogCapabilities, type CatalogOptions, type WebLLMModel } from './catalog.ts';
 import { normalizeWebLLMError } from './errors.ts';

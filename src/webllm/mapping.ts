@@ -1,7 +1,7 @@
 /**
  * From what the WebLLM adapter recorded (our host-clock timestamps plus WebLLM's own report,
  * both kept raw) to our result schema: a RequestRecord like our engine's, and the side-by-side
- * of our timing and WebLLM's. Pure; every formula is the one in src/bench/metrics.ts.
+ * of our timing and WebLLM's. Pure; every formula is the one in src/measure/metrics.ts.
  *
  * Chunks and tokens. A streamed chat completion yields one chunk per decode step, except that
  * WebLLM holds back a chunk whose text would end inside a UTF-8 character and sends it merged
@@ -14,8 +14,8 @@
  * that is one decode step late, as for any streaming client (vLLM's TTFT is the same).
  */
 import type { CompletionUsage } from '@mlc-ai/web-llm';
-import type { RequestRecord } from '../bench/latency-summary.ts';
-import { decodeTokensPerS, prefillTokensPerS, tpotMs, ttftMs, type RequestTiming } from '../bench/metrics.ts';
+import type { RequestRecord } from '../measure/latency-summary.ts';
+import { decodeTokensPerS, prefillTokensPerS, tpotMs, ttftMs, type RequestTiming } from '../measure/metrics.ts';
 import { TokenscopeError } from '../errors.ts';
 
 /** One WebLLM request as the adapter recorded it. Times are performance.now() ms. */
@@ -112,7 +112,7 @@ export function toRequestRecord(sample: WebLLMSample, rep: number, disturbed: bo
 const finite = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? x : null);
 const positive = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) && x > 0 ? x : null);
 
-/** Our metrics of the request, by the definitions in src/bench/metrics.ts. */
+/** Our metrics of the request, by the definitions in src/measure/metrics.ts. */
 export function ourMetrics(sample: WebLLMSample): ComparedMetrics {
   const timing = timingOfSample(sample);
   return {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BenchJob } from '../../src/bench/job.ts';
+import type { BenchJob } from '../../src/jobs/job.ts';
 import { api, canvasHasInk, deepText, liveGpuBuffers, pageAndBrowser, resultRows, ROOT, runAndWait, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
 
 /** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { BenchJob } from '../../src/bench/job.ts';
-import type { LatencySection } from '../../src/bench/latency.ts';
-import type { BenchResult } from '../../src/bench/schema.ts';
+import type { BenchJob } from '../../src/jobs/job.ts';
+import type { LatencySection } from '../../src/measure/latency.ts';
+import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeFragment, toBase64Url } from '../../src/share/codec.ts';
 import { decodeReport, encodeReport } from '../../src/share/permalink.ts';
 import { validateResult } from '../../src/share/validate-sections.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { measureCeilings } from '../../src/bench/ceilings.ts';
+import { measureCeilings } from '../../src/measure/ceilings.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { testGpu } from './context.ts';
 

@@ -5,10 +5,10 @@
  * the context is re-labelled 'browser', since runJob refuses WebLLM in Node.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runJob } from '../../src/bench/job.ts';
-import type { LatencySection } from '../../src/bench/latency.ts';
-import type { SideBySide } from '../../src/bench/side-by-side.ts';
-import type { WebLLMSection } from '../../src/bench/webllm-run.ts';
+import { runJob } from '../../src/jobs/job.ts';
+import type { LatencySection } from '../../src/measure/latency.ts';
+import type { SideBySide } from '../../src/jobs/side-by-side.ts';
+import type { WebLLMSection } from '../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import type { ModelInfo } from '../../src/model/load.ts';
 import { validateResult } from '../../src/share/validate-sections.ts';

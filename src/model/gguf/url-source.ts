@@ -12,6 +12,11 @@ export interface UrlSourceOptions {
   /** Injected for tests; defaults to the global fetch. */
   fetch?: typeof fetch;
   signal?: AbortSignal;
+  /**
+   * Never download the whole file (inspecting a header): where the server cannot serve ranges,
+   * fail instead; where CORS hides Content-Range, take the size from a HEAD request's Content-Length.
+   */
+  rangesOnly?: boolean;
 }
 
 export async function urlSource(url: string, options: UrlSourceOptions = {}): Promise<ByteSource> {
@@ -19,10 +24,25 @@ export async function urlSource(url: string, options: UrlSourceOptions = {}): Pr
   const get = (init: RequestInit = {}) => fetchChecked(fetchFn, url, { ...init, signal: options.signal });
 
   const probe = await get({ headers: { Range: 'bytes=0-0' } });
-  if (probe.status !== 206) return bytesSource(await readBody(url, probe, options.onProgress), url);
+  if (probe.status !== 206) {
+    if (options.rangesOnly) {
+      await probe.body?.cancel();
+      throw new TokenscopeError('io', `${url} does not serve byte ranges, so its header cannot be read without downloading the whole file`,
+        'Run it to download it (once), or use a server that supports HTTP Range requests.');
+    }
+    return bytesSource(await readBody(url, probe, options.onProgress), url);
+  }
   await probe.body?.cancel();
   const total = rangeTotal(probe.headers.get('Content-Range'));
   if (total !== undefined) return rangeSource(url, total, get);
+  if (options.rangesOnly) {
+    const head = await get({ method: 'HEAD' });
+    await head.body?.cancel();
+    const length = Number(head.headers.get('Content-Length'));
+    if (Number.isSafeInteger(length) && length > 0) return rangeSource(url, length, get);
+    throw new TokenscopeError('io', `${url} does not tell its size to this page (CORS hides Content-Range and Content-Length)`,
+      'Run it to download it (once), or serve it with Access-Control-Expose-Headers: Content-Range.');
+  }
   // A 206 whose Content-Range is unreadable (CORS hides it unless exposed) gives no size: download once.
   return bytesSource(await readBody(url, await get(), options.onProgress), url);
 }

@@ -4,7 +4,8 @@ import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { mulberry32 } from '../../../src/random.ts';
 import { GGMLType } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
-import { dequantize, f16BitsToF32, f32ToF16Bits } from '../../../src/model/quant.ts';
+import { f16BitsToF32, f32ToF16Bits } from '../../../src/f16.ts';
+import { dequantize } from '../../../src/model/quant.ts';
 import { encodeF16, quantizeQ4_0, quantizeQ8_0, quantizedType } from '../../../src/model/quantize.ts';
 import ggmlBlocks from './fixtures/ggml-quant-blocks.json' with { type: 'json' };
 

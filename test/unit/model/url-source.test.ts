@@ -73,6 +73,19 @@ describe('URL source', () => {
     expect(s.log).toEqual(['bytes=0-0', null]);
   });
 
+  it('rangesOnly (inspecting a header) never downloads the whole file', async () => {
+    const hidden = server({ ranges: true, hideContentRange: true });
+    const viaHead = await urlSource('https://models.example/m.gguf', { fetch: hidden.fetch, rangesOnly: true });
+    expect(viaHead.size).toBe(file.length);
+    expect((await readGGUF(viaHead)).tensors.length).toBeGreaterThan(0);
+    // The probe, the HEAD (no Range header), then ranges only.
+    expect(hidden.log.slice(0, 2)).toEqual(['bytes=0-0', null]);
+    expect(hidden.log.slice(2).every((r) => r !== null)).toBe(true);
+    const noRanges = server({ ranges: false });
+    await expectTokenscopeError(() => urlSource('https://models.example/m.gguf', { fetch: noRanges.fetch, rangesOnly: true }), 'io', /does not serve byte ranges/);
+    expect(noRanges.log).toEqual(['bytes=0-0']);
+  });
+
   it('turns HTTP and network failures into io errors', async () => {
     await expectTokenscopeError(() => urlSource('https://models.example/missing.gguf', { fetch: server({ ranges: true, status: 404 }).fetch }), 'io', /answered HTTP 404/);
     const offline = (() => Promise.reject(new TypeError('fetch failed'))) as typeof fetch;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestTiming } from '../../../src/bench/metrics.ts';
+import type { RequestTiming } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import {
   capacityFromSweep, errorRate, findCapacity, formatServeSummary, meetsSlo, mlperfCheck, parseSlo,

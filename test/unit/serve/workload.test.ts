@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mean, stdPopulation } from '../../../src/bench/stats.ts';
+import { mean, stdPopulation } from '../../../src/measure/stats.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import {
   arrivalTimesMs, generateWorkload, mulberry32, sampleGamma, sampleLength, type WorkloadSpec,

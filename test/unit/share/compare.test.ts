@@ -1,7 +1,7 @@
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { LatencyRow } from '../../../src/bench/latency-summary.ts';
-import type { BenchResult } from '../../../src/bench/schema.ts';
+import type { LatencyRow } from '../../../src/measure/latency-summary.ts';
+import type { BenchResult } from '../../../src/measure/schema.ts';
 import { compareResults, decodeComparison, encodeComparison, type ComparisonRow } from '../../../src/share/compare.ts';
 import { toBase64Url } from '../../../src/share/codec.ts';
 import { encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyRow } from '../../../src/bench/latency-summary.ts';
-import type { BenchResult } from '../../../src/bench/schema.ts';
+import type { LatencyRow } from '../../../src/measure/latency-summary.ts';
+import type { BenchResult } from '../../../src/measure/schema.ts';
 import { MAX_IMPORT_CHARS, parseImportedJson, rowsToCsv, toJson } from '../../../src/share/export.ts';
 import { largeResult, latencyOf, MODEL, smallResult } from './fixtures.ts';
 

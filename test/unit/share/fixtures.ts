@@ -4,14 +4,14 @@
  * prompt lengths × 25 requests × 128 output tokens, per-step GPU times, 50 samples per roof, a
  * kernel profile).
  */
-import { findPreset } from '../../../models/catalog.ts';
-import type { LatencySection } from '../../../src/bench/latency.ts';
+import { findPreset } from '../../../src/model/catalog.ts';
+import type { LatencySection } from '../../../src/measure/latency.ts';
 import {
   depthCurve, kernelBreakdown, latencyRow, phaseVerdicts, timingOf,
   type KernelSample, type LengthCosts, type RequestRecord, type Roofs,
-} from '../../../src/bench/latency-summary.ts';
-import { latencyStats } from '../../../src/bench/metrics.ts';
-import { newResult, type BenchResult, type CeilingMeasurement, type Ceilings } from '../../../src/bench/schema.ts';
+} from '../../../src/measure/latency-summary.ts';
+import { latencyStats } from '../../../src/measure/metrics.ts';
+import { newResult, type BenchResult, type CeilingMeasurement, type Ceilings } from '../../../src/measure/schema.ts';
 import type { ModelInfo } from '../../../src/model/load.ts';
 import { mulberry32 } from '../../../src/serve/workload.ts';
 

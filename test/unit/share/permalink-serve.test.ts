@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchResult } from '../../../src/bench/schema.ts';
+import type { BenchResult } from '../../../src/measure/schema.ts';
 import { decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
 import { serveResult } from '../../../src/serve/metrics.ts';
 import type { ServeSection } from '../../../src/serve/run.ts';

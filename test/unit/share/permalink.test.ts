@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CEILING_KEYS, type BenchResult } from '../../../src/bench/schema.ts';
+import { CEILING_KEYS, type BenchResult } from '../../../src/measure/schema.ts';
 import { MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
 import { CEILING_SAMPLES_KEPT, decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
 import { serveResult } from '../../../src/serve/metrics.ts';

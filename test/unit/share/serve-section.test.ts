@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verdict } from '../../../src/bench/roofline.ts';
+import { verdict } from '../../../src/measure/roofline.ts';
 import { compareResults } from '../../../src/share/compare.ts';
 import { validateServe } from '../../../src/share/validate-sections.ts';
 import { serveResult } from '../../../src/serve/metrics.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { timingOf, type RequestRecord } from '../../../src/bench/latency-summary.ts';
-import { itlsMs, latencyStats } from '../../../src/bench/metrics.ts';
+import { timingOf, type RequestRecord } from '../../../src/measure/latency-summary.ts';
+import { itlsMs, latencyStats } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import {
   compareSample,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { costReport, dollarsPer1kTokens, joulesPerToken } from '../../../src/bench/cost.ts';
+import { costReport, dollarsPer1kTokens, joulesPerToken } from '../../../src/measure/cost.ts';
 import {
   arithmeticIntensity, attainableFlopsPerS, decodeCeilingTokensPerS, decodeEfficiency, kvCacheBytesRead,
   matvecIntensity, perTokenOverheadMs, ridgePoint, verdict,
-} from '../../../src/bench/roofline.ts';
+} from '../../../src/measure/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
 // A device with 10 TFLOP/s and 500 GB/s: ridge point 20 FLOP/byte.

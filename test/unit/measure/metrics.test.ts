@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   clientQueueMs, decodeTokensPerS, e2elMs, formatFixed, formatLlamaBenchTable, itlsMs, latencyStats,
   llamaBenchRow, llamaBenchTestName, prefillTokensPerS, tpotMs, ttftMs, type RequestTiming,
-} from '../../../src/bench/metrics.ts';
+} from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
 // Sent at 1000 ms; tokens at 1100, 1120, 1150, 1160 → TTFT 100, E2EL 160, TPOT (160 − 100)/3 = 20,

@@ -6,7 +6,7 @@
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
  * rope_theta, rms_norm_eps, tie_word_embeddings).
  */
-import type { ModelConfig } from '../src/model/config.ts';
+import type { ModelConfig } from './config.ts';
 
 export interface ModelPreset {
   /** Stable id used by --model and the page, e.g. "llama-3.2-1b". */
@@ -74,9 +74,12 @@ export interface KnownModelFile {
   id: string;
   title: string;
   url: string;
-  /** Bytes, when known; the loader reports the real size from the server either way. */
+  /**
+   * Bytes, where established from more than one public source for this exact URL (a revision-pinned
+   * URL where the repo has one); null: unknown until the header is read (the inspection then says it).
+   */
   size: number | null;
-  /** Hex sha256, when known; a download is checked against it. */
+  /** Hex sha256, established the same way; null when unknown. For checking a download (`sha256sum`). */
   sha256: string | null;
   /** Where tests and the CLI look for a local copy (relative to the project root). */
   localPaths: string[];
@@ -106,6 +109,49 @@ export const KNOWN_FILES: readonly KnownModelFile[] = [
     size: null,
     sha256: null,
     localPaths: ['models/cache/qwen2.5-0.5b-instruct-q4_0.gguf'],
+  },
+  // The files people run in llama.cpp, Ollama and LM Studio (K-quants and Q8_0). Whether tokenscope
+  // runs one yet depends on its weight formats and architecture: inspecting the header says so.
+  {
+    id: 'llama-3.2-1b-instruct-q4_k_m',
+    title: 'Llama-3.2-1B-Instruct Q4_K_M (real weights)',
+    url: 'https://huggingface.co/bartowski/Llama-3.2-1B-Instruct-GGUF/resolve/main/Llama-3.2-1B-Instruct-Q4_K_M.gguf',
+    size: null,
+    sha256: null,
+    localPaths: ['models/cache/Llama-3.2-1B-Instruct-Q4_K_M.gguf'],
+  },
+  {
+    id: 'qwen2.5-0.5b-instruct-q4_k_m',
+    title: 'Qwen2.5-0.5B-Instruct Q4_K_M (real weights)',
+    url: 'https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q4_k_m.gguf',
+    size: null,
+    sha256: null,
+    localPaths: ['models/cache/qwen2.5-0.5b-instruct-q4_k_m.gguf'],
+  },
+  {
+    id: 'qwen3-0.6b-q8_0',
+    title: 'Qwen3-0.6B Q8_0 (real weights)',
+    // Pinned to the revision whose size and sha256 several projects publish.
+    url: 'https://huggingface.co/Qwen/Qwen3-0.6B-GGUF/resolve/23749fefcc72300e3a2ad315e1317431b06b590a/Qwen3-0.6B-Q8_0.gguf',
+    size: 639_446_688,
+    sha256: '9465e63a22add5354d9bb4b99e90117043c7124007664907259bd16d043bb031',
+    localPaths: ['models/cache/Qwen3-0.6B-Q8_0.gguf'],
+  },
+  {
+    id: 'smollm2-360m-instruct-q8_0',
+    title: 'SmolLM2-360M-Instruct Q8_0 (real weights)',
+    url: 'https://huggingface.co/HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/resolve/main/smollm2-360m-instruct-q8_0.gguf',
+    size: null,
+    sha256: null,
+    localPaths: ['models/cache/smollm2-360m-instruct-q8_0.gguf'],
+  },
+  {
+    id: 'gemma-3-1b-it-q4_k_m',
+    title: 'gemma-3-1b-it Q4_K_M (real weights)',
+    url: 'https://huggingface.co/ggml-org/gemma-3-1b-it-GGUF/resolve/main/gemma-3-1b-it-Q4_K_M.gguf',
+    size: 806_058_240,
+    sha256: '8ccc5cd1f1b3602548715ae25a66ed73fd5dc68a210412eea643eb20eb75a135',
+    localPaths: ['models/cache/gemma-3-1b-it-Q4_K_M.gguf'],
   },
 ];
 

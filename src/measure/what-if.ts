@@ -9,7 +9,7 @@
  *   time  ≥ max(bytes / bandwidth, FLOPs / compute roof)
  *   tokens/s (all sequences) = B / time; per sequence = 1 / time.
  */
-import { parameterCount } from '../../models/catalog.ts';
+import { parameterCount } from '../model/catalog.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { requirePositive } from './stats.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   confidenceInterval, isP99FromFewSamples, mean, normalQuantile, percentile, percentileNearestRank,
   stdPopulation, stdSample, studentTQuantile, summarize,
-} from '../../../src/bench/stats.ts';
+} from '../../../src/measure/stats.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
 function badInput(f: () => unknown): boolean {

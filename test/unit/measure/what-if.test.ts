@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { findPreset, parameterCount } from '../../../models/catalog.ts';
+import { findPreset, parameterCount } from '../../../src/model/catalog.ts';
 import {
   attentionFlopsPerPosition, decodeShapeOf, BYTES_PER_WEIGHT, computeBoundBatch, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
-} from '../../../src/bench/what-if.ts';
-import { decodeCeilingTokensPerS, kvCacheBytesRead } from '../../../src/bench/roofline.ts';
+} from '../../../src/measure/what-if.ts';
+import { decodeCeilingTokensPerS, kvCacheBytesRead } from '../../../src/measure/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
 // Llama-3.2-1B's shape: 16 layers, 32 heads, 8 KV heads of 64; f32 KV cache.

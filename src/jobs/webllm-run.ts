@@ -1,5 +1,5 @@
 /**
- * WebLLM's latency sweep under our protocol (src/bench/latency.ts): for each prompt length,
+ * WebLLM's latency sweep under our protocol (src/measure/latency.ts): for each prompt length,
  * `warmup` untimed full-length requests, then `reps` timed ones, a cool-down between requests,
  * and in the page only while the tab is visible. Prompts are exact-length token ids through the
  * adapter's token path — the same seeded ids our engine gets (sweepPrompt) — so no tokenizer or
@@ -11,14 +11,14 @@
  * of WebLLM's work, since its kernels and quantization differ — and are null otherwise;
  * `cost_source` says which.
  */
-import { PRESETS, type ModelPreset } from '../../models/catalog.ts';
+import { PRESETS, type ModelPreset } from '../model/catalog.ts';
 import { TokenscopeError } from '../errors.ts';
 import type { ModelInfo } from '../model/load.ts';
 import type { WebLLMAdapter } from '../webllm/adapter.ts';
 import type { WebLLMModel } from '../webllm/catalog.ts';
 import { compareSample, toRequestRecord, type Comparison, type WebLLMRequestRecord } from '../webllm/mapping.ts';
-import { protocolRequest, sweepPrompt, type LatencyHooks, type LatencySection, type LatencySettings } from './latency.ts';
-import { latencyRow, phaseVerdicts, timingRow, type LatencyRow, type LengthCosts, type Roofs, type TimingRow } from './latency-summary.ts';
+import { protocolRequest, sweepPrompt, type LatencyHooks, type LatencySection, type LatencySettings } from '../measure/latency.ts';
+import { latencyRow, phaseVerdicts, timingRow, type LatencyRow, type LengthCosts, type Roofs, type TimingRow } from '../measure/latency-summary.ts';
 
 /** Our sweep's protocol settings, and what the random prompt ids need. */
 export interface WebLLMSettings extends Pick<LatencySettings, 'prompt_lengths' | 'output_tokens' | 'reps' | 'warmup' | 'cooldown_ms' | 'seed'> {

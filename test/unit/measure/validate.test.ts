@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { newResult, SCHEMA_VERSION, type Ceilings, type CeilingMeasurement } from '../../../src/bench/schema.ts';
-import { validateResult } from '../../../src/bench/validate.ts';
-import { workingSetBytes } from '../../../src/bench/ceilings.ts';
+import { newResult, SCHEMA_VERSION, type Ceilings, type CeilingMeasurement } from '../../../src/measure/schema.ts';
+import { validateResult } from '../../../src/measure/validate.ts';
+import { workingSetBytes } from '../../../src/measure/ceilings.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
   value, unit, min: value * 0.9, max: value * 1.1, samples: [value * 0.9, value, value * 1.1], n: 3, clock: 'gpu-timestamp', work_per_rep: 1e6, shape: '64 workgroups', verified: true,

@@ -8,7 +8,7 @@
  * computes the wrong thing fails the run instead of reporting a number.
  */
 import { TokenscopeError } from '../errors.ts';
-import { f16BitsToF32 } from '../model/quant.ts';
+import { f16BitsToF32 } from '../f16.ts';
 import { mulberry32 } from '../random.ts';
 import { readBuffer, storageBuffer, storageBufferWith, withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';

@@ -4,6 +4,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
+import { keptOrDownload, modelCacheAvailable } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { presetChoice, type ModelChoice } from '../model/load.ts';
@@ -11,7 +12,7 @@ import { openModel } from '../model/open.ts';
 import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
 
 export interface ModelSpec {
-  /** A preset id from models/catalog.ts (synthetic weights). */
+  /** A preset id from src/model/catalog.ts (synthetic weights). */
   preset?: string;
   /** A GGUF over HTTP(S) (streamed with Range requests when the server allows). */
   url?: string;
@@ -45,10 +46,11 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
   }
   let source = opts.source;
   if (!source && spec.url) {
-    source = await urlSource(spec.url, {
-      signal: opts.signal,
-      onProgress: (loaded, total) => opts.onProgress?.(`downloading ${spec.url}`, total ? loaded / total : 0),
-    });
+    const onProgress = (loaded: number, total: number) => opts.onProgress?.(`downloading ${spec.url}`, total ? loaded / total : 0);
+    // In a browser the file is downloaded once and kept (Cache API); elsewhere it is read by ranges.
+    source = modelCacheAvailable()
+      ? (await keptOrDownload(spec.url, { signal: opts.signal, onProgress })).source
+      : await urlSource(spec.url, { signal: opts.signal, onProgress });
   }
   if (!source && spec.path) {
     if (typeof process === 'undefined' || !process.versions?.node) {

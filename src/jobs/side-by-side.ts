@@ -7,8 +7,8 @@
 import type { ModelInfo } from '../model/load.ts';
 import { describeDifferences } from '../webllm/differences.ts';
 import type { ComparedMetric, ComparedMetrics } from '../webllm/mapping.ts';
-import type { LatencySection } from './latency.ts';
-import type { TimingRow } from './latency-summary.ts';
+import type { LatencySection } from '../measure/latency.ts';
+import type { TimingRow } from '../measure/latency-summary.ts';
 import type { WebLLMSection } from './webllm-run.ts';
 
 export interface SideBySideRow {

@@ -6,13 +6,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
-import { runJob } from '../../../src/bench/job.ts';
-import { sweepPrompt } from '../../../src/bench/latency.ts';
-import { latencyRow, type LengthCosts } from '../../../src/bench/latency-summary.ts';
-import { formatWebLLM } from '../../../src/bench/report.ts';
-import { newResult } from '../../../src/bench/schema.ts';
-import { sideBySide } from '../../../src/bench/side-by-side.ts';
-import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/bench/webllm-run.ts';
+import { runJob } from '../../../src/jobs/job.ts';
+import { sweepPrompt } from '../../../src/measure/latency.ts';
+import { latencyRow, type LengthCosts } from '../../../src/measure/latency-summary.ts';
+import { formatWebLLM } from '../../../src/jobs/report.ts';
+import { newResult } from '../../../src/measure/schema.ts';
+import { sideBySide } from '../../../src/jobs/side-by-side.ts';
+import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../../src/gpu/device.ts';
 import { validateResult } from '../../../src/share/validate-sections.ts';
 import { adapterFor, loadWebLLM, type LoadOptions, type WebLLMEngine } from '../../../src/webllm/adapter.ts';

@@ -1,7 +1,7 @@
 /** Plain-text tables for the CLI (pure functions of a result). */
-import { formatLlamaBenchTable } from './metrics.ts';
+import { formatLlamaBenchTable } from '../measure/metrics.ts';
 import { formatServeSummary } from '../serve/metrics.ts';
-import type { BenchResult, CeilingKey, Ceilings } from './schema.ts';
+import type { BenchResult, CeilingKey, Ceilings } from '../measure/schema.ts';
 
 const CEILING_LABELS: Record<CeilingKey, string> = {
   read_bandwidth_gbps: 'streaming read',
@@ -72,13 +72,13 @@ export function formatGeneration(r: BenchResult): string {
 }
 
 /** prompt, out, n, TTFT p50/p99, TPOT p50/p99, prefill tok/s: the cells both engines' latency tables start with. */
-function timingCells(row: import('./latency-summary.ts').TimingRow): string[] {
+function timingCells(row: import('../measure/latency-summary.ts').TimingRow): string[] {
   return [String(row.prompt_tokens), String(row.output_tokens), String(row.n), ms(row.ttft.p50), ms(row.ttft.p99), ms(row.tpot?.p50), ms(row.tpot?.p99), row.prefill_tokens_per_s.toFixed(1)];
 }
 
 /** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
 export function formatLatency(r: BenchResult): string {
-  const l = r.latency as import('./latency.ts').LatencySection | undefined;
+  const l = r.latency as import('../measure/latency.ts').LatencySection | undefined;
   if (!l || !l.rows) return '';
   const rows = l.rows.map((row) => [
     ...timingCells(row),
@@ -126,7 +126,7 @@ export function formatLatency(r: BenchResult): string {
 }
 
 export function formatLlamaBench(r: BenchResult): string {
-  const rows = r.llama_bench as import('./metrics.ts').LlamaBenchRow[] | undefined;
+  const rows = r.llama_bench as import('../measure/metrics.ts').LlamaBenchRow[] | undefined;
   if (!rows?.length) return '';
   return `llama-bench (pp: prompt tokens/s; tg: generated tokens/s; mean ± sample std of ${rows[0].samples.length} repetitions):\n${formatLlamaBenchTable(rows)}`;
 }

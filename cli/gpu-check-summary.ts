@@ -1,0 +1,24 @@
+/** The GPU check's one line per model (pure, so it is unit-tested). */
+import type { LatencySection } from '../src/measure/latency.ts';
+import type { Ceilings } from '../src/measure/schema.ts';
+
+/** Three significant figures, without exponents: 0.646, 1.47, 50000. */
+const gflops = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
+
+/**
+ * Decode from the sweep's shortest prompt (tokens/s and its fraction of the read-roof ceiling);
+ * prefill from its longest (tokens/s and achieved GFLOP/s over the f16 FMA peak, or f32 without f16).
+ */
+export function summaryLine(name: string, latency: Pick<LatencySection, 'rows'>, ceilings: Pick<Ceilings, 'f16_gflops' | 'f32_gflops'>): string {
+  const rows = [...latency.rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
+  const decodeRow = rows[0];
+  const prefillRow = rows[rows.length - 1];
+  const peak = ceilings.f16_gflops ?? ceilings.f32_gflops;
+  const peakName = ceilings.f16_gflops !== null ? 'f16' : 'f32';
+  const decode = decodeRow.decode_efficiency === null
+    ? 'decode n/a'
+    : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
+  const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${gflops(prefillRow.prefill_gflops)} of ${gflops(peak)} GFLOP/s)`;
+  return `${name}: ${decode}; ${prefill}`;
+}
+

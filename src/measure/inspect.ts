@@ -1,0 +1,206 @@
+/**
+ * What a GGUF is, from its header alone — before a byte of tensor data is downloaded: the
+ * architecture, the parameter count, each tensor type's share of the bytes, the memory the
+ * engine would need against the device's limits, and the decode speed the measured read roof
+ * allows. Everything here is a pure function of the header (plus the device's limits and roof).
+ */
+import { describeError } from '../errors.ts';
+import { decodeCeilingTokensPerS } from './roofline.ts';
+import { readModelConfig, type ModelConfig } from '../model/config.ts';
+import { metaString } from '../model/gguf/metadata.ts';
+import { readGGUF, type GGUF } from '../model/gguf/reader.ts';
+import type { ByteSource } from '../model/gguf/source.ts';
+import { elementCount, ggmlTypeName } from '../model/gguf/types.ts';
+import { plannedMatrices } from '../model/load.ts';
+import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
+import { modelTensors } from '../model/tensors.ts';
+
+/** One GGML tensor type in a file: how many tensors have it and what share of the tensor bytes. */
+export interface TypeShare {
+  /** The GGML type name from the type table (e.g. "Q4_K", "F32"). */
+  type: string;
+  tensors: number;
+  elements: number;
+  bytes: number;
+  /** bytes / all tensor bytes, 0..1. */
+  share: number;
+}
+
+export interface DeviceLimits {
+  maxBufferSize: number;
+  maxStorageBufferBindingSize: number;
+}
+
+export interface InspectOptions {
+  /** The device's limits; null when no device is known (then nothing is checked against it). */
+  limits?: DeviceLimits | null;
+  /** Refuse plans over this many bytes (the same budget `--memory-gib` sets for a run). */
+  budgetBytes?: number;
+  /** The measured streaming-read roof (GB/s, 1e9 bytes/s); null when none has been measured. */
+  readRoofGBs?: number | null;
+  /** KV-cache positions the memory plan reserves (default: the model's context, capped at 4096). */
+  context?: number;
+  /** Context depth at which the decode prediction counts KV-cache reads (default 0: the first token). */
+  depth?: number;
+}
+
+export interface MemoryVerdict {
+  /** The engine's plan (src/model/memory.ts) for one sequence of `context` positions. */
+  plan: MemoryPlan;
+  context: number;
+  /** Why the plan cannot run on this device, or null when it fits (or no device is known). */
+  problem: string | null;
+  /** Whether limits were known to check against. */
+  checked: boolean;
+}
+
+export interface DecodePrediction {
+  /**
+   * Bytes one decode token reads, as stored in the file: every tensor once, except that an untied
+   * embedding table is only gathered (one row per token), plus the KV cache at `depth`.
+   */
+  bytesPerToken: number;
+  depth: number;
+  readRoofGBs: number | null;
+  /** read roof / bytes per token; null when no roof has been measured. */
+  tokensPerS: number | null;
+}
+
+export interface ModelInspection {
+  /** The file name or URL. */
+  source: string;
+  fileBytes: number;
+  /** Where tensor data starts: everything before it is the header that was read. */
+  headerBytes: number;
+  ggufVersion: number;
+  /** general.architecture (any value: inspection does not need to run it). */
+  architecture: string;
+  name: string | null;
+  /** Elements of every tensor in the file. */
+  parameters: number;
+  tensorBytes: number;
+  /** Largest share first. */
+  types: TypeShare[];
+  contextLength: number | null;
+  /** Null when tokenscope can run this file; otherwise why not (the memory plan is then absent). */
+  unsupported: string | null;
+  memory: MemoryVerdict | null;
+  decode: DecodePrediction;
+}
+
+const DEFAULT_CONTEXT_CAP = 4096;
+/** Rows one prefill step holds: the engine's default prefill chunk. */
+const PREFILL_CHUNK = 512;
+
+/** A source that counts what is read through it (the inspection shows how little that is). */
+export function countingSource(source: ByteSource): { source: ByteSource; stats: { bytes: number; reads: number } } {
+  const stats = { bytes: 0, reads: 0 };
+  return {
+    stats,
+    source: {
+      size: source.size,
+      name: source.name,
+      read(offset, length) {
+        stats.bytes += length;
+        stats.reads++;
+        return source.read(offset, length);
+      },
+    },
+  };
+}
+
+/** Read a source's header (only the header: tensor data is never touched) and inspect it. */
+export async function inspectSource(source: ByteSource, options: InspectOptions = {}): Promise<ModelInspection> {
+  return inspectModel(await readGGUF(source), options);
+}
+
+export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelInspection {
+  const types = typeShares(gguf);
+  const tensorBytes = types.reduce((sum, t) => sum + t.bytes, 0);
+  const architecture = metaString(gguf.metadata, 'general.architecture') ?? 'unknown';
+
+  let config: ModelConfig | null = null;
+  let unsupported: string | null = null;
+  let memory: MemoryVerdict | null = null;
+  try {
+    config = readModelConfig(gguf);
+    const model = { gguf, config, tensors: modelTensors(gguf, config) };
+    const context = Math.max(1, Math.min(options.context ?? DEFAULT_CONTEXT_CAP, config.contextLength));
+    const shape: EngineShape = { maxSeq: context, slots: 1, maxRows: Math.min(context, PREFILL_CHUNK) };
+    const plan = planMemory(config, plannedMatrices({ kind: 'gguf', model, id: gguf.source.name }), shape);
+    memory = { plan, context, ...fitProblem(plan, config.name, options) };
+  } catch (e) {
+    unsupported = describeError(e);
+  }
+
+  const depth = options.depth ?? 0;
+  const kvPerPosition = memory ? memory.plan.kvCacheBytes / memory.context : 0;
+  const bytesPerToken = decodeWeightBytes(gguf) + kvPerPosition * depth;
+  const roof = options.readRoofGBs ?? null;
+  return {
+    source: gguf.source.name,
+    fileBytes: gguf.source.size,
+    headerBytes: gguf.dataOffset,
+    ggufVersion: gguf.version,
+    architecture,
+    name: metaString(gguf.metadata, 'general.name') ?? null,
+    parameters: gguf.tensors.reduce((sum, t) => sum + elementCount(t.dims), 0),
+    tensorBytes,
+    types,
+    contextLength: config?.contextLength ?? null,
+    unsupported,
+    memory,
+    decode: {
+      bytesPerToken,
+      depth,
+      readRoofGBs: roof,
+      tokensPerS: roof !== null && roof > 0 && bytesPerToken > 0 ? decodeCeilingTokensPerS(roof * 1e9, bytesPerToken) : null,
+    },
+  };
+}
+
+/** Each tensor type's share of the tensor bytes, named from GGML's type table; largest first. */
+export function typeShares(gguf: Pick<GGUF, 'tensors'>): TypeShare[] {
+  const byType = new Map<number, TypeShare>();
+  let total = 0;
+  for (const t of gguf.tensors) {
+    const entry = byType.get(t.type) ?? { type: ggmlTypeName(t.type) ?? `type ${t.type}`, tensors: 0, elements: 0, bytes: 0, share: 0 };
+    entry.tensors++;
+    entry.elements += elementCount(t.dims);
+    entry.bytes += t.byteSize;
+    total += t.byteSize;
+    byType.set(t.type, entry);
+  }
+  const shares = [...byType.values()];
+  for (const s of shares) s.share = total > 0 ? s.bytes / total : 0;
+  return shares.sort((a, b) => b.bytes - a.bytes || a.type.localeCompare(b.type));
+}
+
+/**
+ * Weight bytes one decode token reads: every tensor once, except an untied `token_embd` (its
+ * rows are gathered, one per token; the LM head reads `output.weight` instead). A tied table is
+ * read whole, as the LM head.
+ */
+export function decodeWeightBytes(gguf: Pick<GGUF, 'tensors' | 'tensor'>): number {
+  const embd = gguf.tensor('token_embd.weight');
+  const tied = gguf.tensor('output.weight') === undefined;
+  let bytes = 0;
+  for (const t of gguf.tensors) {
+    if (t === embd && !tied) bytes += t.byteSize / (t.dims[1] ?? 1);
+    else bytes += t.byteSize;
+  }
+  return bytes;
+}
+
+function fitProblem(plan: MemoryPlan, what: string, options: InspectOptions): { problem: string | null; checked: boolean } {
+  const limits = options.limits ?? null;
+  if (!limits && options.budgetBytes === undefined) return { problem: null, checked: false };
+  // Without limits only the budget is checked: limits that cannot be exceeded stand in for them.
+  const effective = limits ?? { maxBufferSize: Infinity, maxStorageBufferBindingSize: Infinity };
+  try {
+    checkFits(plan, { limits: effective }, what, options.budgetBytes);
+    return { problem: null, checked: true };
+  } catch (e) {
+    return { problem: describeError(e), checked: true };
+  }
+}

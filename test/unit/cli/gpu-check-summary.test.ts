@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { summaryLine } from '../../../cli/gpu-check-summary.ts';
+import type { LatencyRow } from '../../../src/measure/latency-summary.ts';
+
+const row = (p: Partial<LatencyRow>) => p as LatencyRow;
+
+describe('the GPU check summary line', () => {
+  const rows = [
+    row({ prompt_tokens: 512, prefill_tokens_per_s: 20480, prefill_gflops: 50_000, decode_tokens_per_s: 90, decode_efficiency: 0.5, decode_ceiling_tokens_per_s: 180 }),
+    row({ prompt_tokens: 16, prefill_tokens_per_s: 1600, prefill_gflops: 1000, decode_tokens_per_s: 150, decode_efficiency: 0.75, decode_ceiling_tokens_per_s: 200 }),
+  ];
+
+  it('reads decode at the shortest prompt and prefill at the longest, against the f16 peak', () => {
+    expect(summaryLine('llama-3.2-1b q4_0', { rows }, { f16_gflops: 500_000, f32_gflops: 60_000 })).toBe(
+      'llama-3.2-1b q4_0: decode 150.0 tok/s = 0.750 of the read roof (ceiling 200 tok/s); ' +
+        'prefill 512 tokens 20480 tok/s = 0.100 of the f16 FMA peak (50000 of 500000 GFLOP/s)',
+    );
+  });
+
+  it('falls back to the f32 peak without shader-f16, and says n/a without a decode', () => {
+    const line = summaryLine('x', { rows: [row({ ...rows[1], decode_efficiency: null, decode_tokens_per_s: null })] }, { f16_gflops: null, f32_gflops: 2000 });
+    expect(line).toBe('x: decode n/a; prefill 16 tokens 1600 tok/s = 0.500 of the f32 FMA peak (1000 of 2000 GFLOP/s)');
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { parameterCount } from '../../../src/model/catalog.ts';
+import { readModelConfig } from '../../../src/model/config.ts';
+import { readGGUF } from '../../../src/model/gguf/reader.ts';
+import { bytesSource } from '../../../src/model/gguf/source.ts';
+import { buildTestModel, testModelParts } from '../../../src/model/gguf/synthetic.ts';
+import { ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
+import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
+import { decodeWeightBytes, inspectModel, inspectSource, typeShares } from '../../../src/measure/inspect.ts';
+
+const shape = { architecture: 'llama' as const, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 320, contextLength: 1024 };
+/** Q8_0 matrices except a Q4_0 output head; norms and the embedding table stay F32. */
+const mixed = buildTestModel({ ...shape, types: { default: 'Q8_0', output: 'Q4_0', tokenEmbd: 'F32' } });
+const big = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
+
+describe('typeShares', () => {
+  it('sums each type\'s bytes from the tensor table and names it from the type table', async () => {
+    const gguf = await readGGUF(bytesSource(mixed));
+    const shares = typeShares(gguf);
+    expect(shares.map((s) => s.type).sort()).toEqual(['F32', 'Q4_0', 'Q8_0']);
+    for (const s of shares) {
+      const own = gguf.tensors.filter((t) => ggmlTypeName(t.type) === s.type);
+      expect(s.tensors).toBe(own.length);
+      expect(s.bytes).toBe(own.reduce((n, t) => n + t.byteSize, 0));
+    }
+    // Largest first, shares add up to one.
+    expect(shares.map((s) => s.bytes)).toEqual([...shares.map((s) => s.bytes)].sort((a, b) => b - a));
+    expect(shares.reduce((n, s) => n + s.share, 0)).toBeCloseTo(1, 12);
+    // Q4_0 output: 64·320 weights at 18 bytes per 32.
+    expect(shares.find((s) => s.type === 'Q4_0')!.bytes).toBe((64 * 320 / 32) * 18);
+  });
+});
+
+describe('inspectModel', () => {
+  it('reports architecture, parameters, sizes and the header extent', async () => {
+    const gguf = await readGGUF(bytesSource(mixed, 'mixed.gguf'));
+    const ins = inspectModel(gguf, { limits: big });
+    expect(ins.source).toBe('mixed.gguf');
+    expect(ins.architecture).toBe('llama');
+    expect(ins.parameters).toBe(parameterCount(readModelConfig(gguf)));
+    expect(ins.fileBytes).toBe(mixed.length);
+    expect(ins.headerBytes).toBe(gguf.dataOffset);
+    expect(ins.tensorBytes).toBe(gguf.tensors.reduce((n, t) => n + t.byteSize, 0));
+    expect(ins.contextLength).toBe(1024);
+    expect(ins.unsupported).toBeNull();
+    expect(ins.memory!.checked).toBe(true);
+    expect(ins.memory!.problem).toBeNull();
+    expect(ins.memory!.context).toBe(1024);
+  });
+
+  it('predicts decode tokens/s as read roof ÷ bytes per token, and none without a roof', async () => {
+    const gguf = await readGGUF(bytesSource(mixed));
+    const embd = gguf.tensor('token_embd.weight')!;
+    // Untied: the embedding table is gathered one row per token, the rest is read once.
+    const expected = gguf.tensors.reduce((n, t) => n + t.byteSize, 0) - embd.byteSize + embd.byteSize / 320;
+    expect(decodeWeightBytes(gguf)).toBe(expected);
+    const withRoof = inspectModel(gguf, { readRoofGBs: 50 });
+    expect(withRoof.decode.bytesPerToken).toBe(expected);
+    expect(withRoof.decode.tokensPerS).toBeCloseTo(50e9 / expected, 6);
+    expect(inspectModel(gguf).decode.tokensPerS).toBeNull();
+    // KV-cache reads join the bytes at a depth: 2 (K, V) · layers · kvDim · 4 bytes per position.
+    const deep = inspectModel(gguf, { readRoofGBs: 50, depth: 100 });
+    expect(deep.decode.bytesPerToken - expected).toBe(2 * 2 * (2 * 16) * 4 * 100);
+  });
+
+  it('counts a tied embedding table whole (it is the LM head)', async () => {
+    const tied = await readGGUF(bytesSource(buildTestModel({ ...shape, tiedEmbeddings: true })));
+    expect(decodeWeightBytes(tied)).toBe(tied.tensors.reduce((n, t) => n + t.byteSize, 0));
+  });
+
+  it('checks the memory plan against the device limits and the budget', async () => {
+    const gguf = await readGGUF(bytesSource(mixed));
+    const tiny = inspectModel(gguf, { limits: { maxBufferSize: 4096, maxStorageBufferBindingSize: 4096 } });
+    expect(tiny.memory!.problem).toMatch(/this device allows at most/);
+    const budget = inspectModel(gguf, { limits: big, budgetBytes: 1000 });
+    expect(budget.memory!.problem).toMatch(/budget/);
+    const unknown = inspectModel(gguf);
+    expect(unknown.memory!.checked).toBe(false);
+    expect(unknown.memory!.problem).toBeNull();
+    // The planned context is capped by the option and by the model's own context.
+    expect(inspectModel(gguf, { context: 99 }).memory!.context).toBe(99);
+    expect(inspectModel(gguf, { context: 1 << 20 }).memory!.context).toBe(1024);
+  });
+
+  it('still describes a file whose architecture tokenscope does not run, and says why', async () => {
+    const { metadata, tensors } = testModelParts(shape);
+    metadata.set('general.architecture', meta.str('mamba'));
+    const gguf = await readGGUF(bytesSource(encodeGGUF(metadata, tensors)));
+    const ins = await inspectSource(gguf.source, { limits: big, readRoofGBs: 10 });
+    expect(ins.architecture).toBe('mamba');
+    expect(ins.unsupported).toMatch(/mamba/);
+    expect(ins.memory).toBeNull();
+    expect(ins.types.map((t) => t.type)).toEqual(['F32']);
+    expect(ins.parameters).toBe(tensors.reduce((n, t) => n + t.dims.reduce((a, b) => a * b, 1), 0));
+    expect(ins.decode.tokensPerS).toBeGreaterThan(0);
+  });
+});
