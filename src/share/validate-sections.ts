@@ -193,7 +193,23 @@ export function validateLatency(v: Json, path: string): void {
 function validateColdStart(v: Json, path: string): Record<string, Json> {
   const cold = expectObject(v, path);
   fields(cold, path, ['parse_ms', 'upload_ms', 'compile_ms'], nonNegative);
+  if (cold.autotune_ms !== undefined) nonNegative(cold.autotune_ms, `${path}.autotune_ms`);
   return cold;
+}
+
+/** `kernel_shapes` (KernelShapes in model/load.ts): the linear shapes a run used. */
+function validateKernelShapes(v: Json, path: string): void {
+  const k = expectObject(v, path);
+  const source = expectString(k.source, `${path}.source`, MAX_NAME);
+  if (source !== 'autotuned' && source !== 'static') throw new SchemaError(`${path}.source`, 'must be "autotuned" or "static"');
+  const linear = expectObject(k.linear, `${path}.linear`);
+  if (Object.keys(linear).length > MAX_ROWS) throw new SchemaError(`${path}.linear`, `has more than ${MAX_ROWS} entries`);
+  for (const [key, shape] of Object.entries(linear)) {
+    const s = expectObject(shape, `${path}.linear.${key}`);
+    const kernel = expectString(s.kernel, `${path}.linear.${key}.kernel`, MAX_NAME);
+    if (!['matvec', 'matmul', 'rows'].includes(kernel)) throw new SchemaError(`${path}.linear.${key}.kernel`, 'must be "matvec", "matmul" or "rows"');
+  }
+  if (k.note !== undefined) expectString(k.note, `${path}.note`, MAX_SENTENCE);
 }
 
 /** `generation`: a prompt's greedy continuation (job.ts). */
@@ -370,6 +386,7 @@ export function validateSideBySide(v: Json, path: string): void {
 
 registerSection('model', validateModel);
 registerSection('cold_start', validateColdStart);
+registerSection('kernel_shapes', validateKernelShapes);
 registerSection('generation', validateGeneration);
 registerSection('latency', validateLatency);
 registerSection('llama_bench', validateLlamaBench);

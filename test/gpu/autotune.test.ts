@@ -71,9 +71,9 @@ describe('autotune at model load', () => {
   afterAll(() => ctx?.destroy());
 
   it('picks the faster of two candidates for every layer, and the engine builds its pipelines with it', async () => {
-    // One invocation per workgroup and per weight row: a workgroup per row leaves a CPU's SIMD
-    // lanes 7/8 idle and a GPU's waves 31/32 idle, so it is measurably slower everywhere.
-    const slow: LinearShape = { kernel: 'rows', lanes: 1, rowBlock: 1, tokens: 1 };
+    // A 64-token matmul tile for one token: 64× the FMAs of the matvec (63 rows of zeros), plus
+    // workgroup staging and barriers, so it is measurably slower on every device, whatever the load.
+    const slow: LinearShape = { kernel: 'matmul', f16: false, tileM: 64, tileN: 64 };
     const fast = linearShape(ctx.caps, 1);
     const cache = new MemoryTuneCache();
     const loaded = await withErrorScopes(ctx.device, 'load with autotune', () =>
@@ -91,14 +91,14 @@ describe('autotune at model load', () => {
       expect(loaded.cold.autotune_ms).toBeGreaterThan(0);
       // What the engine really built: every linear dispatch of a decode step runs the fast shape's pipeline.
       const program = await loaded.engine.program(1, 1, 'one-slot');
-      const linears = [...program.body, ...program.head].filter((d) => d.kind === 'matvec');
+      const linears = [...program.body, ...program.head].filter((d) => d.kind === 'matvec' || d.kind === 'matmul');
       expect(linears.length).toBeGreaterThan(0);
       const name = linearSpec('q4_0', fast, 1).name;
       const rowsPerWg = fast.kernel === 'matvec' ? `ROWS_PER_WG=${fast.rowsPerWorkgroup}` : '';
       for (const d of linears) {
         expect(d.label).toContain(`:${name}:`);
         expect(d.label).toContain(rowsPerWg);
-        expect(d.label).not.toContain('linear_rows');
+        expect(d.label).not.toContain('matmul_tiled');
       }
     } finally {
       await loaded.engine.destroy();
