@@ -25,6 +25,7 @@ const FLAGS: Record<string, FlagSpec> = {
   model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id' },
   quant: { type: 'string', choices: ['f32', 'f16', 'q8_0', 'q4_0'], help: 'weight format: synthesised for presets, quantized on load for F32/F16 files' },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
+  chat: { type: 'boolean', help: "with --prompt: send it as a user message through the model file's chat template" },
   temperature: { type: 'number', value: 'T', help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy)' },
   'top-k': { type: 'int', value: 'K', help: 'with --temperature: keep the K most likely tokens (default 0: off)' },
   'top-p': { type: 'number', value: 'P', help: 'with --temperature: nucleus sampling mass (default 1: off)' },
@@ -116,9 +117,10 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
     ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
   };
   const prompt = get<string>('prompt');
+  if (flags.has('chat') && prompt === undefined) throw new UsageError('--chat needs --prompt.');
   if (prompt !== undefined) {
     const temperature = get<number>('temperature') ?? 0;
-    job.generate = { prompt, gen };
+    job.generate = { prompt, gen, chat: Boolean(flags.get('chat')) };
     if (temperature > 0) job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
   }
   if (get('mode') === 'serve') {
@@ -148,7 +150,7 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--sweep-batch needs positive integers, got "${b}".`);
     return n;
   });
-  let slo = {};
+  let slo: ReturnType<typeof parseSlo>;
   try {
     slo = get<string>('slo') ? parseSlo(get<string>('slo')!) : {};
   } catch (e) {

@@ -1,7 +1,8 @@
 // Causal GQA attention for rows of any slots and positions, split across the context
 // ("flash-decoding"), pass 1 of 2. Workgroup (split s, kv head g, row r) serves the GROUP query
-// heads that share kv head g, over keys [s·chunk, (s+1)·chunk) ∩ [0, pos_r] of slot_r with
-// chunk = max(ceil((pos_r+1) / splits), KEY_BLOCK), and writes per query head an unnormalised
+// heads that share kv head g, over keys [first + s·chunk, first + (s+1)·chunk) ∩ [first, pos_r] of
+// slot_r with first = 0 (or pos_r − window + 1 under a sliding window) and
+// chunk = max(ceil((pos_r + 1 − first) / splits), KEY_BLOCK), and writes per query head an unnormalised
 // partial: running max m, sum l = Σ exp(score − m) and acc = Σ exp(score − m) · v. Pass 2
 // (attention_combine.wgsl) merges the splits. Per block of keys: (1) one invocation per
 // (head, key) scores q·k; (2) one per head updates m and l and turns scores into weights; (3) one
@@ -12,6 +13,10 @@ struct Params {
   maxSeq: u32,
   splits: u32,
   scale: f32,      // 1 / sqrt(headDim)
+  window: u32,     // sliding window: keys pos−window+1…pos; 0 = all keys 0…pos
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;                // (R, nHeads, HEAD_DIM/4)
@@ -44,8 +49,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let r = wid.z;
   let slot = rows[r].x;
   let len = min(rows[r].y + 1u, params.maxSeq);
-  let chunk = max((len + params.splits - 1u) / params.splits, KEY_BLOCK);
-  let kBegin = min(split * chunk, len);
+  var first = 0u;
+  if (params.window > 0u && len > params.window) { first = len - params.window; }
+  let chunk = max((len - first + params.splits - 1u) / params.splits, KEY_BLOCK);
+  let kBegin = min(first + split * chunk, len);
   let kEnd = min(kBegin + chunk, len);
   let kvHeads = params.nHeads / GROUP;
   let head0 = r * params.nHeads + g * GROUP;   // (row, first query head of the group)

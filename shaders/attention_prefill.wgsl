@@ -14,6 +14,10 @@ struct Params {
   nHeads: u32,
   maxSeq: u32,
   scale: f32,      // 1 / sqrt(headDim)
+  window: u32,     // sliding window: keys pos−window+1…pos; 0 = all keys 0…pos
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;              // (R, nHeads, HEAD_DIM/4)
@@ -55,10 +59,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = rows[0].x;
   let kvHeads = params.nHeads / GROUP;
   var len = 0u;
+  var first = 0xffffffffu;   // the lowest key any of the tile's rows sees
   for (var r = row0; r < min(row0 + ROW_TILE, params.R); r++) {
     len = max(len, rows[r].y + 1u);
+    first = min(first, select(0u, rows[r].y + 1u - params.window, params.window > 0u && rows[r].y + 1u > params.window));
   }
   len = min(len, params.maxSeq);
+  first = min(first, len);
 
   for (var i = lid; i < QUERIES * D4; i += WG_SIZE) {
     let v = i / D4;
@@ -75,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     runSum[v] = 0.0;
   }
 
-  for (var k0 = 0u; k0 < len; k0 += KEY_BLOCK) {
+  for (var k0 = first; k0 < len; k0 += KEY_BLOCK) {
     let n = min(KEY_BLOCK, len - k0);
     for (var e = lid; e < n * D4; e += WG_SIZE) {
       let src = ((slot * params.maxSeq + k0 + e / D4) * kvHeads + g) * D4 + e % D4;
@@ -87,7 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let v = p / n;
       let j = p % n;
       var s = NEG_BIG;
-      if (k0 + j <= queryPos(row0, v)) {
+      let pos = queryPos(row0, v);
+      if (k0 + j <= pos && (params.window == 0u || k0 + j + params.window > pos)) {
         s = 0.0;
         for (var c = 0u; c < D4; c++) {
           s += dot(qs[v * D4 + c], ks[j * D4 + c]);

@@ -1,4 +1,4 @@
-// Embedding lookup: out[t] = dequantized row tokens[t] of the table (vocab, cols). One workgroup
+// Embedding lookup: out[t] = dequantized row tokens[t] of the table (vocab, cols) · scale. One workgroup
 // per token; its invocations walk the row's chunks. A table sharded by rows is one dispatch per
 // shard; each writes the tokens whose rows it holds. Token ids ≥ vocab read nothing and get a
 // zero row (written by the dispatch with zero_out_of_range set, the last shard's).
@@ -12,7 +12,7 @@ struct Params {
   tokens: u32,              // entries of `tokens`
   zero_out_of_range: u32,   // 1: write zeros for ids ≥ vocab
   scale_base: u32,          // first u32 word of the f16 scales in the weight buffer (quantized formats)
-  _pad: u32,
+  scale: f32,               // multiplies every value (Gemma: √dim; 1 elsewhere)
 }
 
 const W_BINDING = 3u;
@@ -34,7 +34,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
     let chunks = params.cols / (4u * CHUNK_VECS);
     for (var c = lane; c < chunks; c += WG_SIZE) {
       let raw = w_raw(id - params.row_start, c);
-      for (var v = 0u; v < CHUNK_VECS; v++) { out[out0 + c * CHUNK_VECS + v] = w_dequant(raw, v); }
+      for (var v = 0u; v < CHUNK_VECS; v++) { out[out0 + c * CHUNK_VECS + v] = w_dequant(raw, v) * params.scale; }
     }
   } else if (params.zero_out_of_range == 1u && id >= params.vocab) {
     for (var k = lane; k < params.cols / 4u; k += WG_SIZE) { out[out0 + k] = vec4<f32>(0.0); }

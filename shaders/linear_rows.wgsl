@@ -31,6 +31,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
   let x_stride = params.cols / 4u;
   let chunks = params.cols / (4u * CHUNK_VECS);
   var acc = array<f32, MAX_TILE>();   // (ROW_BLOCK, TOKENS)
+  var sum_sq = array<f32, MAX_TOKENS>();   // NORM_INPUT: Σx² of each token's raw input
   for (var c = 0u; c < chunks; c++) {
     var raw: array<WRaw, MAX_ROW_BLOCK>;
     for (var i = 0u; i < ROW_BLOCK; i++) { raw[i] = w_raw(min(row0 + i, last_row), c); }
@@ -39,15 +40,19 @@ fn main(@builtin(local_invocation_index) lane: u32,
       for (var i = 0u; i < ROW_BLOCK; i++) { w[i] = w_dequant(raw[i], v); }
       let k4 = c * CHUNK_VECS + v;
       for (var t = 0u; t < TOKENS; t++) {
-        let x = X[min(t0 + t, last_t) * x_stride + k4];
+        let raw_x = X[min(t0 + t, last_t) * x_stride + k4];
+        if (NORM_INPUT) { sum_sq[t] += dot(raw_x, raw_x); }
+        let x = raw_x * x_gain(k4);
         for (var i = 0u; i < ROW_BLOCK; i++) { acc[i * TOKENS + t] += dot(w[i], x); }
       }
     }
   }
+  // GATED pairs (2j, 2j+1) are rows of one invocation (select.ts keeps ROW_BLOCK even for them),
+  // stored gate first for every token, then up.
   for (var i = 0u; i < ROW_BLOCK; i++) {
     if (row0 + i >= params.rows) { break; }
     for (var t = 0u; t < TOKENS; t++) {
-      if (t0 + t < params.tokens) { store(t0 + t, row0 + i, acc[i * TOKENS + t]); }
+      if (t0 + t < params.tokens) { store(t0 + t, row0 + i, acc[i * TOKENS + t] * input_scale(sum_sq[t])); }
     }
   }
 }

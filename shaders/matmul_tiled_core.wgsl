@@ -17,7 +17,7 @@ fn stage_tiles(m0: u32, n0: u32, k0: u32, t: u32, threads: u32) {
     let mm = e / (TILE_K / 4u);
     let k4 = e % (TILE_K / 4u);
     var x = vec4<f32>(0.0);
-    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = X[(m0 + mm) * x_stride + k0 / 4u + k4]; }
+    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = X[(m0 + mm) * x_stride + k0 / 4u + k4] * x_gain(k0 / 4u + k4); }
     put_x(4u * k4, mm, x);
   }
   let chunk_elems = 4u * CHUNK_VECS;
@@ -36,12 +36,33 @@ fn stage_tiles(m0: u32, n0: u32, k0: u32, t: u32, threads: u32) {
   }
 }
 
+var<workgroup> row_scale: array<f32, TILE_M>;   // NORM_INPUT: 1/rms of the tile's rows of X
+
+// NORM_INPUT prologue: 1/rms of X rows m0.. (one invocation per row; X is re-read, but that is
+// TILE_M·cols loads against the tile's TILE_M·TILE_N·cols FMAs).
+fn norm_rows(m0: u32, t: u32, threads: u32) {
+  let x_stride = params.cols / 4u;
+  for (var mm = t; mm < TILE_M; mm += threads) {
+    var sum_sq = 0.0;
+    if (m0 + mm < params.tokens) {
+      for (var k = 0u; k < x_stride; k++) {
+        let x = X[(m0 + mm) * x_stride + k];
+        sum_sq += dot(x, x);
+      }
+    }
+    row_scale[mm] = input_scale(sum_sq);
+  }
+}
+
 // Y rows m..m+3, features n..n+3 from a register tile (acc[i][j] = Y[m + i, n + j]).
-fn store_tile(m: u32, n: u32, acc: array<vec4<f32>, 4>) {
+// Row pairs (n, n+1), (n+2, n+3) of a token are stored back to back (GATED, linear_io.wgsl).
+fn store_tile(m0: u32, m: u32, n: u32, acc: array<vec4<f32>, 4>) {
   for (var i = 0u; i < 4u; i++) {
     if (m + i >= params.tokens) { break; }
+    var scale = 1.0;
+    if (NORM_INPUT) { scale = row_scale[m + i - m0]; }
     for (var j = 0u; j < 4u; j++) {
-      if (n + j < params.rows) { store(m + i, n + j, acc[i][j]); }
+      if (n + j < params.rows) { store(m + i, n + j, acc[i][j] * scale); }
     }
   }
 }
@@ -52,11 +73,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let n0 = wid.x * TILE_N;
   let t = lid.y * (TILE_N / 4u) + lid.x;
   var acc = array<vec4<f32>, 4>();
+  if (NORM_INPUT) { norm_rows(m0, t, TILE_M * TILE_N / 16u); }
   for (var k0 = 0u; k0 < params.cols; k0 += TILE_K) {
     stage_tiles(m0, n0, k0, t, TILE_M * TILE_N / 16u);
     workgroupBarrier();
     slab_product(&acc, lid.y, lid.x);
     workgroupBarrier();
   }
-  store_tile(m0 + 4u * lid.y, n0 + 4u * lid.x, acc);
+  store_tile(m0, m0 + 4u * lid.y, n0 + 4u * lid.x, acc);
 }

@@ -14,14 +14,15 @@ override TOKENS: u32 = 1;        // rows of X and Y (≤ 8)
 
 const MAX_ROW_BLOCK = 8u;
 const MAX_TOKENS = 8u;
-const MAX_PARTIALS = 64u;            // MAX_ROW_BLOCK · MAX_TOKENS
+const MAX_PARTIALS = 72u;            // MAX_ROW_BLOCK · MAX_TOKENS products, then MAX_TOKENS sums of x²
 
 fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
 }
 
-// This lane's partial dot products for rows row0..row0+ROW_BLOCK-1, index i·TOKENS + t, over
-// chunks lane, lane + stride, … (consecutive lanes on consecutive chunks: coalesced loads).
+// This lane's partial dot products for rows row0..row0+ROW_BLOCK-1, index i·TOKENS + t, and with
+// NORM_INPUT its partial Σx² of each token's raw input at ROW_BLOCK·TOKENS + t (see linear_io.wgsl),
+// over chunks lane, lane + stride, … (consecutive lanes on consecutive chunks: coalesced loads).
 // Rows past the shard are clamped to its last row (their results are never stored). Per chunk,
 // Σ w·x = scale·Σ q·x + bias·Σ x (weight = q·scale + bias, per chunk): one FMA pair per row and token.
 fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
@@ -37,7 +38,9 @@ fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
     for (var v = 0u; v < CHUNK_VECS; v++) {
       var xv: array<vec4<f32>, MAX_TOKENS>;
       for (var t = 0u; t < TOKENS; t++) {
-        xv[t] = X[t * x_stride + c * CHUNK_VECS + v];
+        let x = X[t * x_stride + c * CHUNK_VECS + v];
+        if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += dot(x, x); }
+        xv[t] = x * x_gain(c * CHUNK_VECS + v);
         if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
       }
       for (var i = 0u; i < ROW_BLOCK; i++) {

@@ -14,10 +14,16 @@ fn main(@builtin(local_invocation_index) lane: u32,
     let row0 = first + r;
     if (row0 >= params.rows) { break; }
     let acc = partial_dots(row0, lane, LANES);
+    var scale: array<f32, MAX_TOKENS>;
+    for (var t = 0u; t < TOKENS; t++) {
+      var sum_sq = 0.0;
+      if (NORM_INPUT) { sum_sq = subgroupAdd(acc[ROW_BLOCK * TOKENS + t]); }
+      scale[t] = input_scale(sum_sq);
+    }
     for (var i = 0u; i < ROW_BLOCK; i++) {
       for (var t = 0u; t < TOKENS; t++) {
         let sum = subgroupAdd(acc[i * TOKENS + t]);
-        if (lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum); }
+        if (lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum * scale[t]); }
       }
     }
   }

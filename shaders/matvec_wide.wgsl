@@ -28,10 +28,17 @@ fn main(@builtin(local_invocation_index) lane: u32,
     let row0 = first + r;
     if (row0 >= params.rows) { break; }
     let acc = partial_dots(row0, sg_lane, width);
+    var scale: array<f32, MAX_TOKENS>;
+    for (var t = 0u; t < TOKENS; t++) {
+      var sum_sq = 0.0;
+      if (NORM_INPUT) { sum_sq = subgroupAdd(acc[ROW_BLOCK * TOKENS + t]); }
+      scale[t] = input_scale(sum_sq);
+    }
+    // GATED pairs (2j, 2j+1) stay within one row block: select.ts keeps ROW_BLOCK even for them.
     for (var i = 0u; i < ROW_BLOCK; i++) {
       for (var t = 0u; t < TOKENS; t++) {
         let sum = subgroupAdd(acc[i * TOKENS + t]);
-        if (sg_lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum); }
+        if (sg_lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum * scale[t]); }
       }
     }
   }

@@ -9,13 +9,13 @@ import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { configOf, loadModel, type LoadedModel, type ModelInfo } from '../model/load.ts';
-import type { Tokenizer } from '../model/tokenizer/index.ts';
+import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
-import { lengthCosts, runLatency, type LatencySection } from '../measure/latency.ts';
+import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, runLlamaBench } from '../measure/llama-bench-run.ts';
-import { resolveModel, type ModelSpec } from './model-source.ts';
+import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import { newResult, type BenchResult } from '../measure/schema.ts';
@@ -52,7 +52,8 @@ export interface BenchJob {
   /** KV-cache positions (default: what the job needs, rounded up). */
   context?: number;
   /** Generate text from a prompt (greedy) and report it. */
-  generate?: { prompt: string; gen: number; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
+  /** `chat`: send the prompt as a user message through the file's chat template (tokenizer.chat_template). */
+  generate?: { prompt: string; gen: number; chat?: boolean; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
   llamaBench?: boolean;
   /** Serving mode: a workload through the continuous-batching scheduler. */
@@ -139,7 +140,7 @@ async function runTokenscope(
   if (!job.model) return result;
 
   const resolved = await resolveModel(job.model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, probeEnd, probeEnd + 0.05, 'model') });
-  const promptIds = job.generate ? encodePrompt(resolved.tokenizer, job.generate.prompt) : undefined;
+  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false) : undefined;
   const maxSeq = job.context ?? contextFor(job, configOf(resolved.choice).contextLength, promptIds);
   const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
   const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
@@ -256,14 +257,26 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   }
   result.webllm = section;
   if (costModel && result.latency && result.model) {
-    result.side_by_side = sideBySide({ latency: result.latency as LatencySection, model: result.model as ModelInfo }, section);
+    result.side_by_side = sideBySide({ latency: result.latency, model: result.model }, section);
   }
   hooks.onPartial?.(result);
   return result;
 }
 
-/** Text → token ids with the model's tokenizer (BOS first); presets have none, so UTF-8 bytes offset past the specials. */
-function encodePrompt(tokenizer: Tokenizer | null, prompt: string): number[] {
+/**
+ * Text → token ids with the model's tokenizer (BOS first), or as one user message through the
+ * file's chat template; presets have no tokenizer, so UTF-8 bytes offset past the specials.
+ */
+async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boolean): Promise<number[]> {
+  const { tokenizer, choice } = resolved;
+  if (chat) {
+    const template = tokenizer && choice.kind === 'gguf' ? chatTemplateOf(choice.model.gguf.metadata, tokenizer) : undefined;
+    if (!tokenizer || !template) {
+      throw new TokenscopeError('bad-input', 'A chat prompt needs the chat template of a model file, and this model has none.',
+        'Drop --chat / chat=1, or load a GGUF that carries tokenizer.chat_template (an instruct model).');
+    }
+    return encodeChat(tokenizer, template, [{ role: 'user', content: prompt }]);
+  }
   if (tokenizer) return tokenizer.encode(prompt, { bos: true });
   return [1, ...new TextEncoder().encode(prompt)].map((b, i) => (i === 0 ? b : 3 + b));
 }

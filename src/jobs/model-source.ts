@@ -36,10 +36,6 @@ export interface ResolveOptions {
   signal?: AbortSignal;
 }
 
-export function describeSpec(spec: ModelSpec): string {
-  return spec.preset ?? spec.url ?? spec.path ?? 'a local file';
-}
-
 export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): Promise<ResolvedModel> {
   if (spec.preset && !opts.source) {
     return { choice: presetChoice(spec.preset, spec.quant ?? 'q4_0', spec.seed ?? 1), tokenizer: null, parseMs: 0 };

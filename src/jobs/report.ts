@@ -55,9 +55,9 @@ const ms = (x: number | null | undefined, digits = 2) => (x === null || x === un
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
 
 export function formatModel(r: BenchResult): string {
-  const m = r.model as import('../model/load.ts').ModelInfo | undefined;
+  const m = r.model;
   if (!m) return '';
-  const cold = r.cold_start as import('../model/load.ts').ColdStart | undefined;
+  const cold = r.cold_start;
   const size = m.weight_bytes >= 2 ** 30 ? `${(m.weight_bytes / 2 ** 30).toFixed(2)} GiB` : `${(m.weight_bytes / 2 ** 20).toFixed(1)} MiB`;
   const lines = [`Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights — ${m.label}`];
   if (cold) lines.push(`Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${ms(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${ms(cold.compile_ms, 1)} ms`);
@@ -67,7 +67,7 @@ export function formatModel(r: BenchResult): string {
 }
 
 export function formatGeneration(r: BenchResult): string {
-  const g = r.generation as { prompt_token_ids: number[]; token_ids: number[]; text: string | null; note?: string } | undefined;
+  const g = r.generation;
   if (!g) return '';
   const body = g.text !== null ? g.text : `token ids: ${g.token_ids.join(' ')}`;
   return [`Generated ${g.token_ids.length} tokens from a ${g.prompt_token_ids.length}-token prompt${g.note ? ` (${g.note})` : ''}:`, body].join('\n');
@@ -80,7 +80,7 @@ function timingCells(row: import('../measure/latency-summary.ts').TimingRow): st
 
 /** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
 export function formatLatency(r: BenchResult): string {
-  const l = r.latency as import('../measure/latency.ts').LatencySection | undefined;
+  const l = r.latency;
   if (!l || !l.rows) return '';
   const rows = l.rows.map((row) => [
     ...timingCells(row),
@@ -128,22 +128,23 @@ export function formatLatency(r: BenchResult): string {
 }
 
 export function formatLlamaBench(r: BenchResult): string {
-  const rows = r.llama_bench as import('../measure/metrics.ts').LlamaBenchRow[] | undefined;
+  const rows = r.llama_bench;
   if (!rows?.length) return '';
   return `llama-bench (pp: prompt tokens/s; tg: generated tokens/s; mean ± sample std of ${rows[0].samples.length} repetitions):\n${formatLlamaBenchTable(rows)}`;
 }
 
 /** vLLM's summary, then SLO attainment, cost, the decode roofline by batch, the sweeps. */
 export function formatServe(r: BenchResult): string {
-  const s = r.serve as import('../serve/run.ts').ServeSection | undefined;
+  const s = r.serve;
   if (!s?.run) return '';
   const run = s.run;
   const out = [formatServeSummary(run.result, { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 95, 99] }).trimEnd()];
-  const slo = Object.entries(s.settings.slo).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ≤ ${v} ms`).join(', ');
+  const settings = s.settings;
+  const slo = Object.entries(settings?.slo ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ≤ ${v} ms`).join(', ');
   if (run.slo_attainment !== null) out.push(`SLO attainment (${slo}): ${pct(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
   out.push(`Error rate: ${pct(run.error_rate)}.`);
   if (s.cost) {
-    out.push(`Cost at $${s.settings.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` + (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${s.settings.watts} W.` : '.'));
+    out.push(`Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` + (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'));
   }
   if (run.decode_roofline.length) {
     out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
@@ -172,7 +173,7 @@ const signedPct = (x: number | undefined) => (x === undefined ? '—' : `${x > 0
 
 /** WebLLM's rows (our protocol and clock), where WebLLM's own statistics disagree, and the side-by-side. */
 export function formatWebLLM(r: BenchResult): string {
-  const w = r.webllm as import('./webllm-run.ts').WebLLMSection | undefined;
+  const w = r.webllm;
   if (!w?.rows) return '';
   const rows = w.rows.map((row) => [
     ...timingCells(row),
@@ -197,7 +198,7 @@ export function formatWebLLM(r: BenchResult): string {
     out.push(`  prompt ${c.prompt_tokens}, repetition ${c.rep + 1}: ${c.flagged.map((m) => `${m} ${ms(c.ours[m])} vs ${ms(c.webllm[m])} (${signedPct(c.disagreement[m])})`).join('; ')}`);
   }
   if (flagged.length > FLAGGED_SHOWN) out.push(`  … and ${flagged.length - FLAGGED_SHOWN} more (all in the JSON's webllm.comparisons).`);
-  const s = r.side_by_side as import('./side-by-side.ts').SideBySide | undefined;
+  const s = r.side_by_side;
   if (s) {
     out.push('', `Side by side, tokenscope ${s.tokenscope_model} vs WebLLM ${s.webllm_model} (medians; × = WebLLM ÷ tokenscope):`);
     out.push(table(

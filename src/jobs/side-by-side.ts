@@ -4,10 +4,13 @@
  * runs in plain language, and both engines' phases on the roofline. Pure: a function of the two
  * sections.
  */
+import type { Agrees } from '../measure/schema-kit.ts';
+import type { SideBySideData } from '../measure/sections/webllm.ts';
 import type { ModelInfo } from '../model/load.ts';
 import { describeDifferences } from '../webllm/differences.ts';
 import type { ComparedMetric, ComparedMetrics } from '../webllm/mapping.ts';
 import type { LatencySection } from '../measure/latency.ts';
+import type { LatencyReport } from '../measure/schema.ts';
 import type { TimingRow } from '../measure/latency-summary.ts';
 import type { WebLLMSection } from './webllm-run.ts';
 
@@ -61,7 +64,7 @@ function pointsOf(engine: RooflinePoint['engine'], verdicts: LatencySection['ver
   );
 }
 
-export function sideBySide(ours: { latency: LatencySection; model: ModelInfo }, webllm: WebLLMSection): SideBySide {
+export function sideBySide(ours: { latency: LatencyReport; model: ModelInfo }, webllm: WebLLMSection): SideBySide {
   const rows = ours.latency.rows.flatMap((row): SideBySideRow[] => {
     const theirs = webllm.rows.find((r) => r.prompt_tokens === row.prompt_tokens);
     if (!theirs) return [];
@@ -76,6 +79,10 @@ export function sideBySide(ours: { latency: LatencySection; model: ModelInfo }, 
     webllm_model: webllm.model.id,
     rows,
     differences: describeDifferences(ours.model, webllm.model),
-    points: [...pointsOf('tokenscope', ours.latency.verdicts), ...pointsOf('webllm', webllm.verdicts)],
+    points: [...pointsOf('tokenscope', ours.latency.verdicts ?? []), ...pointsOf('webllm', webllm.verdicts)],
   };
 }
+
+// The result's declaration of this section (measure/sections/webllm.ts) and these interfaces agree.
+const sideBySideAgrees: Agrees<SideBySide, SideBySideData> = true;
+void sideBySideAgrees;

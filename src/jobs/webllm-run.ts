@@ -11,6 +11,8 @@
  * of WebLLM's work, since its kernels and quantization differ — and are null otherwise;
  * `cost_source` says which.
  */
+import type { Agrees } from '../measure/schema-kit.ts';
+import type { WebLLMSectionData } from '../measure/sections/webllm.ts';
 import { PRESETS, type ModelPreset } from '../model/catalog.ts';
 import { TokenscopeError } from '../errors.ts';
 import type { ModelInfo } from '../model/load.ts';
@@ -149,3 +151,7 @@ export async function runWebLLMLatency(
   hooks.onProgress?.('summarising', 1);
   return section;
 }
+
+// The result's declaration of this section (measure/sections/webllm.ts) and these interfaces agree.
+const webllmAgrees: Agrees<WebLLMSection, WebLLMSectionData> = true;
+void webllmAgrees;

@@ -20,6 +20,8 @@ import { SHADERS } from './shaders.ts';
 export interface AttentionShape extends AttentionHeads {
   /** Positions per slot in the cache. */
   maxSeq: number;
+  /** Sliding window: a row at pos attends to keys pos−window+1…pos; 0 or absent = all keys 0…pos. */
+  window?: number;
 }
 
 export interface AttentionBuffers {
@@ -44,14 +46,18 @@ export interface AttentionKernel {
 }
 
 /**
- * Distinct (slot, key) pairs a step must read: per slot, keys 0…max pos. Batched decode rows of
+ * Distinct (slot, key) pairs a step must read: per slot, keys from the lowest the window lets in to max pos. Batched decode rows of
  * different slots each read their own keys; rows of one slot share theirs.
  */
-function distinctKeys(rows: readonly RowDesc[]): number {
-  const longest = new Map<number, number>();
-  for (const { slot, pos } of rows) longest.set(slot, Math.max(longest.get(slot) ?? 0, pos + 1));
+function distinctKeys(rows: readonly RowDesc[], window = 0): number {
+  const span = new Map<number, [number, number]>();
+  for (const { slot, pos } of rows) {
+    const lo = pos + 1 - keysOf(pos, window);
+    const [a, b] = span.get(slot) ?? [lo, pos + 1];
+    span.set(slot, [Math.min(a, lo), Math.max(b, pos + 1)]);
+  }
   let keys = 0;
-  for (const len of longest.values()) keys += len;
+  for (const [lo, hi] of span.values()) keys += hi - lo;
   return keys;
 }
 
@@ -60,14 +66,14 @@ function distinctKeys(rows: readonly RowDesc[]): number {
  * distinct (slot, key) read once, q read, out written, the row table read. `splits` > 0 adds the
  * decode kernel's partials (written by pass 1, read by pass 2).
  */
-export function attentionCost(shape: AttentionHeads, rows: readonly RowDesc[], splits = 0): Cost {
+export function attentionCost(shape: AttentionHeads & { window?: number }, rows: readonly RowDesc[], splits = 0): Cost {
   const { nHeads, nKvHeads, headDim } = shape;
-  const scored = rows.reduce((n, row) => n + row.pos + 1, 0);
+  const scored = rows.reduce((n, row) => n + keysOf(row.pos, shape.window), 0);
   const qBytes = 4 * rows.length * nHeads * headDim;
   const partialBytes = 2 * 4 * rows.length * nHeads * splits * (headDim + 2);
   return {
     flops: 4 * scored * headDim * nHeads,
-    bytes: 2 * 4 * distinctKeys(rows) * nKvHeads * headDim + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
+    bytes: 2 * 4 * distinctKeys(rows, shape.window) * nKvHeads * headDim + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
   };
 }
 
@@ -82,11 +88,17 @@ function checkShape(owner: string, shape: AttentionShape): number {
   return shape.nHeads / shape.nKvHeads;
 }
 
-function paramsBuffer(ctx: GpuContext, label: string, u32: number[], scale: number): GPUBuffer {
-  const data = new DataView(new ArrayBuffer(16));
+function paramsBuffer(ctx: GpuContext, label: string, u32: number[], scale: number, window = 0): GPUBuffer {
+  const data = new DataView(new ArrayBuffer(32));
   u32.forEach((v, i) => data.setUint32(4 * i, v, true));
   data.setFloat32(12, scale, true);
+  data.setUint32(16, window, true);
   return uniformBufferWith(ctx.device, label, data.buffer);
+}
+
+/** Keys a row at `pos` attends to under a sliding window (0 = none). */
+function keysOf(pos: number, window = 0): number {
+  return window > 0 ? Math.min(pos + 1, window) : pos + 1;
 }
 
 /** Split-K decode attention for rows of any slots and positions: two dispatches (partials, combine). */
@@ -104,7 +116,7 @@ export async function attentionDecode(
   const d4 = headDim / 4;
   const partAcc = storageBuffer(ctx.device, `${owner}.partAcc`, 4 * R * nHeads * splits * headDim); // (R, nHeads, splits, headDim)
   const partMl = storageBuffer(ctx.device, `${owner}.partMl`, 8 * R * nHeads * splits); // (R, nHeads, splits, 2)
-  const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim));
+  const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim), shape.window);
   const partial = await makeDispatch(
     ctx,
     {
@@ -165,7 +177,7 @@ export async function attentionPrefill(
       'Use the decode kernel for this step (attention() does so by itself).',
     );
   }
-  const params = paramsBuffer(ctx, `${owner}.params`, [R, shape.nHeads, shape.maxSeq], 1 / Math.sqrt(shape.headDim));
+  const params = paramsBuffer(ctx, `${owner}.params`, [R, shape.nHeads, shape.maxSeq], 1 / Math.sqrt(shape.headDim), shape.window);
   const dispatch = await makeDispatch(
     ctx,
     {

@@ -17,8 +17,9 @@ export function embeddingCost(format: WeightFormat, cols: number, R: number): Co
 }
 
 /**
- * Record out[t] = table[tokens[t]] for t < R: tokens u32 (R), out f32 (R, table.cols).
- * One dispatch per shard of the table; the whole lookup's cost is carried by the first.
+ * Record out[t] = table[tokens[t]] · scale for t < R: tokens u32 (R), out f32 (R, table.cols).
+ * `scale` is 1 for most models (Gemma: √dim). One dispatch per shard of the table; the whole
+ * lookup's cost is carried by the first.
  */
 export async function embedding(
   ctx: GpuContext,
@@ -27,6 +28,7 @@ export async function embedding(
   tokens: GPUBuffer,
   out: GPUBuffer,
   R: number,
+  scale = 1,
 ): Promise<Dispatch[]> {
   if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
   if (tokens.size < R * 4 || out.size < R * table.cols * 4) throw new RangeError(`${owner}: buffers too small for ${R} tokens of ${table.cols}`);
@@ -41,11 +43,9 @@ export async function embedding(
     table.shards.map((shard, i) => {
       const name = table.shards.length > 1 ? `${owner}.shard${i}` : owner;
       const layout = packedLayout(table.format, shard.rows, table.cols);
-      const params = uniformBufferWith(
-        ctx.device,
-        `${name}.params`,
-        new Uint32Array([shard.rows, table.cols, shard.rowStart, table.rows, R, i === last ? 1 : 0, layout.scaleBase, 0]),
-      );
+      const words = new Uint32Array([shard.rows, table.cols, shard.rowStart, table.rows, R, i === last ? 1 : 0, layout.scaleBase, 0]);
+      new Float32Array(words.buffer)[7] = scale;
+      const params = uniformBufferWith(ctx.device, `${name}.params`, words);
       const bindings: Binding[] = [tokens, out, params, shard.buffer];
       if (isQuantized(table.format)) bindings.push(shard.buffer);
       return makeDispatch(ctx, spec, {

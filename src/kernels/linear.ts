@@ -1,11 +1,11 @@
 /**
- * Linear layers Y = X · Wᵀ (+ bias) (+ Y) for every weight format: a multi-row matvec for decode
+ * Linear layers Y = act(norm(X) · Wᵀ (+ bias)) (+ Y) for every weight format: a multi-row matvec for decode
  * (R ≤ 8 rows, memory-bound: each weight byte read once for all R rows) and a tiled matmul for
  * prefill (compute-bound). One dispatch per weight shard, each writing its own columns of Y.
  *
  * Shaders are joined from parts (WGSL declarations are order-free, so a plain concatenation):
  *   matvec[_subgroups] + matvec_core | matmul_tiled[_f16] + matmul_tiled_core,
- *   then linear_io (bindings, output) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale, w_bias,
+ *   then linear_io (bindings, input prologue, output epilogue) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale, w_bias,
  *   w_dequant; see weights.ts). The variant comes first so its `enable` directive leads the module.
  */
 import { TokenscopeError } from '../errors.ts';
@@ -18,11 +18,23 @@ import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
 import { SHADERS } from './shaders.ts';
 import { WEIGHT_LIBRARY, isQuantized, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
+/** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
+export type GateActivation = 'silu' | 'gelu_tanh';
+
 export interface LinearOptions {
   /** (rows) f32, added to every row of Y. */
   bias?: GPUBuffer;
   /** Y += result (residual fusion). */
   accumulate?: boolean;
+  /** RMSNorm X's rows on the way in: x / sqrt(mean(x²) + eps) · weight, weight (cols) f32. */
+  norm?: { weight: GPUBuffer; eps: number };
+  /**
+   * W's rows are (gate, up) pairs (2j, 2j+1); Y (R, rows/2) gets act(gate_j) · up_j: the SwiGLU
+   * (or GeGLU) of a gate|up tensor in the epilogue.
+   */
+  gate?: GateActivation;
+  /** W is one part of a wider output: Y has `stride` columns and W writes `offset`…offset+rows−1. */
+  columns?: { offset: number; stride: number };
   /** Kernel and shape; default: the one tuned at load (useLinearShape), else select.ts's static choice for R. */
   shape?: LinearShape;
 }
@@ -30,18 +42,35 @@ export interface LinearOptions {
 /** Matmul K-slab (TILE_K in matmul_tiled_core.wgsl). */
 const TILE_K = 32;
 
+/** The epilogue and prologue switches a linear pipeline is built with. */
+export interface LinearIo {
+  bias?: boolean;
+  accumulate?: boolean;
+  norm?: boolean;
+  gate?: GateActivation;
+}
+
 /**
- * FLOPs 2·R·rows·cols; bytes the floor: weights once (quants + scales), X once, Y once, plus the
- * bias and Y's previous value when read.
+ * FLOPs 2·R·rows·cols (+ the norm's 3 per input and the gate's ~6 per pair); bytes the floor:
+ * weights once (quants + scales), X once, Y once (half the rows when gated), plus the bias, the
+ * norm weight and Y's previous value when read.
  */
-export function linearCost(format: WeightFormat, rows: number, cols: number, R: number, opts: { bias?: boolean; accumulate?: boolean } = {}): Cost {
-  const bytes = weightBytes(format, rows, cols) + 4 * R * cols + 4 * R * rows * (opts.accumulate ? 2 : 1) + (opts.bias ? 4 * rows : 0);
-  return { flops: 2 * R * rows * cols, bytes };
+export function linearCost(format: WeightFormat, rows: number, cols: number, R: number, opts: LinearIo = {}): Cost {
+  const outputs = opts.gate ? rows / 2 : rows;
+  const bytes =
+    weightBytes(format, rows, cols) + 4 * R * cols + 4 * R * outputs * (opts.accumulate ? 2 : 1) + (opts.bias ? 4 * rows : 0) + (opts.norm ? 4 * cols : 0);
+  return { flops: 2 * R * rows * cols + (opts.norm ? 3 * R * cols : 0) + (opts.gate ? 6 * R * outputs : 0), bytes };
 }
 
 /** The pipeline for a shape and format (constants that do not depend on the shard). */
-export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: { bias?: boolean; accumulate?: boolean } = {}): ShaderSpec {
-  const io = { ADD_BIAS: opts.bias ? 1 : 0, ACCUMULATE: opts.accumulate ? 1 : 0 };
+export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}): ShaderSpec {
+  const io = {
+    ADD_BIAS: opts.bias ? 1 : 0,
+    ACCUMULATE: opts.accumulate ? 1 : 0,
+    NORM_INPUT: opts.norm ? 1 : 0,
+    GATED: opts.gate ? 1 : 0,
+    ACTIVATION: opts.gate === 'gelu_tanh' ? 1 : 0,
+  };
   if (shape.kernel === 'rows') {
     return {
       name: `linear_rows+${format}`,
@@ -126,8 +155,9 @@ export function tunedLinearShapes(device: GPUDevice): Record<string, LinearShape
 }
 
 /**
- * Record Y = X · Wᵀ (+ bias) (+ Y) for R rows: x (R, w.cols) f32, y (R, w.rows) f32. X and Y (and
- * the bias) must be distinct buffers. Returns one dispatch per shard of `w`.
+ * Record Y = act(norm(X) · Wᵀ (+ bias)) (+ Y) for R rows: x (R, w.cols) f32, y (R, w.rows) f32
+ * (R, w.rows/2 when gated; R, columns.stride for a part). X and Y (and the bias and norm weight)
+ * must be distinct buffers. Returns one dispatch per shard of `w`.
  */
 export async function linear(
   ctx: GpuContext,
@@ -139,19 +169,34 @@ export async function linear(
   opts: LinearOptions = {},
 ): Promise<Dispatch[]> {
   if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
-  if (x.size < R * w.cols * 4 || y.size < R * w.rows * 4 || (opts.bias && opts.bias.size < w.rows * 4)) {
+  const stride = opts.columns?.stride ?? w.rows;
+  const offset = opts.columns?.offset ?? 0;
+  if (offset + w.rows > stride || (opts.gate && (w.rows % 2 !== 0 || offset % 2 !== 0 || w.shards.some((s) => s.rowStart % 2 !== 0)))) {
+    throw new RangeError(`${owner}: ${w.rows} rows at column ${offset} do not fit ${stride} columns${opts.gate ? ' as whole (gate, up) pairs' : ''}`);
+  }
+  const yColumns = opts.gate ? stride / 2 : stride;
+  if (x.size < R * w.cols * 4 || y.size < R * yColumns * 4 || (opts.bias && opts.bias.size < stride * 4) || (opts.norm && opts.norm.weight.size < w.cols * 4)) {
     throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
   }
-  const shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R);
+  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R);
   checkLinearShape(ctx, shape, R);
-  const io = { bias: opts.bias !== undefined, accumulate: opts.accumulate };
+  // A gate|up pair must not straddle two workgroups.
+  if (opts.gate && shape.kernel === 'matvec' && shape.rowsPerWorkgroup % 2 !== 0) shape = { ...shape, rowsPerWorkgroup: 2 * shape.rowsPerWorkgroup };
+  // ...nor two subgroups of a wide matvec, nor two invocations of the register tile: an even row block.
+  if (opts.gate && shape.kernel === 'matvec' && shape.wide && shape.rowBlock % 2 !== 0) {
+    shape = { ...shape, rowBlock: shape.rowBlock + 1, rowsPerWorkgroup: (shape.rowsPerWorkgroup / shape.rowBlock) * (shape.rowBlock + 1) };
+  }
+  if (opts.gate && shape.kernel === 'rows' && shape.rowBlock % 2 !== 0) shape = { ...shape, rowBlock: shape.rowBlock === 1 ? 2 : shape.rowBlock - 1 };
+  const io: LinearIo = { bias: opts.bias !== undefined, accumulate: opts.accumulate, norm: opts.norm !== undefined, gate: opts.gate };
   const spec = linearSpec(w.format, shape, R, io);
   return Promise.all(
     w.shards.map((shard, i) => {
       const name = w.shards.length > 1 ? `${owner}.shard${i}` : owner;
       const layout = packedLayout(w.format, shard.rows, w.cols);
-      const params = uniformBufferWith(ctx.device, `${name}.params`, new Uint32Array([shard.rows, w.cols, R, w.rows, shard.rowStart, layout.scaleBase, 0, 0]));
-      const bindings: Binding[] = [x, y, params, opts.bias ?? x, shard.buffer];
+      const words = new Uint32Array([shard.rows, w.cols, R, stride, offset + shard.rowStart, layout.scaleBase, 0, 0]);
+      new Float32Array(words.buffer)[6] = opts.norm?.eps ?? 0;
+      const params = uniformBufferWith(ctx.device, `${name}.params`, words);
+      const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, shard.buffer];
       if (isQuantized(w.format)) bindings.push(shard.buffer);
       const workgroups = linearWorkgroups(ctx, shape, shard.rows, R);
       return makeDispatch(ctx, spec, {

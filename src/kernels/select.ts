@@ -273,3 +273,18 @@ export function fillWorkgroups(caps: Capabilities, words: number): number {
 export function tuneFlopCap(caps: Capabilities): number {
   return caps.cpuLike ? 2 ** 26 : 2 ** 32;
 }
+
+/** The fused RoPE + KV-store kernel: one workgroup per head per row group. */
+export interface RopeStoreShape {
+  /** A power of two, ≤ headDim/2 where that is smaller. */
+  wgSize: number;
+  /** Workgroups along the rows (each walks every rowGroups-th row). */
+  rowGroups: number;
+}
+
+/** GPUs: a workgroup per (head, row). CPU adapters: ≤ 4 row groups, so a step is a few long workgroups per head. */
+export function ropeStoreShape(caps: Capabilities, headDim: number, R: number): RopeStoreShape {
+  let wgSize = caps.cpuLike ? 16 : 64;
+  while (wgSize > 4 && wgSize > headDim / 2) wgSize /= 2;
+  return { wgSize, rowGroups: caps.cpuLike ? Math.min(R, 4) : Math.min(R, caps.limits.maxComputeWorkgroupsPerDimension) };
+}

@@ -10,8 +10,7 @@ import fmaF16 from '../../shaders/fma_f16.wgsl?raw';
 import matmulF32 from '../../shaders/matmul_f32.wgsl?raw';
 import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnormSubgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
-import rope from '../../shaders/rope.wgsl?raw';
-import kvStore from '../../shaders/kv_store.wgsl?raw';
+import ropeStore from '../../shaders/rope_store.wgsl?raw';
 import attentionDecode from '../../shaders/attention_decode.wgsl?raw';
 import attentionCombine from '../../shaders/attention_combine.wgsl?raw';
 import attentionPrefill from '../../shaders/attention_prefill.wgsl?raw';
@@ -46,8 +45,7 @@ export const SHADERS = {
   matmul_f32: matmulF32,
   rmsnorm,
   rmsnorm_subgroups: rmsnormSubgroups,
-  rope,
-  kv_store: kvStore,
+  rope_store: ropeStore,
   attention_decode: attentionDecode,
   attention_combine: attentionCombine,
   attention_prefill: attentionPrefill,

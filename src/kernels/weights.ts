@@ -44,6 +44,8 @@ export interface WeightTensor {
 export interface ShardOptions {
   /** Largest shard in bytes; default the device's storage-binding and buffer limits (tests force small shards). */
   maxShardBytes?: number;
+  /** Shards hold whole groups of this many rows (2: the (gate, up) pairs of a gate|up tensor). */
+  rowMultiple?: number;
 }
 
 /** GGUF bytes per 32 weights (f32/f16 per element × 32). */
@@ -131,11 +133,11 @@ function checkGgufBytes(format: WeightFormat, rows: number, cols: number, ggufBy
   return need;
 }
 
-/** Row ranges of at most `maxShardBytes` packed bytes each. */
-export function shardRows(format: WeightFormat, rows: number, cols: number, maxShardBytes: number): { rowStart: number; rows: number }[] {
+/** Row ranges of at most `maxShardBytes` packed bytes each, starting at multiples of `rowMultiple`. */
+export function shardRows(format: WeightFormat, rows: number, cols: number, maxShardBytes: number, rowMultiple = 1): { rowStart: number; rows: number }[] {
   const perRow = packedLayout(format, 1, cols);
   // 16 bytes of slack for the padding of a shard's scale region.
-  const rowsPerShard = Math.floor((maxShardBytes - 16) / ((perRow.valueWords + perRow.scaleWords) * 4));
+  const rowsPerShard = rowMultiple * Math.floor((maxShardBytes - 16) / ((perRow.valueWords + perRow.scaleWords) * 4 * rowMultiple));
   if (rowsPerShard < 1) {
     throw new TokenscopeError('model-too-large', `One row of a ${format} matrix with ${cols} columns exceeds the ${maxShardBytes}-byte buffer limit.`, 'Pick a smaller model.');
   }
@@ -162,7 +164,7 @@ export function uploadWeight(
   checkWeightShape(format, rows, cols, label);
   checkGgufBytes(format, rows, cols, ggufBytes);
   const rowBytes = weightBytes(format, 1, cols);
-  const shards = shardRows(format, rows, cols, maxShard(ctx, opts)).map((s, i) => ({
+  const shards = shardRows(format, rows, cols, maxShard(ctx, opts), opts.rowMultiple).map((s, i) => ({
     ...s,
     buffer: storageBufferWith(
       ctx.device,
@@ -196,7 +198,7 @@ export async function syntheticWeight(
   const encoder = ctx.device.createCommandEncoder({ label: `${label}.fill` });
   const fills: Dispatch[] = [];
   try {
-    for (const [i, s] of shardRows(format, rows, cols, maxShard(ctx, opts)).entries()) {
+    for (const [i, s] of shardRows(format, rows, cols, maxShard(ctx, opts), opts.rowMultiple).entries()) {
       const layout = packedLayout(format, s.rows, cols);
       const buffer = storageBuffer(ctx.device, `${label}.shard${i}`, layout.bytes);
       shards.push({ ...s, buffer });
@@ -231,4 +233,27 @@ export async function syntheticWeight(
 
 export function destroyWeight(w: WeightTensor): void {
   for (const s of w.shards) s.buffer.destroy();
+}
+
+/** GGUF bytes of tensors with the same format and cols stacked by rows (Q|K|V): a plain concatenation. */
+export function stackRows(format: WeightFormat, cols: number, parts: readonly { rows: number; bytes: Uint8Array }[]): Uint8Array {
+  const rowBytes = weightBytes(format, 1, cols);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.rows * rowBytes, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p.bytes.subarray(0, p.rows * rowBytes), at);
+    at += p.rows * rowBytes;
+  }
+  return out;
+}
+
+/** GGUF bytes of two (rows, cols) tensors of one format interleaved by rows: a₀ b₀ a₁ b₁ … (gate|up pairs). */
+export function interleaveRows(format: WeightFormat, rows: number, cols: number, a: Uint8Array, b: Uint8Array): Uint8Array {
+  const rowBytes = weightBytes(format, 1, cols);
+  const out = new Uint8Array(2 * rows * rowBytes);
+  for (let r = 0; r < rows; r++) {
+    out.set(a.subarray(r * rowBytes, (r + 1) * rowBytes), 2 * r * rowBytes);
+    out.set(b.subarray(r * rowBytes, (r + 1) * rowBytes), (2 * r + 1) * rowBytes);
+  }
+  return out;
 }

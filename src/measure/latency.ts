@@ -35,6 +35,7 @@ import { latencyStats, ttftMs, type LatencyStats } from './metrics.ts';
 import { throwIfCancelled } from './protocol.ts';
 import { summarize } from './stats.ts';
 import type { Verdict } from './roofline.ts';
+import type { LatencyReport } from './schema.ts';
 
 export interface LatencySettings {
   prompt_lengths: number[];
@@ -79,7 +80,7 @@ export interface LatencyHooks {
   signal?: AbortSignal;
   onProgress?: (step: string, fraction: number) => void;
   /** Called with each finished request and the rows so far (the page draws them live). */
-  onRequest?: (section: Partial<LatencySection>) => void;
+  onRequest?: (section: LatencyReport) => void;
   /** The page's visibility: resolves at once when visible; true when it had to wait. */
   waitUntilVisible?: () => Promise<boolean>;
 }

@@ -6,7 +6,7 @@
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
  * rope_theta, rms_norm_eps, tie_word_embeddings).
  */
-import type { ModelConfig } from './config.ts';
+import { llama3RopeFactors, type ModelConfig } from './config.ts';
 
 export interface ModelPreset {
   /** Stable id used by --model and the page, e.g. "llama-3.2-1b". */
@@ -16,23 +16,43 @@ export interface ModelPreset {
   config: ModelConfig;
 }
 
-type Shape = Omit<ModelConfig, 'name' | 'bosId' | 'eosId' | 'ropeDim' | 'qkvBias' | 'ropeStyle'> & Partial<Pick<ModelConfig, 'ropeDim'>>;
+/** What a preset states; the rest follows from the architecture as readModelConfig derives it. */
+type Shape = Pick<ModelConfig, 'architecture' | 'dim' | 'hiddenDim' | 'nLayers' | 'nHeads' | 'nKvHeads' | 'headDim' | 'vocabSize'
+  | 'contextLength' | 'ropeTheta' | 'rmsEps' | 'tiedEmbeddings'> & Partial<Pick<ModelConfig, 'ropeDim' | 'slidingWindow'>> & {
+  /** config.json rope_scaling of rope_type llama3 (the converter writes it as rope_freqs.weight). */
+  llama3Scaling?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalContext: number };
+};
 
-function preset(id: string, title: string, s: Shape): ModelPreset {
+function preset(id: string, title: string, { llama3Scaling, ...s }: Shape): ModelPreset {
+  const ropeDim = s.ropeDim ?? s.headDim;
+  const gemma = s.architecture === 'gemma3';
+  const slidingWindow = s.slidingWindow ?? 0;
   return {
     id,
     title,
     config: {
       ...s,
       name: `${title} (synthetic weights)`,
-      ropeDim: s.ropeDim ?? s.headDim,
-      ropeStyle: s.architecture === 'qwen2' ? 'neox' : 'adjacent',
+      ropeDim,
+      ropeStyle: s.architecture === 'llama' ? 'adjacent' : 'neox',
       qkvBias: s.architecture === 'qwen2',
       bosId: 1,
       eosId: 2,
+      ropeFreqFactors: llama3Scaling ? Array.from(llama3RopeFactors({ ropeTheta: s.ropeTheta, ropeDim, ...llama3Scaling })) : [],
+      ropeFreqScale: 1,
+      ropeThetaSliding: gemma ? 10000 : s.ropeTheta,
+      qkNorm: s.architecture === 'qwen3' || gemma,
+      embedScale: gemma ? Math.sqrt(s.dim) : 1,
+      activation: gemma ? 'gelu_tanh' : 'silu',
+      postNorms: gemma,
+      slidingWindow,
+      slidingPattern: slidingWindow > 0 ? 6 : 0,
     },
   };
 }
+
+/** Llama 3.2's rope_scaling (Llama 3.1 uses factor 8). */
+const LLAMA32_SCALING = { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContext: 8192 };
 
 export const PRESETS: readonly ModelPreset[] = [
   preset('stories260k', 'TinyStories stories260K', {
@@ -57,15 +77,27 @@ export const PRESETS: readonly ModelPreset[] = [
   }),
   preset('llama-3.2-1b', 'Llama-3.2-1B', {
     architecture: 'llama', dim: 2048, hiddenDim: 8192, nLayers: 16, nHeads: 32, nKvHeads: 8, headDim: 64, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true, llama3Scaling: LLAMA32_SCALING,
   }),
   preset('llama-3.2-3b', 'Llama-3.2-3B', {
     architecture: 'llama', dim: 3072, hiddenDim: 8192, nLayers: 28, nHeads: 24, nKvHeads: 8, headDim: 128, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true, llama3Scaling: LLAMA32_SCALING,
   }),
   preset('llama-3.1-8b', 'Llama-3.1-8B', {
     architecture: 'llama', dim: 4096, hiddenDim: 14336, nLayers: 32, nHeads: 32, nKvHeads: 8, headDim: 128, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: false,
+    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: false, llama3Scaling: { ...LLAMA32_SCALING, factor: 8 },
+  }),
+  preset('qwen3-0.6b', 'Qwen3-0.6B', {
+    architecture: 'qwen3', dim: 1024, hiddenDim: 3072, nLayers: 28, nHeads: 16, nKvHeads: 8, headDim: 128, vocabSize: 151936,
+    contextLength: 40960, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+  }),
+  preset('qwen3-1.7b', 'Qwen3-1.7B', {
+    architecture: 'qwen3', dim: 2048, hiddenDim: 6144, nLayers: 28, nHeads: 16, nKvHeads: 8, headDim: 128, vocabSize: 151936,
+    contextLength: 40960, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+  }),
+  preset('gemma-3-1b', 'Gemma-3-1B', {
+    architecture: 'gemma3', dim: 1152, hiddenDim: 6912, nLayers: 26, nHeads: 4, nKvHeads: 1, headDim: 256, vocabSize: 262144,
+    contextLength: 32768, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true, slidingWindow: 512,
   }),
 ];
 
@@ -167,7 +199,8 @@ export function findKnownFile(id: string): KnownModelFile | undefined {
 export function parameterCount(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
-  const perLayer = 2 * c.dim + c.dim * qDim + 2 * c.dim * kvDim + qDim * c.dim + 3 * c.dim * c.hiddenDim + (c.qkvBias ? qDim + 2 * kvDim : 0);
+  const perLayer = 2 * c.dim + c.dim * qDim + 2 * c.dim * kvDim + qDim * c.dim + 3 * c.dim * c.hiddenDim + (c.qkvBias ? qDim + 2 * kvDim : 0)
+    + (c.qkNorm ? 2 * c.headDim : 0) + (c.postNorms ? 2 * c.dim : 0);
   const embeddings = c.vocabSize * c.dim * (c.tiedEmbeddings ? 1 : 2);
   return embeddings + c.nLayers * perLayer + c.dim;
 }

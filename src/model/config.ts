@@ -1,6 +1,9 @@
 /**
  * The typed model configuration every layer codes against, read from GGUF metadata.
- * Only `llama` and `qwen2` are read; their hyperparameters live under `<arch>.` keys.
+ * `llama` (incl. Llama 3.x RoPE scaling), `qwen2`, `qwen3` and `gemma3` are read; their
+ * hyperparameters live under `<arch>.` keys. What differs between them is data here (flags and
+ * numbers), so the forward passes have one path: llama.cpp's graphs for these architectures
+ * (llm_build_llama, _qwen2, _qwen3, _gemma3_iswa) differ only in the steps these fields switch.
  */
 import { TokenscopeError } from '../errors.ts';
 import { metaFloat, metaString, metaStrings, metaUint, required } from './gguf/metadata.ts';
@@ -8,7 +11,7 @@ import type { GGUF } from './gguf/reader.ts';
 import { specialTokenIds } from './tokenizer/vocab.ts';
 
 export interface ModelConfig {
-  architecture: 'llama' | 'qwen2';
+  architecture: 'llama' | 'qwen2' | 'qwen3' | 'gemma3';
   /** general.name, or the file name. */
   name: string;
   /** embedding_length */
@@ -41,19 +44,48 @@ export interface ModelConfig {
   qkvBias: boolean;
   /** No output.weight: the LM head reuses token_embd.weight. */
   tiedEmbeddings: boolean;
+  /**
+   * Divisor of each rotated pair's RoPE frequency, (ropeDim/2) values: Llama 3.x's
+   * rope_freqs.weight (the converter's llama3 scaling), empty when every divisor is 1.
+   */
+  ropeFreqFactors: number[];
+  /** Multiplier of every global layer's RoPE frequency: 1 / rope.scaling.factor for `linear` scaling, else 1. */
+  ropeFreqScale: number;
+  /** rope.freq_base of sliding-window layers (Gemma 3: 10000, the global layers use ropeTheta). */
+  ropeThetaSliding: number;
+  /** Per-head RMSNorm of q and k before RoPE (attn_q_norm / attn_k_norm; Qwen3, Gemma 3). */
+  qkNorm: boolean;
+  /** Token embeddings are multiplied by this as they are read (Gemma: √dim, else 1). */
+  embedScale: number;
+  /** Activation of the FFN gate: SiLU (SwiGLU; Llama, Qwen) or tanh-approximated GELU (GeGLU; Gemma). */
+  activation: 'silu' | 'gelu_tanh';
+  /** RMSNorm of the attention and FFN outputs before each residual add (post_attention_norm, post_ffw_norm; Gemma 3). */
+  postNorms: boolean;
+  /** attention.sliding_window: keys a sliding layer sees, its own position included (0 = no layer slides). */
+  slidingWindow: number;
+  /** Layer l slides unless l % slidingPattern = slidingPattern − 1 (Gemma 3: 6, llama.cpp's set_swa_pattern). */
+  slidingPattern: number;
   bosId: number;
   eosId: number;
 }
 
-const ARCHITECTURES = ['llama', 'qwen2'] as const;
+const ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'gemma3'] as const;
 
-export function readModelConfig(gguf: GGUF): ModelConfig {
+/** Gemma 3's sliding layers: llama.cpp fixes their RoPE base and the one-global-in-six pattern in code. */
+const GEMMA3_SLIDING = { ropeTheta: 10000, pattern: 6 };
+
+/**
+ * `ropeFreqs`: the values of rope_freqs.weight when the file has it. The header alone does not
+ * carry them, so without them ropeFreqFactors stays empty: enough to inspect a file, not to run it —
+ * openModel reads the tensor and passes them, and everything that runs a model opens it that way.
+ */
+export function readModelConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
   const meta = gguf.metadata;
   const arch = required(metaString(meta, 'general.architecture'), 'general.architecture');
   if (!isArchitecture(arch)) {
     throw new TokenscopeError('model-unsupported',
       `${gguf.source.name}: general.architecture is '${arch}'; tokenscope runs ${ARCHITECTURES.join(' and ')}`,
-      'Pick a Llama- or Qwen2-architecture GGUF (e.g. TinyLlama, SmolLM, Qwen2.5).');
+      'Pick a Llama (2, 3.x), Qwen2, Qwen3 or Gemma 3 GGUF.');
   }
   const uint = (key: string) => metaUint(meta, `${arch}.${key}`);
   const need = (key: string) => required(positive(uint(key), `${arch}.${key}`), `${arch}.${key}`);
@@ -68,10 +100,13 @@ export function readModelConfig(gguf: GGUF): ModelConfig {
   check(nHeads % nKvHeads === 0, `${arch}.attention.head_count ${nHeads} is not a multiple of head_count_kv ${nKvHeads}`);
   check(ropeDim % 2 === 0 && ropeDim > 0 && ropeDim <= headDim, `${arch}.rope.dimension_count ${ropeDim} must be even and at most the head size ${headDim}`);
   if (valueDim !== headDim) unsupported(gguf, `${arch}.attention.value_length ${valueDim} differs from key_length ${headDim}`);
-  const scaling = metaString(meta, `${arch}.rope.scaling.type`);
-  if ((scaling !== undefined && scaling !== 'none') || gguf.tensor('rope_freqs.weight')) {
-    unsupported(gguf, `RoPE scaling (${scaling ?? 'rope_freqs.weight'})`);
-  }
+  const scaling = metaString(meta, `${arch}.rope.scaling.type`) ?? 'none';
+  if (scaling !== 'none' && scaling !== 'linear') unsupported(gguf, `RoPE scaling (${scaling}); tokenscope runs none, linear and Llama 3's rope_freqs.weight`);
+  const scalingFactor = scaling === 'linear' ? metaFloat(meta, `${arch}.rope.scaling.factor`) ?? 1 : 1;
+  check(scalingFactor > 0, `${arch}.rope.scaling.factor ${scalingFactor} must be positive`);
+  const ropeFreqFactors = readRopeFreqs(gguf, ropeDim, ropeFreqs);
+  const gemma = arch === 'gemma3';
+  const slidingWindow = gemma ? required(metaUint(meta, 'gemma3.attention.sliding_window'), 'gemma3.attention.sliding_window') : 0;
 
   const vocabSize = metaStrings(meta, 'tokenizer.ggml.tokens')?.length ?? need('vocab_size');
   const { bosId, eosId } = specialTokenIds(meta, vocabSize);
@@ -97,9 +132,46 @@ export function readModelConfig(gguf: GGUF): ModelConfig {
     rmsEps,
     qkvBias: arch === 'qwen2' || gguf.tensor('blk.0.attn_q.bias') !== undefined,
     tiedEmbeddings: gguf.tensor('output.weight') === undefined,
+    ropeFreqFactors,
+    ropeFreqScale: 1 / scalingFactor,
+    ropeThetaSliding: gemma ? GEMMA3_SLIDING.ropeTheta : ropeTheta,
+    qkNorm: arch === 'qwen3' || gemma,
+    embedScale: gemma ? Math.sqrt(dim) : 1,
+    activation: gemma ? 'gelu_tanh' : 'silu',
+    postNorms: gemma,
+    slidingWindow,
+    slidingPattern: slidingWindow > 0 ? GEMMA3_SLIDING.pattern : 0,
     bosId,
     eosId,
   };
+}
+
+/** rope_freqs.weight: one positive divisor per rotated pair, as llama.cpp's ggml_rope_ext reads it. */
+function readRopeFreqs(gguf: GGUF, ropeDim: number, values: Float32Array | undefined): number[] {
+  const tensor = gguf.tensor('rope_freqs.weight');
+  if (!tensor) return [];
+  check(tensor.dims.length === 1 && tensor.dims[0] === ropeDim / 2, `rope_freqs.weight has dims [${tensor.dims.join(', ')}], expected [${ropeDim / 2}]`);
+  if (!values) return [];
+  check(values.length === ropeDim / 2 && values.every((v) => v > 0 && Number.isFinite(v)), 'rope_freqs.weight must hold positive finite values');
+  return Array.from(values);
+}
+
+/**
+ * The rope_freqs.weight values of Llama 3.x, as convert_hf_to_gguf.py derives them from config.json's
+ * `rope_scaling` (rope_type llama3): wavelengths shorter than originalContext / highFreqFactor keep
+ * their frequency, longer than originalContext / lowFreqFactor are slowed by `factor`, and those in
+ * between are blended.
+ */
+export function llama3RopeFactors(p: { ropeTheta: number; ropeDim: number; factor: number; lowFreqFactor: number; highFreqFactor: number; originalContext: number }): Float32Array {
+  const lowWavelen = p.originalContext / p.lowFreqFactor;
+  const highWavelen = p.originalContext / p.highFreqFactor;
+  return Float32Array.from({ length: p.ropeDim / 2 }, (_, i) => {
+    const wavelen = 2 * Math.PI * p.ropeTheta ** ((2 * i) / p.ropeDim);
+    if (wavelen < highWavelen) return 1;
+    if (wavelen > lowWavelen) return p.factor;
+    const smooth = (p.originalContext / wavelen - p.lowFreqFactor) / (p.highFreqFactor - p.lowFreqFactor);
+    return 1 / ((1 - smooth) / p.factor + smooth);
+  });
 }
 
 function isArchitecture(arch: string): arch is ModelConfig['architecture'] {
@@ -117,5 +189,5 @@ function check(ok: boolean, what: string): void {
 
 function unsupported(gguf: GGUF, what: string): never {
   throw new TokenscopeError('model-unsupported', `${gguf.source.name} uses ${what}, which tokenscope does not implement`,
-    'Pick a model without it (Llama 2 / TinyLlama / SmolLM / Qwen2 style).');
+    'Pick a model without it (Llama 2/3.x, SmolLM, Qwen2/3 or Gemma 3 style).');
 }

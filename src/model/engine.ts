@@ -7,7 +7,7 @@
  * single-stream decode and batched decode (see kernels/rows.ts).
  */
 import { TokenscopeError } from '../errors.ts';
-import { readBuffer, storageBuffer } from '../gpu/buffers.ts';
+import { readBuffer, storageBuffer, storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
 import type { RowLayout } from '../kernels/attention.ts';
@@ -16,6 +16,7 @@ import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts'
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
 import { buildStep, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
+import { ropeInvFreq } from './variants.ts';
 import { destroyWeights, type GpuWeights } from './gpu-weights.ts';
 import type { EngineShape, MemoryPlan } from './memory.ts';
 
@@ -88,18 +89,17 @@ export class Engine {
       tokensIn: f32('tokensIn', R),
       rows: rowTableBuffer(d, 'Engine.rows', R),
       x: f32('x', R * config.dim),
-      xb: f32('xb', R * config.dim),
+      qkv: f32('qkv', R * (qDim + 2 * kvDim)),
       q: f32('q', R * qDim),
-      k: f32('k', R * kvDim),
-      v: f32('v', R * kvDim),
       att: f32('att', R * qDim),
-      proj: f32('proj', R * config.dim),
       hb: f32('hb', R * config.hiddenDim),
       hb2: f32('hb2', R * config.hiddenDim),
+      proj: config.postNorms ? f32('proj', R * config.dim) : undefined,
+      projNormed: config.postNorms ? f32('projNormed', R * config.dim) : undefined,
       kCache: Array.from({ length: config.nLayers }, (_, l) => f32(`kCache${l}`, kvLayer)),
       vCache: Array.from({ length: config.nLayers }, (_, l) => f32(`vCache${l}`, kvLayer)),
+      invFreq: Array.from({ length: config.nLayers }, (_, l) => storageBufferWith(d, `Engine.invFreq${l}`, ropeInvFreq(config, l))),
       headIn: f32('headIn', H * config.dim),
-      headNormed: f32('headNormed', H * config.dim),
       logits: f32('logits', H * config.vocabSize),
       tokensOut: f32('tokensOut', H),
     };
@@ -215,7 +215,9 @@ export class Engine {
     }
     this.programs.clear();
     const b = this.buffers;
-    for (const buf of [b.tokensIn, b.rows, b.x, b.xb, b.q, b.k, b.v, b.att, b.proj, b.hb, b.hb2, b.headIn, b.headNormed, b.logits, b.tokensOut, ...b.kCache, ...b.vCache]) buf.destroy();
+    for (const buf of [b.tokensIn, b.rows, b.x, b.qkv, b.q, b.att, b.hb, b.hb2, b.headIn, b.logits, b.tokensOut, ...b.kCache, ...b.vCache, ...b.invFreq]) buf.destroy();
+    b.proj?.destroy();
+    b.projNormed?.destroy();
     for (const r of this.readback) r.destroy();
     destroyWeights(this.weights);
   }

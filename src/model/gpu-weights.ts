@@ -1,11 +1,14 @@
 /**
  * A model's weights on the GPU, uploaded once: from a GGUF file (tensor by tensor, optionally
  * quantized on load), or generated on the GPU from a seed for the synthetic-weight presets.
+ * Matrices that read the same input are joined at upload so each is one dispatch: Q|K|V stacked
+ * by rows, gate|up interleaved by rows (pairs for the gated epilogue) — when their formats match;
+ * a file that mixes formats among them keeps them apart (one dispatch each).
  */
 import { TokenscopeError } from '../errors.ts';
 import { storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { destroyWeight, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
+import { destroyWeight, interleaveRows, stackRows, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { GGMLType } from './gguf/types.ts';
@@ -15,16 +18,19 @@ import { encodeTensor, quantizedType } from './quantize.ts';
 
 export interface LayerWeights {
   attnNorm: GPUBuffer; // (dim) f32
-  wq: WeightTensor; // (nHeads·headDim, dim)
-  wk: WeightTensor; // (nKvHeads·headDim, dim)
-  wv: WeightTensor; // (nKvHeads·headDim, dim)
-  bq?: GPUBuffer; // (nHeads·headDim) f32, qwen2
-  bk?: GPUBuffer; // (nKvHeads·headDim) f32
-  bv?: GPUBuffer; // (nKvHeads·headDim) f32
+  /** [Q|K|V] (nHeads·headDim + 2·nKvHeads·headDim, dim) stacked by rows, or [wq, wk, wv] when their formats differ. */
+  qkv: WeightTensor[];
+  bqkv?: GPUBuffer; // (nHeads·headDim + 2·nKvHeads·headDim) f32: bq|bk|bv, qwen2
+  /** Per-head RMSNorm of q and of k before RoPE (Qwen3, Gemma 3), (headDim) f32 each. */
+  qNorm?: GPUBuffer;
+  kNorm?: GPUBuffer;
   wo: WeightTensor; // (dim, nHeads·headDim)
+  /** RMSNorm of the attention and FFN outputs before each residual add (Gemma 3), (dim) f32 each. */
+  postAttnNorm?: GPUBuffer;
+  postFfnNorm?: GPUBuffer;
   ffnNorm: GPUBuffer; // (dim) f32
-  wGate: WeightTensor; // (hiddenDim, dim)
-  wUp: WeightTensor; // (hiddenDim, dim)
+  /** [gate|up] (2·hiddenDim, dim) with gate row j at 2j and up row j at 2j+1, or [wGate, wUp] when their formats differ. */
+  gateUp: WeightTensor[];
   wDown: WeightTensor; // (dim, hiddenDim)
 }
 
@@ -42,6 +48,30 @@ export interface GpuWeights {
 }
 
 export type Quantization = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+
+/** A matrix's GGUF-layout bytes in its GPU format, before upload. */
+interface Encoded {
+  label: string;
+  format: WeightFormat;
+  rows: number;
+  cols: number;
+  bytes: Uint8Array;
+}
+
+/** Matrices that can be joined into one: one format, one width. */
+function sameFormat(parts: readonly Encoded[]): boolean {
+  return parts.every((p) => p.format === parts[0].format && p.cols === parts[0].cols);
+}
+
+function concatF32(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
 
 const FORMAT_OF: Record<number, WeightFormat> = { [GGMLType.F32]: 'f32', [GGMLType.F16]: 'f16', [GGMLType.Q8_0]: 'q8_0', [GGMLType.Q4_0]: 'q4_0' };
 const TYPE_OF: Record<Quantization, GGMLType> = { f32: GGMLType.F32, f16: GGMLType.F16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0 };
@@ -61,7 +91,7 @@ function summarizeFormats(tensors: WeightTensor[]): string {
 }
 
 function collect(layers: LayerWeights[], tokenEmbd: WeightTensor, output: WeightTensor): WeightTensor[] {
-  const all = [tokenEmbd, ...layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])];
+  const all = [tokenEmbd, ...layers.flatMap((l) => [...l.qkv, l.wo, ...l.gateUp, l.wDown])];
   if (output !== tokenEmbd) all.push(output);
   return all;
 }
@@ -90,12 +120,14 @@ export async function loadGgufWeights(
   let done = 0;
   const tick = () => opts.onProgress?.(++done / total);
 
-  const vector = async (info: GGUFTensorInfo): Promise<GPUBuffer> => {
-    const values = dequantize(info.type, await gguf.tensorBytes(info.name), info.dims.reduce((a, b) => a * b, 1));
+  const values = async (info: GGUFTensorInfo): Promise<Float32Array> => {
+    const v = dequantize(info.type, await gguf.tensorBytes(info.name), info.dims.reduce((a, b) => a * b, 1));
     tick();
-    return storageBufferWith(ctx.device, info.name, values);
+    return v;
   };
-  const matrix = async (info: GGUFTensorInfo): Promise<WeightTensor> => {
+  const vector = async (info: GGUFTensorInfo): Promise<GPUBuffer> => storageBufferWith(ctx.device, info.name, await values(info));
+  /** A matrix's bytes in the format it will have on the GPU. */
+  const encoded = async (info: GGUFTensorInfo): Promise<Encoded> => {
     const [cols, rows] = info.dims;
     let type = info.type;
     let bytes = await gguf.tensorBytes(info.name);
@@ -111,24 +143,33 @@ export async function loadGgufWeights(
       throw new TokenscopeError('model-unsupported', `Tensor ${info.name} has a type the GPU kernels do not read.`, 'Use an F32, F16, Q8_0 or Q4_0 GGUF.');
     }
     tick();
-    return uploadWeight(ctx, info.name, format, rows, cols, bytes);
+    return { label: info.name, format, rows, cols, bytes };
   };
+  const upload = (m: Encoded) => uploadWeight(ctx, m.label, m.format, m.rows, m.cols, m.bytes);
+  const matrix = async (info: GGUFTensorInfo): Promise<WeightTensor> => upload(await encoded(info));
 
   const tokenEmbd = await matrix(tensors.tokenEmbd);
   const layers: LayerWeights[] = [];
-  for (const t of tensors.layers) {
+  for (const [l, t] of tensors.layers.entries()) {
+    const attnNorm = await vector(t.attnNorm);
+    const qkv = [await encoded(t.wq), await encoded(t.wk), await encoded(t.wv)];
+    const biases = t.bq && t.bk && t.bv ? [await values(t.bq), await values(t.bk), await values(t.bv)] : undefined;
+    const wo = await matrix(t.wo);
+    const ffnNorm = await vector(t.ffnNorm);
+    const [gate, up] = [await encoded(t.wGate), await encoded(t.wUp)];
     layers.push({
-      attnNorm: await vector(t.attnNorm),
-      wq: await matrix(t.wq),
-      wk: await matrix(t.wk),
-      wv: await matrix(t.wv),
-      bq: t.bq && (await vector(t.bq)),
-      bk: t.bk && (await vector(t.bk)),
-      bv: t.bv && (await vector(t.bv)),
-      wo: await matrix(t.wo),
-      ffnNorm: await vector(t.ffnNorm),
-      wGate: await matrix(t.wGate),
-      wUp: await matrix(t.wUp),
+      attnNorm,
+      qkv: sameFormat(qkv) ? [uploadWeight(ctx, `blk.${l}.attn_qkv`, qkv[0].format, qkv[0].rows + qkv[1].rows + qkv[2].rows, qkv[0].cols, stackRows(qkv[0].format, qkv[0].cols, qkv))] : qkv.map(upload),
+      bqkv: biases && storageBufferWith(ctx.device, `blk.${l}.attn_qkv.bias`, concatF32(biases)),
+      qNorm: t.qNorm && await vector(t.qNorm),
+      kNorm: t.kNorm && await vector(t.kNorm),
+      wo,
+      postAttnNorm: t.postAttnNorm && await vector(t.postAttnNorm),
+      postFfnNorm: t.postFfnNorm && await vector(t.postFfnNorm),
+      ffnNorm,
+      gateUp: sameFormat([gate, up])
+        ? [uploadWeight(ctx, `blk.${l}.ffn_gate_up`, gate.format, 2 * gate.rows, gate.cols, interleaveRows(gate.format, gate.rows, gate.cols, gate.bytes, up.bytes), { rowMultiple: 2 })]
+        : [upload(gate), upload(up)],
       wDown: await matrix(t.wDown),
     });
   }
@@ -151,11 +192,11 @@ export async function syntheticWeights(
 ): Promise<GpuWeights> {
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
-  const total = config.nLayers * 7 + (config.tiedEmbeddings ? 1 : 2);
+  const total = config.nLayers * 4 + (config.tiedEmbeddings ? 1 : 2);
   let done = 0;
   let nextSeed = seed >>> 0;
-  const matrix = async (label: string, rows: number, cols: number) => {
-    const w = await syntheticWeight(ctx, label, syntheticFormat(quant, cols), rows, cols, nextSeed++, Math.sqrt(3 / cols));
+  const matrix = async (label: string, rows: number, cols: number, rowMultiple = 1) => {
+    const w = await syntheticWeight(ctx, label, syntheticFormat(quant, cols), rows, cols, nextSeed++, Math.sqrt(3 / cols), { rowMultiple });
     onProgress?.(++done / total);
     return w;
   };
@@ -168,16 +209,15 @@ export async function syntheticWeights(
     const p = `blk.${l}`;
     layers.push({
       attnNorm: ones(`${p}.attn_norm`, config.dim),
-      wq: await matrix(`${p}.attn_q`, qDim, config.dim),
-      wk: await matrix(`${p}.attn_k`, kvDim, config.dim),
-      wv: await matrix(`${p}.attn_v`, kvDim, config.dim),
-      bq: config.qkvBias ? zeros(`${p}.attn_q.bias`, qDim) : undefined,
-      bk: config.qkvBias ? zeros(`${p}.attn_k.bias`, kvDim) : undefined,
-      bv: config.qkvBias ? zeros(`${p}.attn_v.bias`, kvDim) : undefined,
+      qkv: [await matrix(`${p}.attn_qkv`, qDim + 2 * kvDim, config.dim)],
+      bqkv: config.qkvBias ? zeros(`${p}.attn_qkv.bias`, qDim + 2 * kvDim) : undefined,
+      qNorm: config.qkNorm ? ones(`${p}.attn_q_norm`, config.headDim) : undefined,
+      kNorm: config.qkNorm ? ones(`${p}.attn_k_norm`, config.headDim) : undefined,
       wo: await matrix(`${p}.attn_output`, config.dim, qDim),
+      postAttnNorm: config.postNorms ? ones(`${p}.post_attention_norm`, config.dim) : undefined,
+      postFfnNorm: config.postNorms ? ones(`${p}.post_ffw_norm`, config.dim) : undefined,
       ffnNorm: ones(`${p}.ffn_norm`, config.dim),
-      wGate: await matrix(`${p}.ffn_gate`, config.hiddenDim, config.dim),
-      wUp: await matrix(`${p}.ffn_up`, config.hiddenDim, config.dim),
+      gateUp: [await matrix(`${p}.ffn_gate_up`, 2 * config.hiddenDim, config.dim, 2)],
       wDown: await matrix(`${p}.ffn_down`, config.dim, config.hiddenDim),
     });
   }
@@ -188,6 +228,6 @@ export async function syntheticWeights(
 
 export function destroyWeights(w: GpuWeights): void {
   for (const t of collect(w.layers, w.tokenEmbd, w.output)) destroyWeight(t);
-  for (const l of w.layers) for (const b of [l.attnNorm, l.ffnNorm, l.bq, l.bk, l.bv]) b?.destroy();
+  for (const l of w.layers) for (const b of [l.attnNorm, l.ffnNorm, l.bqkv, l.qNorm, l.kNorm, l.postAttnNorm, l.postFfnNorm]) b?.destroy();
   w.outputNorm.destroy();
 }

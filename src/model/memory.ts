@@ -60,11 +60,11 @@ export function matrixPlan(config: ModelConfig, formatOf: (label: string, cols: 
   return plans;
 }
 
-/** Per-row 4-byte activations a step holds: token, row entry (2), x, xb, proj, q, att, k, v, two FFN buffers. */
+/** Per-row 4-byte activations a step holds: token, row entry (2), x, q|k|v, q, att, two FFN buffers. */
 export function activationFloatsPerRow(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
-  return 3 + 3 * c.dim + 2 * qDim + 2 * kvDim + 2 * c.hiddenDim;
+  return 3 + c.dim + 3 * qDim + 2 * kvDim + 2 * c.hiddenDim + (c.postNorms ? 2 * c.dim : 0);
 }
 
 export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape): MemoryPlan {
@@ -76,9 +76,9 @@ export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[],
   const kv = 2 * config.nLayers * kvLayer;
   // The LM head runs on the sampled rows only: one per sequence slot.
   const headRows = Math.min(shape.slots, shape.maxRows);
-  const logits = headRows * (config.vocabSize + 2 * config.dim + 1) * 4;
+  const logits = headRows * (config.vocabSize + config.dim + 1) * 4;
   const activations = shape.maxRows * activationFloatsPerRow(config) * 4 + logits;
-  const largestActivation = Math.max(shape.maxRows * Math.max(config.hiddenDim, qDim) * 4, headRows * config.vocabSize * 4);
+  const largestActivation = Math.max(shape.maxRows * Math.max(config.hiddenDim, qDim + 2 * kvDim) * 4, headRows * config.vocabSize * 4);
   return {
     weightBytes: weights,
     vectorBytes: vectors,

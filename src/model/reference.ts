@@ -11,6 +11,7 @@ import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
 import type { LayerTensors, ModelTensors } from './tensors.ts';
+import { ropeInvFreq, slidingWindow } from './variants.ts';
 
 /** Matrices are (rows, columns) row-major: (out, in), the transpose of GGUF's [in, out] dims. */
 export interface LayerWeights {
@@ -26,6 +27,10 @@ export interface LayerWeights {
   wGate: Float32Array; // (hiddenDim, dim)
   wUp: Float32Array; // (hiddenDim, dim)
   wDown: Float32Array; // (dim, hiddenDim)
+  qNorm: Float32Array | undefined; // (headDim) when config.qkNorm
+  kNorm: Float32Array | undefined; // (headDim)
+  postAttnNorm: Float32Array | undefined; // (dim) when config.postNorms
+  postFfnNorm: Float32Array | undefined; // (dim)
 }
 
 export interface ReferenceWeights {
@@ -63,6 +68,10 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
     wGate: await load(t.wGate),
     wUp: await load(t.wUp),
     wDown: await load(t.wDown),
+    qNorm: t.qNorm && await load(t.qNorm),
+    kNorm: t.kNorm && await load(t.kNorm),
+    postAttnNorm: t.postAttnNorm && await load(t.postAttnNorm),
+    postFfnNorm: t.postFfnNorm && await load(t.postFfnNorm),
   });
   const layers: LayerWeights[] = [];
   for (const t of tensors.layers) layers.push(await layer(t));
@@ -91,6 +100,7 @@ export class ReferenceModel {
   private readonly keyCache: Float32Array; // (nLayers, seqLen, kvDim)
   private readonly valueCache: Float32Array; // (nLayers, seqLen, kvDim)
   private readonly logits: Float32Array; // (vocabSize)
+  private readonly invFreq: Float32Array[]; // per layer (ropeDim/2): RoPE inverse frequencies
 
   constructor(readonly config: ModelConfig, readonly weights: ReferenceWeights, options: ReferenceOptions = {}) {
     const c = config;
@@ -107,6 +117,7 @@ export class ReferenceModel {
     this.keyCache = new Float32Array(c.nLayers * this.seqLen * kvDim);
     this.valueCache = new Float32Array(c.nLayers * this.seqLen * kvDim);
     this.logits = new Float32Array(c.vocabSize);
+    this.invFreq = Array.from({ length: c.nLayers }, (_, l) => ropeInvFreq(c, l));
   }
 
   /** Logits for the token at `pos`, given that positions 0..pos-1 were run before. The array is reused by the next call. */
@@ -121,11 +132,13 @@ export class ReferenceModel {
     const kvDim = c.nKvHeads * c.headDim;
     const x = this.x;
     x.set(w.tokenEmbd.subarray(token * c.dim, (token + 1) * c.dim));
+    scaleInPlace(x, c.embedScale);
     for (let l = 0; l < c.nLayers; l++) {
       const lw = w.layers[l];
       const cacheAt = (l * this.seqLen + pos) * kvDim;
       const k = this.keyCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim) this position's key
       const v = this.valueCache.subarray(cacheAt, cacheAt + kvDim); // (kvDim)
+      const window = slidingWindow(c, l);
 
       rmsnorm(this.xb, x, lw.attnNorm, c.rmsEps);
       matmul(this.q, this.xb, lw.wq, c.dim, qDim);
@@ -134,17 +147,22 @@ export class ReferenceModel {
       addInPlace(this.q, lw.bq);
       addInPlace(k, lw.bk);
       addInPlace(v, lw.bv);
-      rope(this.q, pos, c.nHeads, c);
-      rope(k, pos, c.nKvHeads, c);
-      attention(this.attnOut, this.q, this.keyCache, this.valueCache, this.att, l, pos, this.seqLen, c);
+      if (c.qkNorm) headRmsnorm(this.q, lw.qNorm!, c.headDim, c.rmsEps);
+      if (c.qkNorm) headRmsnorm(k, lw.kNorm!, c.headDim, c.rmsEps);
+      rope(this.q, pos, c.nHeads, c, this.invFreq[l]);
+      rope(k, pos, c.nKvHeads, c, this.invFreq[l]);
+      attention(this.attnOut, this.q, this.keyCache, this.valueCache, this.att, l, pos, this.seqLen, c, window);
       matmul(this.xb, this.attnOut, lw.wo, qDim, c.dim);
+      if (c.postNorms) rmsnorm(this.xb, this.xb, lw.postAttnNorm!, c.rmsEps);
       addInPlace(x, this.xb);
 
       rmsnorm(this.xb, x, lw.ffnNorm, c.rmsEps);
       matmul(this.hb, this.xb, lw.wGate, c.dim, c.hiddenDim);
       matmul(this.hb2, this.xb, lw.wUp, c.dim, c.hiddenDim);
-      swiglu(this.hb, this.hb, this.hb2);
+      if (c.activation === 'silu') swiglu(this.hb, this.hb, this.hb2);
+      else geglu(this.hb, this.hb, this.hb2);
       matmul(this.xb, this.hb, lw.wDown, c.hiddenDim, c.dim);
+      if (c.postNorms) rmsnorm(this.xb, this.xb, lw.postFfnNorm!, c.rmsEps);
       addInPlace(x, this.xb);
     }
     rmsnorm(x, x, w.outputNorm, c.rmsEps);
@@ -191,16 +209,32 @@ export function addInPlace(x: Float32Array, y: Float32Array): void {
   for (let i = 0; i < x.length; i++) x[i] += y[i];
 }
 
+export function scaleInPlace(x: Float32Array, s: number): void {
+  if (s !== 1) for (let i = 0; i < x.length; i++) x[i] *= s;
+}
+
+/** RMSNorm of each head of `vec` on its own, every head with the same (headDim) weight (Qwen3/Gemma 3 Q/K norm). */
+export function headRmsnorm(vec: Float32Array, weight: Float32Array, headDim: number, eps: number): void {
+  for (let h = 0; h < vec.length; h += headDim) {
+    const head = vec.subarray(h, h + headDim);
+    rmsnorm(head, head, weight, eps);
+  }
+}
+
 /**
- * Rotates the first `ropeDim` dims of each head by position-dependent angles pos·θ^(-2i/ropeDim).
+ * Rotates the first `ropeDim` dims of each head by position-dependent angles pos·invFreq[i]
+ * (by default θ^(-2i/ropeDim); a layer's own from ropeInvFreq for scaled or per-layer RoPE).
  * adjacent: pairs (x[2i], x[2i+1]); neox: pairs (x[i], x[i + ropeDim/2]). Dims past ropeDim pass through.
  */
-export function rope(vec: Float32Array, pos: number, nHeads: number, c: Pick<ModelConfig, 'headDim' | 'ropeDim' | 'ropeTheta' | 'ropeStyle'>): void {
+export function rope(
+  vec: Float32Array, pos: number, nHeads: number, c: Pick<ModelConfig, 'headDim' | 'ropeDim' | 'ropeTheta' | 'ropeStyle'>,
+  invFreq: ArrayLike<number> = Float64Array.from({ length: c.ropeDim / 2 }, (_, i) => c.ropeTheta ** (-(2 * i) / c.ropeDim)),
+): void {
   const half = c.ropeDim / 2;
   for (let h = 0; h < nHeads; h++) {
     const head = h * c.headDim;
     for (let i = 0; i < half; i++) {
-      const angle = pos * c.ropeTheta ** (-(2 * i) / c.ropeDim);
+      const angle = pos * invFreq[i];
       const cos = Math.cos(angle);
       const sin = Math.sin(angle);
       const a = c.ropeStyle === 'adjacent' ? head + 2 * i : head + i;
@@ -214,28 +248,30 @@ export function rope(vec: Float32Array, pos: number, nHeads: number, c: Pick<Mod
 
 /**
  * Causal grouped-query attention for one position: query head h reads KV head h / (nHeads / nKvHeads)
- * over positions 0..pos, scores scaled by 1/sqrt(headDim).
+ * over positions 0..pos, scores scaled by 1/sqrt(headDim). With a sliding `window` > 0 only the
+ * last `window` positions (pos itself included) are seen, as llama.cpp's LLAMA_SWA_TYPE_STANDARD.
  */
 export function attention(
   out: Float32Array, q: Float32Array, keyCache: Float32Array, valueCache: Float32Array, att: Float32Array,
-  layer: number, pos: number, seqLen: number, c: Pick<ModelConfig, 'nHeads' | 'nKvHeads' | 'headDim'>,
+  layer: number, pos: number, seqLen: number, c: Pick<ModelConfig, 'nHeads' | 'nKvHeads' | 'headDim'>, window = 0,
 ): void {
+  const first = window > 0 ? Math.max(0, pos - window + 1) : 0;
   const kvDim = c.nKvHeads * c.headDim;
   const group = c.nHeads / c.nKvHeads;
   const scale = 1 / Math.sqrt(c.headDim);
   for (let h = 0; h < c.nHeads; h++) {
     const qh = h * c.headDim;
     const kvh = Math.floor(h / group) * c.headDim;
-    for (let t = 0; t <= pos; t++) {
+    for (let t = first; t <= pos; t++) {
       const kt = (layer * seqLen + t) * kvDim + kvh;
       let score = 0;
       for (let i = 0; i < c.headDim; i++) score += q[qh + i] * keyCache[kt + i];
       att[t] = score * scale;
     }
-    softmax(att.subarray(0, pos + 1));
+    softmax(att.subarray(first, pos + 1));
     for (let i = 0; i < c.headDim; i++) {
       let sum = 0;
-      for (let t = 0; t <= pos; t++) sum += att[t] * valueCache[(layer * seqLen + t) * kvDim + kvh + i];
+      for (let t = first; t <= pos; t++) sum += att[t] * valueCache[(layer * seqLen + t) * kvDim + kvh + i];
       out[qh + i] = sum;
     }
   }
@@ -254,6 +290,18 @@ export function softmax(x: Float32Array): void {
 /** o = silu(gate) * up, silu(g) = g / (1 + e^-g). `o` may be `gate`. */
 export function swiglu(o: Float32Array, gate: Float32Array, up: Float32Array): void {
   for (let i = 0; i < o.length; i++) o[i] = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
+}
+
+/**
+ * o = gelu(gate) * up with the tanh approximation ggml and Gemma use:
+ * gelu(g) = g/2 · (1 + tanh(√(2/π) · (g + 0.044715 g³))). `o` may be `gate`.
+ */
+export function geglu(o: Float32Array, gate: Float32Array, up: Float32Array): void {
+  const c = Math.sqrt(2 / Math.PI);
+  for (let i = 0; i < o.length; i++) {
+    const g = gate[i];
+    o[i] = 0.5 * g * (1 + Math.tanh(c * (g + 0.044715 * g * g * g))) * up[i];
+  }
 }
 
 /** Index of the largest value; ties go to the lowest index. */

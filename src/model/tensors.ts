@@ -20,6 +20,10 @@ export interface LayerTensors {
   wGate: GGUFTensorInfo; // [dim, hiddenDim]
   wUp: GGUFTensorInfo; // [dim, hiddenDim]
   wDown: GGUFTensorInfo; // [hiddenDim, dim]
+  qNorm?: GGUFTensorInfo; // [headDim] when config.qkNorm
+  kNorm?: GGUFTensorInfo; // [headDim]
+  postAttnNorm?: GGUFTensorInfo; // [dim] when config.postNorms
+  postFfnNorm?: GGUFTensorInfo; // [dim]
 }
 
 export interface ModelTensors {
@@ -54,6 +58,10 @@ export function layerTensorSpecs(c: ShapeConfig, layer: number): Record<keyof La
     wGate: blk('ffn_gate.weight', [c.dim, c.hiddenDim]),
     wUp: blk('ffn_up.weight', [c.dim, c.hiddenDim]),
     wDown: blk('ffn_down.weight', [c.hiddenDim, c.dim]),
+    qNorm: blk('attn_q_norm.weight', [c.headDim]),
+    kNorm: blk('attn_k_norm.weight', [c.headDim]),
+    postAttnNorm: blk('post_attention_norm.weight', [c.dim]),
+    postFfnNorm: blk('post_ffw_norm.weight', [c.dim]),
   };
 }
 
@@ -65,8 +73,17 @@ export function globalTensorSpecs(c: ShapeConfig): Record<Exclude<keyof ModelTen
   };
 }
 
-/** The optional Q/K/V bias roles (present when config.qkvBias). */
-export const BIAS_ROLES: ReadonlySet<string> = new Set(['bq', 'bk', 'bv']);
+/** Roles present only when a config flag says so. */
+const OPTIONAL_ROLES: Partial<Record<keyof LayerTensors, (c: Pick<ModelConfig, 'qkvBias' | 'qkNorm' | 'postNorms'>) => boolean>> = {
+  bq: (c) => c.qkvBias, bk: (c) => c.qkvBias, bv: (c) => c.qkvBias,
+  qNorm: (c) => c.qkNorm, kNorm: (c) => c.qkNorm,
+  postAttnNorm: (c) => c.postNorms, postFfnNorm: (c) => c.postNorms,
+};
+
+/** Whether a model of this config has a tensor in `role`. */
+export function hasLayerRole(c: Pick<ModelConfig, 'qkvBias' | 'qkNorm' | 'postNorms'>, role: keyof LayerTensors): boolean {
+  return OPTIONAL_ROLES[role]?.(c) ?? true;
+}
 
 export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   const get = (spec: { name: string; dims: number[] }) => {
@@ -81,7 +98,7 @@ export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   const layers = Array.from({ length: config.nLayers }, (_, l) => {
     const specs = layerTensorSpecs(config, l);
     const entries = Object.entries(specs)
-      .filter(([role]) => config.qkvBias || !BIAS_ROLES.has(role))
+      .filter(([role]) => hasLayerRole(config, role as keyof LayerTensors))
       .map(([role, spec]) => [role, get(spec)]);
     return Object.fromEntries(entries) as LayerTensors;
   });

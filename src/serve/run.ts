@@ -10,6 +10,8 @@ import { throwIfCancelled } from '../measure/protocol.ts';
 import { rooflineOf, type Roofs } from '../measure/latency-summary.ts';
 import { verdict, type Verdict } from '../measure/roofline.ts';
 import { summarize } from '../measure/stats.ts';
+import type { Agrees } from '../measure/schema-kit.ts';
+import type { BatchPointData, CapacityData, CostData, ServeRunData, ServeSettingsData } from '../measure/sections/serve.ts';
 import { TokenscopeError } from '../errors.ts';
 import type { Engine } from '../model/engine.ts';
 import { GpuServingEngine, realClock, type StepWork } from './gpu-engine.ts';
@@ -214,3 +216,12 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
   }
   return section;
 }
+
+// The result's declaration of this section (measure/sections/serve.ts) and these interfaces agree,
+// but for `rate`, which JSON cannot hold as Infinity (it arrives as null).
+const settingsAgree: Agrees<Omit<ServeSettings, 'rate'>, Omit<ServeSettingsData, 'rate'>> = true;
+const runAgrees: Agrees<ServeRun, ServeRunData> = true;
+const batchAgrees: Agrees<BatchPoint, BatchPointData> = true;
+const costAgrees: Agrees<CostReport, CostData> = true;
+const capacityAgrees: Agrees<NonNullable<ServeSection['rate_sweep']>, CapacityData> = true;
+void [settingsAgree, runAgrees, batchAgrees, costAgrees, capacityAgrees];

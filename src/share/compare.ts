@@ -4,7 +4,6 @@
  * stated per metric. Latency rows are matched by prompt length. A comparison link (`#c=…`)
  * carries both results, each trimmed to half the link budget.
  */
-import type { LatencySection } from '../measure/latency.ts';
 import type { LatencyRow } from '../measure/latency-summary.ts';
 import type { BenchResult, CeilingKey, Ceilings } from '../measure/schema.ts';
 import { expectObject } from '../measure/validate.ts';
@@ -12,7 +11,7 @@ import { isTokenscopeError, TokenscopeError } from '../errors.ts';
 import type { ServeResult } from '../serve/metrics.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
 import { LINK_BUDGET_CHARS, shareable } from './permalink.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 export type Direction = 'higher-is-better' | 'lower-is-better';
 export type Better = 'a' | 'b' | 'same';
@@ -109,8 +108,8 @@ function rows<T>(section: ComparisonRow['section'], metrics: readonly Metric<T>[
 export function compareResults(a: BenchResult, b: BenchResult): ComparisonRow[] {
   const out: ComparisonRow[] = [];
   if (a.ceilings && b.ceilings) out.push(...rows('ceilings', CEILING_METRICS, a.ceilings, b.ceilings));
-  const latencyA = a.latency as LatencySection | undefined;
-  const latencyB = b.latency as LatencySection | undefined;
+  const latencyA = a.latency;
+  const latencyB = b.latency;
   for (const rowA of latencyA?.rows ?? []) {
     const rowB = latencyB?.rows.find((r) => r.prompt_tokens === rowA.prompt_tokens);
     if (rowB) out.push(...rows('latency', LATENCY_METRICS, rowA, rowB, rowA.prompt_tokens));
@@ -123,7 +122,7 @@ export function compareResults(a: BenchResult, b: BenchResult): ComparisonRow[] 
 
 /** vLLM's result inside a serving section (`serve.run.result`), or a bare one (imports). */
 function serveResultOf(r: BenchResult): Partial<ServeResult> | undefined {
-  const serve = r.serve as { run?: { result?: Partial<ServeResult> } } & Partial<ServeResult> | undefined;
+  const serve = r.serve;
   return serve?.run?.result ?? (serve?.run === undefined ? serve : undefined);
 }
 

@@ -2,13 +2,11 @@
  * Export and import: the full result as pretty JSON (what links trim, this keeps), the latency
  * rows as CSV for spreadsheets, and an imported JSON file back into a validated result.
  */
-import type { LatencySection } from '../measure/latency.ts';
 import type { LatencyRow } from '../measure/latency-summary.ts';
 import type { BenchResult } from '../measure/schema.ts';
 import type { Summary } from '../measure/stats.ts';
-import type { ModelInfo } from '../model/load.ts';
 import { badInput, parseJson } from './json.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 /** Largest JSON file imported, characters (a long sweep with every raw sample is a few MB). */
 export const MAX_IMPORT_CHARS = 50 * 1024 * 1024;
@@ -65,8 +63,8 @@ const CSV_COLUMNS: readonly [string, (r: LatencyRow) => Cell][] = [
  * column names the model so sheets pasted together stay apart. No latency section: the header only.
  */
 export function rowsToCsv(result: BenchResult): string {
-  const latency = result.latency as LatencySection | undefined;
-  const model = (result.model as ModelInfo | undefined)?.name ?? null;
+  const latency = result.latency;
+  const model = result.model?.name ?? null;
   const header = ['model', ...CSV_COLUMNS.map(([name]) => name)];
   const lines = (latency?.rows ?? []).map((row) => [model, ...CSV_COLUMNS.map(([, cell]) => cell(row))]);
   return [header, ...lines].map((cells) => `${cells.map(csvField).join(',')}\r\n`).join('');

@@ -7,11 +7,11 @@
  * `trimmed` flag.
  */
 import type { LatencySection } from '../measure/latency.ts';
-import type { BenchResult, CeilingMeasurement, Ceilings } from '../measure/schema.ts';
+import type { BenchResult, CeilingMeasurement, Ceilings, LatencyReport } from '../measure/schema.ts';
 import type { ServeResult } from '../serve/metrics.ts';
 import type { ServeRun } from '../serve/run.ts';
 import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
-import { validateResult } from './validate-sections.ts';
+import { validateResult } from '../measure/validate.ts';
 
 /** Default size of a shared link's fragment, characters: short enough for chat apps and issue trackers. */
 export const LINK_BUDGET_CHARS = 8000;
@@ -24,10 +24,9 @@ interface TrimStep {
   trim: (r: BenchResult) => BenchResult | null;
 }
 
-const latencyOf = (r: BenchResult) => r.latency as LatencySection | undefined;
-/** A serving section as the job writes it (ServeSection: vLLM's result in `run.result`), or vLLM's flat result. */
-type ServeLike = Partial<ServeResult> & { run?: Partial<ServeRun> & { result?: Partial<ServeResult> } };
-const serveSection = (r: BenchResult) => r.serve as ServeLike | undefined;
+const latencyOf = (r: BenchResult) => r.latency;
+/** A serving section as the job writes it (vLLM's result in `run.result`), or vLLM's flat result. */
+const serveSection = (r: BenchResult) => r.serve;
 const serveOf = (r: BenchResult) => {
   const s = serveSection(r);
   return s?.run?.result ?? s;
@@ -36,10 +35,12 @@ const serveOf = (r: BenchResult) => {
 /** `r` with vLLM's serving result replaced, and in a ServeSection the run's records too. */
 function withServe(r: BenchResult, result: Partial<ServeResult>, run: Partial<ServeRun> = {}): BenchResult {
   const s = serveSection(r)!;
-  return { ...r, serve: s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result };
+  // The trimmed copy keeps the shape it had: a job's section with fewer records, or a bare result.
+  const serve = s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result;
+  return { ...r, serve: serve as BenchResult['serve'] };
 }
 
-function withLatency(r: BenchResult, latency: LatencySection): BenchResult {
+function withLatency(r: BenchResult, latency: LatencyReport): BenchResult {
   return { ...r, latency: { ...latency, trimmed: true } };
 }
 
@@ -76,8 +77,8 @@ function trimRequests(r: BenchResult): BenchResult | null {
   if (!latencyHas && !serveHas) return null;
   let out = r;
   if (latency && latencyHas) {
-    const { prompt_ids: _ids, ...settings } = latency.settings ?? {};
-    out = withLatency(out, { ...latency, ...(latency.settings && { settings }), requests: [] });
+    const settings = latency.settings && (({ prompt_ids: _ids, ...rest }) => rest)(latency.settings);
+    out = withLatency(out, { ...latency, ...(settings && { settings }), requests: [] });
   }
   if (serve && serveHas) out = withServe(out, { ...serve, ...Object.fromEntries(SERVE_PER_REQUEST.map((k) => [k, []])) }, timeline ? { timeline: [] } : {});
   return out;

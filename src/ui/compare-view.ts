@@ -70,7 +70,7 @@ export class CompareView extends LitElement {
     const { a, b } = this;
     if (!a || !b) return html``;
     const rows = compareResults(a.result, b.result);
-    const side = (x: typeof a) => [x.label, (x.result.model as { name?: string } | undefined)?.name ?? 'roofs only', device(x.result), x.result.created_at];
+    const side = (x: typeof a) => [x.label, x.result.model?.name ?? 'roofs only', device(x.result), x.result.created_at];
     const [sa, sb] = [side(a), side(b)];
     return html`<div class="scroll" tabindex="0" role="region" aria-label="The two reports">
         <table>

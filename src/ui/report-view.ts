@@ -1,13 +1,7 @@
 import { LitElement, html, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import type { LlamaBenchRow } from '../measure/metrics.ts';
-import type { SideBySide } from '../jobs/side-by-side.ts';
-import type { WebLLMSection } from '../jobs/webllm-run.ts';
 import type { BenchResult } from '../measure/schema.ts';
-import type { ColdStart, ModelInfo } from '../model/load.ts';
-import type { ServeSection } from '../serve/run.ts';
 import * as explain from './explain.ts';
-import type { LatencyView } from './series.ts';
 import { shared } from './styles.ts';
 import './cdf-chart.ts';
 import './depth-chart.ts';
@@ -45,11 +39,11 @@ export class ReportView extends LitElement {
   override render() {
     const r = this.result;
     if (!r) return html``;
-    const latency = r.latency as LatencyView | undefined;
-    const model = r.model as ModelInfo | undefined;
-    const llamaBench = r.llama_bench as LlamaBenchRow[] | undefined;
+    const latency = r.latency;
+    const model = r.model;
+    const llamaBench = r.llama_bench;
     const rows = latency?.rows ?? [];
-    const serve = r.serve as Partial<ServeSection> | undefined;
+    const serve = r.serve;
     return html`${r.notes?.length
         ? html`<div class="banner warn" role="note">
             <ul>
@@ -58,7 +52,7 @@ export class ReportView extends LitElement {
           </div>`
         : ''}
       ${model || r.cold_start
-        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${(r.cold_start as ColdStart | undefined) ?? null} .latencyCold=${latency?.cold_start ?? null}></ts-run-facts>`)
+        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${r.cold_start ?? null} .latencyCold=${latency?.cold_start ?? null}></ts-run-facts>`)
         : ''}
       ${latency
         ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}
@@ -86,7 +80,7 @@ export class ReportView extends LitElement {
         : ''}
       ${llamaBench?.length ? this.card('llama-title', 'llama-bench', html`<ts-llama-bench-table .rows=${llamaBench}></ts-llama-bench-table>`) : ''}
       ${r.webllm
-        ? this.card('webllm-title', 'WebLLM beside our engine', html`<ts-webllm-report .webllm=${r.webllm as Partial<WebLLMSection>} .sideBySide=${(r.side_by_side as SideBySide | undefined) ?? null}></ts-webllm-report>`)
+        ? this.card('webllm-title', 'WebLLM beside our engine', html`<ts-webllm-report .webllm=${r.webllm} .sideBySide=${r.side_by_side ?? null}></ts-webllm-report>`)
         : ''}
       ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;

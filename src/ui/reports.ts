@@ -1,5 +1,4 @@
 import type { ReactiveControllerHost } from 'lit';
-import type { LatencySection } from '../measure/latency.ts';
 import type { BenchResult } from '../measure/schema.ts';
 import { TokenscopeError } from '../errors.ts';
 import { decodeComparison } from '../share/compare.ts';
@@ -26,12 +25,12 @@ export interface ReportEntry {
  * change: the bench layer fills one result object in place as the run goes.
  */
 function snapshot(r: BenchResult): BenchResult {
-  const l = r.latency as Partial<LatencySection> | undefined;
+  const l = r.latency;
   return l ? { ...r, latency: { ...l, rows: l.rows && [...l.rows], requests: l.requests && [...l.requests] } } : { ...r };
 }
 
 function describe(r: BenchResult): string {
-  const model = (r.model as { name?: string } | undefined)?.name;
+  const model = r.model?.name;
   const a = r.environment.adapter;
   const device = a.description || a.architecture || a.vendor || 'unknown device';
   return `${model ? `${model} on ` : ''}${device}`.slice(0, 120);

@@ -1,5 +1,6 @@
 import { LitElement, html, css, type TemplateResult } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
+import type { BenchResult } from '../measure/schema.ts';
 import type { DecodeRoofline, ServeSection } from '../serve/run.ts';
 import * as explain from './serve-explain.ts';
 import { capacityText } from './capacity-chart.ts';
@@ -11,7 +12,7 @@ import './serve-summary.ts';
 import './timeline-chart.ts';
 
 /** Decode steps per batch size: the batch sweep's (one run per B) where there is one, else the main run's. */
-export function decodeByBatch(serve: Partial<ServeSection>): DecodeRoofline[] {
+export function decodeByBatch(serve: Pick<NonNullable<BenchResult['serve']>, 'run' | 'batch_sweep'>): DecodeRoofline[] {
   const byBatch = new Map<number, DecodeRoofline>();
   for (const d of serve.run?.decode_roofline ?? []) byBatch.set(d.batch, d);
   for (const p of serve.batch_sweep ?? []) if (p.decode) byBatch.set(p.batch, p.decode);

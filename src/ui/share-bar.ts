@@ -80,7 +80,7 @@ export class ShareBar extends LitElement {
 
   override render() {
     const r = this.result;
-    const hasRows = ((r?.latency as { rows?: unknown[] } | undefined)?.rows?.length ?? 0) > 0;
+    const hasRows = (r?.latency?.rows?.length ?? 0) > 0;
     return html`<div class="row">
         <button @click=${this.share} ?disabled=${!r}>Share link</button>
         <button class="secondary" ?disabled=${!r} @click=${() => downloadText(toJson(r!), `${this.stem()}.json`, 'application/json')}>Export JSON</button>

@@ -6,7 +6,6 @@ import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, predictDecode, type
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
 import { bytes, count, num } from './format.ts';
-import type { LatencyView } from './series.ts';
 import { shared } from './styles.ts';
 import './what-if-chart.ts';
 
@@ -45,11 +44,11 @@ export class WhatIfPanel extends LitElement {
   @state() private maxContext = 4096;
 
   private model(): ModelInfo | null {
-    return (this.result?.model as ModelInfo | undefined) ?? null;
+    return this.result?.model ?? null;
   }
 
   private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
-    const model = (result?.model as ModelInfo | undefined) ?? null;
+    const model = result?.model ?? null;
     const config = shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
     const { parameters, shape } = decodeShapeOf(config);
     const c = result?.ceilings;
@@ -60,7 +59,7 @@ export class WhatIfPanel extends LitElement {
     if (!changed.has('result')) return;
     const model = this.model();
     this.shapeId = model ? MEASURED : DEFAULT_SHAPE;
-    const depths = ((this.result?.latency as LatencyView | undefined)?.depth_curve ?? []).map((d) => d.depth);
+    const depths = (this.result?.latency?.depth_curve ?? []).map((d) => d.depth);
     this.maxContext = depths.length ? Math.max(64, Math.ceil((Math.max(...depths) * 2) / 64) * 64) : 4096;
     this.s = { ...this.scenarioFor(this.result, this.shapeId), context: Math.min(512, this.maxContext / 2) };
   }
@@ -89,7 +88,7 @@ export class WhatIfPanel extends LitElement {
     const s = this.s;
     const p = predictDecode(s);
     const switchAt = computeBoundBatch(s);
-    const latency = (this.result?.latency as LatencyView | undefined) ?? null;
+    const latency = this.result?.latency ?? null;
     const model = this.model();
     return html`<div class="explain muted">${explain.whatIf}</div>
       <div class="controls">

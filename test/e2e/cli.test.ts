@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import { fileSource } from '../../src/model/gguf/node-source.ts';
 import { openModel } from '../../src/model/open.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';

@@ -5,7 +5,7 @@ import type { LatencySection } from '../../src/measure/latency.ts';
 import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeFragment, toBase64Url } from '../../src/share/codec.ts';
 import { decodeReport, encodeReport } from '../../src/share/permalink.ts';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import { api, canvasHasInk, deepText, dropFile, pageAndBrowser, resultRows, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 async function deflateRaw(bytes: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {

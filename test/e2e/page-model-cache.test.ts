@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import type { BenchJob } from '../../src/jobs/job.ts';
 import { serveStatic, type Served, type StaticServer } from '../../cli/static-server.ts';
-import { api, deepText, launch, QUICK_ROOFS, ROOT, runAndWait, screenshot, waitForReady, watchErrors } from './browser.ts';
+import { api, deepText, launch, QUICK_ROOFS, ROOT, runAndWait, waitForReady, watchErrors } from './browser.ts';
 
 const MODELS = resolve(ROOT, '../shared/models');
 const STORIES = resolve(MODELS, 'stories260K.gguf');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeReport } from '../../src/share/permalink.ts';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import { api, canvasHasInk, deepText, dropFile, pageAndBrowser, resultRows, runAndWait, screenshot, TINY, waitForReady, watchCsp, watchErrors } from './browser.ts';
 
 const CHARTS = ['ts-ttft-chart', 'ts-depth-chart', 'ts-cdf-chart', 'ts-kernel-chart', 'ts-roofline-chart', 'ts-what-if-chart'];

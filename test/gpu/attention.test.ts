@@ -106,6 +106,30 @@ describe('attention', () => {
     });
   }
 
+  it('a sliding window limits every kernel to keys pos − window + 1 … pos', async () => {
+    await gpuCase(ctx, 'attention window', async (s) => {
+      const heads = { nHeads: 4, nKvHeads: 2, headDim: 64 };
+      const f = fixture(s, heads);
+      for (const window of [1, 5, 40]) {
+        const shape = { ...f.shape, window };
+        for (const rows of [...DECODE_STEPS, ...PREFILL_STEPS]) {
+          const R = rows.length;
+          const qData = randn(seeded(R + window), R * heads.nHeads * heads.headDim);
+          const expected = attentionRef(qData, f.kData, f.vData, rows, shape);
+          const choice = attentionShapes(ctx.caps, heads, R).decode;
+          for (const splits of [1, 3]) {
+            const actual = await run(s, f, rows, qData, (bufs) => attentionDecode(ctx, 'test.decode', bufs, R, shape, { ...choice, splits }));
+            expect(nmse(actual, expected), `decode window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
+          }
+          if (rows.every((r) => r.slot === rows[0].slot)) {
+            const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, R, shape, { wgSize: 32, rowTile: 2, keyBlock: 8 }));
+            expect(nmse(tiled, expected), `tiled window=${window} R=${R}`).toBeLessThan(TOLERANCE);
+          }
+        }
+      }
+    });
+  });
+
   it('costs what a step must read: each slot’s keys once, q, out and the row table', () => {
     const shape = { nHeads: 8, nKvHeads: 2, headDim: 64 };
     const decode = attentionCost(shape, [{ slot: 0, pos: 9 }, { slot: 1, pos: 19 }]);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
+import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { embedding } from '../../src/kernels/embedding.ts';
 import { destroyWeight, uploadWeight, WEIGHT_FORMATS, type WeightTensor } from '../../src/kernels/weights.ts';

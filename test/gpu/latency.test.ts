@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/jobs/job.ts';
 import type { LatencySection } from '../../src/measure/latency.ts';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { testGpu } from './context.ts';
 

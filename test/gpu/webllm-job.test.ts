@@ -11,7 +11,7 @@ import type { SideBySide } from '../../src/jobs/side-by-side.ts';
 import type { WebLLMSection } from '../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import type { ModelInfo } from '../../src/model/load.ts';
-import { validateResult } from '../../src/share/validate-sections.ts';
+import { validateResult } from '../../src/measure/validate.ts';
 import { adapterFor, loadWebLLM, type WebLLMEngine } from '../../src/webllm/adapter.ts';
 import type { WebLLMModel } from '../../src/webllm/catalog.ts';
 import { inBrowser, testGpu } from './context.ts';

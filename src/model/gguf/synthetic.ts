@@ -6,7 +6,7 @@
 import { TokenscopeError } from '../../errors.ts';
 import { mulberry32 } from '../../random.ts';
 import { encodeTensor } from '../quantize.ts';
-import { BIAS_ROLES, globalTensorSpecs, layerTensorSpecs, type ShapeConfig, type TensorRole } from '../tensors.ts';
+import { globalTensorSpecs, hasLayerRole, layerTensorSpecs, type LayerTensors, type ShapeConfig, type TensorRole } from '../tensors.ts';
 import { BYTE_TO_CHAR } from '../tokenizer/bpe.ts';
 import { TokenType } from '../tokenizer/types.ts';
 import { GGMLType, elementCount, meta, shapeProblem, type GGMLTypeName, type GGUFValue } from './types.ts';
@@ -67,7 +67,7 @@ export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGU
   if (!o.tiedEmbeddings) add('output', global.output);
   for (let l = 0; l < o.nLayers; l++) {
     for (const [role, spec] of Object.entries(layerTensorSpecs(config, l)) as [TensorRole, { name: string; dims: number[] }][]) {
-      if (arch === 'qwen2' || !BIAS_ROLES.has(role)) add(role, spec);
+      if (hasLayerRole({ qkvBias: arch === 'qwen2', qkNorm: false, postNorms: false }, role as keyof LayerTensors)) add(role, spec);
     }
   }
 
@@ -104,7 +104,7 @@ const FILE_TYPE: Record<GGMLTypeName, number> = { F32: 0, F16: 1, Q4_0: 2, Q8_0:
  * <unk>, <s>, </s>, the 256 byte tokens, then pieces in order of length: '▁', letters, then every
  * ('▁' | letter) followed by letters. Shorter pieces score higher, so they merge first.
  */
-function sentencePieceVocab(size: number): [string, GGUFValue][] {
+export function sentencePieceVocab(size: number): [string, GGUFValue][] {
   const fixed = ['<unk>', '<s>', '</s>', ...Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`)];
   if (size < fixed.length + 1) throw badInput(`a 'llama' vocabulary needs at least ${fixed.length + 1} tokens, not ${size}`);
   const pieces = piecesByLength(['\u2581'], size - fixed.length);
@@ -122,7 +122,7 @@ function sentencePieceVocab(size: number): [string, GGUFValue][] {
 }
 
 /** The 256 byte characters, then merged pieces ('Ġ' is a space), each made by one merge, and <|endoftext|> last. */
-function bytePairVocab(size: number, pre: string): [string, GGUFValue][] {
+export function bytePairVocab(size: number, pre: string): [string, GGUFValue][] {
   if (size < 257) throw badInput(`a 'gpt2' vocabulary needs at least 257 tokens, not ${size}`);
   const starters = ['\u0120'];
   const merged = piecesByLength(starters, size - 257 + starters.length + LETTERS.length).filter((p) => p.length > 1);

@@ -24,6 +24,7 @@ export interface ByteSink {
   write(bytes: Uint8Array): Promise<void> | void;
 }
 
+const utf8 = new TextEncoder();
 const MAX_NAME_BYTES = 63; // GGML_MAX_NAME - 1: llama.cpp refuses longer tensor names
 
 /** Writes a whole file to `sink`, asking `data` for each tensor's bytes in order. Returns the bytes written. */
@@ -98,7 +99,7 @@ function alignmentOf(metadata: GGUFMetadata): number {
 }
 
 function tensorSize(t: TensorSpec): number {
-  const nameBytes = new TextEncoder().encode(t.name).length;
+  const nameBytes = utf8.encode(t.name).length;
   if (nameBytes === 0 || nameBytes > MAX_NAME_BYTES) throw badInput(`tensor name '${t.name}' must be 1 to ${MAX_NAME_BYTES} bytes`);
   if (t.dims.length < 1 || t.dims.length > 4 || t.dims.some((d) => !Number.isSafeInteger(d) || d < 1)) {
     throw badInput(`tensor '${t.name}' has invalid dims [${t.dims.join(', ')}]`);
@@ -212,7 +213,7 @@ class ByteWriter {
   }
 
   string(s: string): void {
-    const b = new TextEncoder().encode(s);
+    const b = utf8.encode(s);
     this.u64(b.length);
     this.bytes(b);
   }

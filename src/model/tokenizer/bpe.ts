@@ -6,8 +6,8 @@
  */
 import { TokenscopeError } from '../../errors.ts';
 import { preTokenizer } from './pretokenize.ts';
-import { TokenType, type Tokenizer } from './types.ts';
-import { checkId, decodeAll, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
+import { TokenType, type EncodeOptions, type Tokenizer } from './types.ts';
+import { checkId, decodeAll, SpecialTokens, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
 
 /** GPT-2's bytes_to_unicode(): printable Latin-1 bytes map to themselves, the rest to U+0100 onwards. */
 export const BYTE_TO_CHAR: readonly string[] = (() => {
@@ -32,8 +32,7 @@ export class BytePairTokenizer implements Tokenizer {
   /** "left right" → merge rank. */
   private readonly ranks = new Map<string, number>();
   private readonly preTokenize: (text: string) => string[];
-  /** Control and user-defined tokens, longest first, matched before anything else. */
-  private readonly specials: RegExp | undefined;
+  private readonly specials: SpecialTokens;
   /** Llama 3 takes a word that is itself a token without merging (HF's `ignore_merges`). */
   private readonly ignoreMerges: boolean;
   private readonly pieces: Uint8Array[];
@@ -56,9 +55,7 @@ export class BytePairTokenizer implements Tokenizer {
       if (!this.ids.has(merged)) formatError(`merge #${rank} '${merge}' makes '${merged}', which is not in the vocabulary`);
       if (!this.ranks.has(merge)) this.ranks.set(merge, rank);
     });
-    const special = vocab.tokens.filter((t, id) => t !== '' && isSpecial(vocab.types[id]));
-    special.sort((a, b) => b.length - a.length);
-    this.specials = special.length ? new RegExp(special.map(escapeRegExp).join('|'), 'gu') : undefined;
+    this.specials = new SpecialTokens(vocab);
     this.pieces = vocab.tokens.map((text, id) => {
       if (vocab.types[id] === TokenType.CONTROL) return new Uint8Array(0);
       if (vocab.types[id] === TokenType.USER_DEFINED) return utf8Encoder.encode(text);
@@ -69,15 +66,12 @@ export class BytePairTokenizer implements Tokenizer {
     });
   }
 
-  encode(text: string, { bos = this.vocab.addBos }: { bos?: boolean } = {}): number[] {
+  encode(text: string, { bos = this.vocab.addBos, special = true }: EncodeOptions = {}): number[] {
     const ids = bos ? [this.bosId] : [];
-    let end = 0;
-    for (const m of this.specials ? text.matchAll(this.specials) : []) {
-      this.encodeOrdinary(text.slice(end, m.index), ids);
-      ids.push(this.ids.get(m[0])!);
-      end = m.index + m[0].length;
+    for (const fragment of this.specials.partition(text, special)) {
+      if (typeof fragment === 'number') ids.push(fragment);
+      else this.encodeOrdinary(fragment, ids);
     }
-    this.encodeOrdinary(text.slice(end), ids);
     return ids;
   }
 
@@ -127,14 +121,6 @@ export class BytePairTokenizer implements Tokenizer {
   decode(ids: readonly number[]): string {
     return decodeAll(this, ids);
   }
-}
-
-function isSpecial(type: number): boolean {
-  return type === TokenType.CONTROL || type === TokenType.USER_DEFINED;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function formatError(what: string): never {

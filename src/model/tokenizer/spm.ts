@@ -1,16 +1,16 @@
 /**
- * SentencePiece-style tokenizer (`tokenizer.ggml.model = "llama"`), encoding exactly as
- * llama2.c's `encode()`: a dummy-prefix space, one token per code point (UTF-8 byte tokens
- * `<0xXX>` when the code point is not in the vocabulary), then repeatedly merge the adjacent pair
- * whose concatenation is the vocabulary piece with the highest score (leftmost on ties).
- * `▁` (U+2581) stands for a space in the vocabulary.
+ * SentencePiece-style tokenizer (`tokenizer.ggml.model = "llama"`: Llama 2, Gemma), encoding as
+ * llama.cpp's llm_tokenizer_spm: special tokens are cut out first (vocab.ts), each remaining text
+ * gets a space in front when it starts the prompt or follows a special token (if the file's
+ * add_space_prefix says so; Gemma's does not), spaces become `▁` (U+2581), and the text is split
+ * into code points that are merged pairwise — always the adjacent pair whose concatenation is the
+ * vocabulary piece with the highest score (leftmost on ties). A code point no piece covers becomes
+ * its UTF-8 byte tokens `<0xXX>` (byte fallback).
  */
-import { TokenType, type Tokenizer } from './types.ts';
-import { checkId, decodeAll, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
+import { TokenType, type EncodeOptions, type Tokenizer } from './types.ts';
+import { checkId, decodeAll, SpecialTokens, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
 
 const SPACE = '\u2581';
-/** llama2.c starts its best score here, so pieces scored at or below it never merge. */
-const NO_MERGE = -1e10;
 const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
 
 export class SentencePieceTokenizer implements Tokenizer {
@@ -23,12 +23,14 @@ export class SentencePieceTokenizer implements Tokenizer {
   private readonly byteIds: number[];
   /** What each token decodes to. */
   private readonly pieces: Uint8Array[];
+  private readonly specials: SpecialTokens;
 
   constructor(private readonly vocab: Vocabulary) {
     this.vocabSize = vocab.tokens.length;
     this.bosId = vocab.bosId;
     this.eosId = vocab.eosId;
     this.ids = tokenIds(vocab.tokens);
+    this.specials = new SpecialTokens(vocab);
     const hex = (b: number) => b.toString(16).toUpperCase().padStart(2, '0');
     this.byteIds = Array.from({ length: 256 }, (_, b) => this.ids.get(`<0x${hex(b)}>`) ?? vocab.unkId ?? 0);
     this.pieces = vocab.tokens.map((text, id) => {
@@ -38,52 +40,64 @@ export class SentencePieceTokenizer implements Tokenizer {
     });
   }
 
-  encode(text: string, { bos = this.vocab.addBos }: { bos?: boolean } = {}): number[] {
-    const prefix = bos ? [this.bosId] : [];
-    if (text === '') return prefix;
-    const symbols: number[] = [];
-    for (const codePoint of SPACE + text.replaceAll(' ', SPACE)) {
-      const id = this.ids.get(codePoint);
-      if (id !== undefined) symbols.push(id);
-      else for (const b of utf8Encoder.encode(codePoint)) symbols.push(this.byteIds[b]);
+  encode(text: string, { bos = this.vocab.addBos, special = true }: EncodeOptions = {}): number[] {
+    const out = bos ? [this.bosId] : [];
+    let afterSpecial = true;
+    for (const fragment of this.specials.partition(text, special)) {
+      if (typeof fragment === 'number') {
+        out.push(fragment);
+        afterSpecial = true;
+        continue;
+      }
+      const prefixed = this.vocab.addSpacePrefix && afterSpecial ? ` ${fragment}` : fragment;
+      this.segment(prefixed.replaceAll(' ', SPACE), out);
+      afterSpecial = false;
     }
-    return [...prefix, ...this.merge(symbols)];
+    return out;
   }
 
   /**
-   * llama2.c rescans every pair after each merge; here each pair's merge is cached and only the
-   * two pairs next to a merge are recomputed, which picks the same pair in the same order.
+   * llama.cpp keeps a queue of candidate pairs; rescanning the pairs after each merge, with each
+   * pair's merge cached and only the two pairs next to a merge recomputed, picks the same pair in
+   * the same order.
    */
-  private merge(symbols: number[]): number[] {
-    const pairs = symbols.slice(0, -1).map((id, i) => this.pair(id, symbols[i + 1]));
+  private segment(text: string, out: number[]): void {
+    const symbols = [...text];
+    const pairs = symbols.slice(0, -1).map((sym, i) => this.pair(sym, symbols[i + 1]));
     for (;;) {
       let best = -1;
-      let bestScore = NO_MERGE;
+      let bestScore = -Infinity;
       for (let i = 0; i < pairs.length; i++) {
-        const p = pairs[i];
-        if (p && p.score > bestScore) {
+        const score = pairs[i];
+        if (score !== undefined && score > bestScore) {
           best = i;
-          bestScore = p.score;
+          bestScore = score;
         }
       }
-      if (best < 0) return symbols;
-      symbols.splice(best, 2, pairs[best]!.id);
+      if (best < 0) break;
+      symbols.splice(best, 2, symbols[best] + symbols[best + 1]);
       pairs.splice(best, 1);
       if (best > 0) pairs[best - 1] = this.pair(symbols[best - 1], symbols[best]);
       if (best < pairs.length) pairs[best] = this.pair(symbols[best], symbols[best + 1]);
     }
+    for (const sym of symbols) {
+      const id = this.ids.get(sym);
+      if (id !== undefined) out.push(id);
+      else for (const b of utf8Encoder.encode(sym)) out.push(this.byteIds[b]);
+    }
   }
 
-  private pair(left: number, right: number): { id: number; score: number } | undefined {
-    const id = this.ids.get(this.vocab.tokens[left] + this.vocab.tokens[right]);
-    return id === undefined ? undefined : { id, score: this.vocab.scores[id] };
+  /** The score of the piece two symbols make together, if the vocabulary has it. */
+  private pair(left: string, right: string): number | undefined {
+    const id = this.ids.get(left + right);
+    return id === undefined ? undefined : this.vocab.scores[id];
   }
 
   decodeToken(id: number, prevId?: number): Uint8Array {
     checkId(id, this.vocabSize);
     const piece = this.pieces[id];
-    // As llama2.c: after BOS, SentencePiece drops the dummy-prefix space.
-    return prevId === this.bosId && piece[0] === 0x20 ? piece.subarray(1) : piece;
+    // As llama2.c: after BOS, SentencePiece drops the dummy-prefix space it added.
+    return this.vocab.addSpacePrefix && prevId === this.bosId && piece[0] === 0x20 ? piece.subarray(1) : piece;
   }
 
   decode(ids: readonly number[]): string {

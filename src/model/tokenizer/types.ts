@@ -1,3 +1,8 @@
+export interface EncodeOptions {
+  bos?: boolean;
+  special?: boolean;
+}
+
 /** The one tokenizer interface both vocabularies implement. */
 export interface Tokenizer {
   /** `tokenizer.ggml.model`: SentencePiece-style ('llama') or byte-level BPE ('gpt2'). */
@@ -5,8 +10,12 @@ export interface Tokenizer {
   readonly vocabSize: number;
   readonly bosId: number;
   readonly eosId: number;
-  /** Token ids for `text`; `bos` defaults to the file's `tokenizer.ggml.add_bos_token` (SentencePiece: true). */
-  encode(text: string, options?: { bos?: boolean }): number[];
+  /**
+   * Token ids for `text`; `bos` defaults to the file's `tokenizer.ggml.add_bos_token` (SentencePiece:
+   * true). `special` (default true) reads control-token text such as `<|im_start|>` as that token,
+   * as llama.cpp does for prompts; false tokenizes it as plain text.
+   */
+  encode(text: string, options?: EncodeOptions): number[];
   /** The text of a whole sequence; control tokens (BOS, EOS, …) render as nothing. */
   decode(ids: readonly number[]): string;
   /**

@@ -18,6 +18,8 @@ export interface Vocabulary {
   eosId: number;
   unkId: number | undefined;
   addBos: boolean;
+  /** SentencePiece: a space in front of text that starts the prompt or follows a special token (`tokenizer.ggml.add_space_prefix`, default true). */
+  addSpacePrefix: boolean;
 }
 
 /** SentencePiece vocabularies fix BOS = 1 and EOS = 2 unless told otherwise; byte-level BPE ones must say. */
@@ -54,15 +56,14 @@ export function readVocabulary(meta: GGUFMetadata): Vocabulary {
     ...specialTokenIds(meta, tokens.length),
     unkId: unkId !== undefined && unkId < tokens.length ? unkId : undefined,
     addBos: metaBool(meta, 'tokenizer.ggml.add_bos_token') ?? model === 'llama',
+    addSpacePrefix: metaBool(meta, 'tokenizer.ggml.add_space_prefix') ?? model === 'llama',
   };
 }
 
-/** Token text → id; the first id wins when a text repeats. */
+/** Token text → id; the last id wins when a text repeats, as in llama.cpp's token_to_id. */
 export function tokenIds(tokens: readonly string[]): Map<string, number> {
   const ids = new Map<string, number>();
-  tokens.forEach((t, id) => {
-    if (!ids.has(t)) ids.set(t, id);
-  });
+  tokens.forEach((t, id) => ids.set(t, id));
   return ids;
 }
 
@@ -78,4 +79,48 @@ export const utf8Encoder = new TextEncoder();
 /** Joins the bytes of every token, then decodes once, so characters split across byte tokens come out whole. */
 export function decodeAll(tokenizer: Tokenizer, ids: readonly number[]): string {
   return new TextDecoder().decode(concatBytes(ids.map((id, i) => tokenizer.decodeToken(id, i > 0 ? ids[i - 1] : undefined))));
+}
+
+/** Text still to be tokenized, or the id of a special token found whole. */
+export type Fragment = string | number;
+
+/**
+ * Cuts text at special tokens as llama.cpp's tokenizer_st_partition does: control, unknown and
+ * user-defined tokens, longest text first, each splitting every remaining text fragment at all
+ * its occurrences. Without `parseSpecial` (a prompt's literal text) control and unknown tokens are
+ * left as text, but user-defined ones are still cut out.
+ */
+export class SpecialTokens {
+  /** [text, id, always (user-defined)], longest text first. */
+  private readonly tokens: [string, number, boolean][];
+
+  constructor(vocab: Pick<Vocabulary, 'tokens' | 'types'>) {
+    const special = new Set<number>([TokenType.CONTROL, TokenType.USER_DEFINED, TokenType.UNKNOWN]);
+    this.tokens = [];
+    vocab.tokens.forEach((text, id) => {
+      if (text !== '' && special.has(vocab.types[id])) this.tokens.push([text, id, vocab.types[id] === TokenType.USER_DEFINED]);
+    });
+    this.tokens.sort((a, b) => utf8Encoder.encode(b[0]).length - utf8Encoder.encode(a[0]).length);
+  }
+
+  partition(text: string, parseSpecial: boolean): Fragment[] {
+    let fragments: Fragment[] = text === '' ? [] : [text];
+    for (const [token, id, always] of this.tokens) {
+      if (!always && !parseSpecial) continue;
+      if (!fragments.some((f) => typeof f === 'string' && f.includes(token))) continue;
+      fragments = fragments.flatMap((f) => {
+        if (typeof f !== 'string') return [f];
+        const out: Fragment[] = [];
+        let start = 0;
+        for (let at = f.indexOf(token); at >= 0; at = f.indexOf(token, start)) {
+          if (at > start) out.push(f.slice(start, at));
+          out.push(id);
+          start = at + token.length;
+        }
+        if (start < f.length) out.push(f.slice(start));
+        return out;
+      });
+    }
+    return fragments;
+  }
 }

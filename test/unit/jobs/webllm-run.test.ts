@@ -14,7 +14,7 @@ import { newResult } from '../../../src/measure/schema.ts';
 import { sideBySide } from '../../../src/jobs/side-by-side.ts';
 import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../../src/gpu/device.ts';
-import { validateResult } from '../../../src/share/validate-sections.ts';
+import { validateResult } from '../../../src/measure/validate.ts';
 import { adapterFor, loadWebLLM, type LoadOptions, type WebLLMEngine } from '../../../src/webllm/adapter.ts';
 import type { WebLLMModel } from '../../../src/webllm/catalog.ts';
 import { describeDifferences } from '../../../src/webllm/differences.ts';
@@ -271,7 +271,7 @@ describe('the webllm and side_by_side sections', () => {
     ['an unknown flagged metric', (r) => (r.webllm.comparisons[0].flagged = ['bogus' as 'ttft_ms']), /webllm\.comparisons\[0\]\.flagged\[0\]/],
     ['a request of another engine', (r) => ((r.webllm.requests[0] as { engine: string }).engine = 'tokenscope'), /webllm\.requests\[0\]\.engine/],
     ['a negative ratio', (r) => ((r.side_by_side as { rows: { ratio: { tpot_ms: number } }[] }).rows[0].ratio.tpot_ms = -1), /side_by_side\.rows\[0\]\.ratio\.tpot_ms/],
-    ['a null cost field in our own rows', (r) => ((r.latency as { rows: { prefill_flops: null }[] }).rows[0].prefill_flops = null), /latency\.rows\[0\]\.prefill_flops/],
+    ['a null cost field in our own rows', (r) => ((r.latency as unknown as { rows: { prefill_flops: null }[] }).rows[0].prefill_flops = null), /latency\.rows\[0\]\.prefill_flops/],
   ])('reject %s', async (_label, spoil, path) => {
     const r = await result();
     spoil(r);

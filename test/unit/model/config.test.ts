@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { readModelConfig } from '../../../src/model/config.ts';
+import { llama3RopeFactors, readModelConfig } from '../../../src/model/config.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, testModelParts, type TestModelOptions } from '../../../src/model/gguf/synthetic.ts';
 import { GGMLType, meta, type GGUFValue } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { openModel } from '../../../src/model/open.ts';
+import { ropeInvFreq, slidingWindow } from '../../../src/model/variants.ts';
 
 const QWEN: TestModelOptions = { architecture: 'qwen2', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 300, tiedEmbeddings: true };
 
@@ -21,7 +22,8 @@ describe('model config', () => {
     expect(config).toEqual({
       architecture: 'qwen2', name: 'synthetic-qwen2-64x2', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2,
       headDim: 16, vocabSize: 300, contextLength: 256, ropeTheta: 10000, ropeDim: 16, ropeStyle: 'neox',
-      rmsEps: Math.fround(1e-6), qkvBias: true, tiedEmbeddings: true, bosId: 299, eosId: 299,
+      rmsEps: Math.fround(1e-6), qkvBias: true, tiedEmbeddings: true, bosId: 299, eosId: 299, ropeFreqFactors: [], ropeFreqScale: 1, ropeThetaSliding: 10000, qkNorm: false, embedScale: 1, activation: 'silu',
+      postNorms: false, slidingWindow: 0, slidingPattern: 0,
     });
   });
 
@@ -77,5 +79,28 @@ describe('model tensors', () => {
     const a = buildTestModel(QWEN);
     expect(Buffer.from(buildTestModel(QWEN)).equals(Buffer.from(a))).toBe(true);
     expect(Buffer.from(buildTestModel({ ...QWEN, seed: 2 })).equals(Buffer.from(a))).toBe(false);
+  });
+});
+
+describe('architecture variants', () => {
+  it("Llama 3.2's rope_freqs: short wavelengths kept, long ones slowed 32×, blended between (as the converter computes them)", () => {
+    const f = llama3RopeFactors({ ropeTheta: 500000, ropeDim: 64, factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalContext: 8192 });
+    expect(f).toHaveLength(32);
+    expect([f[0], f[31]]).toEqual([1, 32]);
+    // wavelength 2π·θ^(2i/64) crosses 8192/4 = 2048 and 8192 between pairs 13 and 18: only those blend.
+    const blended = [...f].flatMap((v, i) => (v > 1 && v < 32 ? [i] : []));
+    expect(blended.length).toBeGreaterThan(0);
+    expect(blended.every((i) => i > 10 && i < 20)).toBe(true);
+    expect([...f].every((v, i) => i === 0 || v >= f[i - 1])).toBe(true);
+  });
+
+  it('ropeInvFreq divides by the factors; Gemma 3 layers slide five in six with their own RoPE base', () => {
+    const gemma = { ropeDim: 4, ropeTheta: 1e6, ropeThetaSliding: 1e4, ropeFreqScale: 1, ropeFreqFactors: [], slidingWindow: 512, slidingPattern: 6 };
+    expect([0, 1, 4, 5, 6, 11].map((l) => slidingWindow(gemma, l))).toEqual([512, 512, 512, 0, 512, 0]);
+    const close = (a: Float32Array, b: number[]) => expect([...a].map((v, i) => v / b[i])).toEqual(b.map(() => expect.closeTo(1, 6)));
+    close(ropeInvFreq(gemma, 0), [1, 1e-2]);
+    close(ropeInvFreq(gemma, 5), [1, 1e-3]);
+    const llama = { ...gemma, slidingWindow: 0, slidingPattern: 0, ropeFreqFactors: [1, 8], ropeFreqScale: 0.5 };
+    close(ropeInvFreq(llama, 3), [0.5, (0.5 * 1e-3) / 8]);
   });
 });

@@ -31,7 +31,8 @@ describe.skipIf(!STORIES_GGUF)(storiesTitle('stories260K.gguf'), () => {
     expect(readModelConfig(gguf)).toEqual({
       architecture: 'llama', name: 'llama', dim: 64, hiddenDim: 172, nLayers: 5, nHeads: 8, nKvHeads: 4, headDim: 8,
       vocabSize: 512, contextLength: 2048, ropeTheta: 10000, ropeDim: 8, ropeStyle: 'adjacent', rmsEps: Math.fround(1e-5),
-      qkvBias: false, tiedEmbeddings: false, bosId: 1, eosId: 2,
+      qkvBias: false, tiedEmbeddings: false, bosId: 1, eosId: 2, ropeFreqFactors: [], ropeFreqScale: 1, ropeThetaSliding: 10000, qkNorm: false, embedScale: 1, activation: 'silu',
+      postNorms: false, slidingWindow: 0, slidingPattern: 0,
     });
   });
 

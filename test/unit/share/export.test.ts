@@ -80,7 +80,7 @@ describe('toJson and parseImportedJson', () => {
   it('round-trip the full result, every raw sample included', () => {
     const r = largeResult();
     const text = toJson(r);
-    expect(text).toMatch(/^\{\n  "schema_version": 1,\n/);
+    expect(text).toMatch(/^\{\n {2}"schema_version": 1,\n/);
     expect(text.endsWith('}\n')).toBe(true);
     expect(parseImportedJson(text)).toEqual(r);
     expect(latencyOf(parseImportedJson(text)).requests[0].token_ms).toHaveLength(128);

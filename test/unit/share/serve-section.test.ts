@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { verdict } from '../../../src/measure/roofline.ts';
 import { compareResults } from '../../../src/share/compare.ts';
-import { validateServe } from '../../../src/share/validate-sections.ts';
+import { serveSchema } from '../../../src/measure/sections/serve.ts';
+
+const validateServe = (v: unknown, path: string) => serveSchema.check(v, path);
 import { serveResult } from '../../../src/serve/metrics.ts';
 import type { ServeSection } from '../../../src/serve/run.ts';
 import { smallResult } from './fixtures.ts';

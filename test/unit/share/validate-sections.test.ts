@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { validateLatency, validateResult, validateServe } from '../../../src/share/validate-sections.ts';
+import { validateResult } from '../../../src/measure/validate.ts';
+import { latencySchema } from '../../../src/measure/sections/latency.ts';
+import { serveSchema } from '../../../src/measure/sections/serve.ts';
+
+const validateLatency = (v: unknown, path: string) => latencySchema.check(v, path);
+const validateServe = (v: unknown, path: string) => serveSchema.check(v, path);
 import { largeResult, smallResult } from './fixtures.ts';
 
 type Doc = Record<string, any>;

@@ -1,0 +1,139 @@
+// RoPE and the KV-cache store in one pass over a step's fused Q|K|V output (R, nHeads + 2·nKvHeads
+// heads of headDim). Workgroup (head hh, row group) walks rows r = wid.y, wid.y + nwg.y, …:
+//  - q heads (hh < nHeads): rotated into q (R, nHeads·headDim) for attention;
+//  - k heads: rotated into kCache at the row's (slot, pos); v heads: copied into vCache there.
+// With HEAD_NORM, q and k heads are first RMS-normalised over headDim with their weights (qNorm,
+// kNorm: Qwen3 and Gemma 3 Q/K norm), a tree reduction in workgroup memory.
+// Pair i of a head is (x[2i], x[2i+1]) for NEOX = false (llama.cpp NORM, llama2.c) or (x[i],
+// x[i + ropeDim/2]) for NEOX = true (Qwen2); dims ≥ ropeDim pass through. angle = f32(pos) ·
+// invFreq[i] is one correctly rounded f32 multiply, so it equals the CPU's Math.fround(pos · f)
+// bit for bit; the table comes from the host (ropeInvFreq in src/model/rope.ts), so RoPE scaling
+// and per-layer bases never touch this shader. Built-in cos/sin are only specified to 2^-11 inside
+// [−π, π] and not at all beyond (angles reach thousands of radians), so cosSin reduces the angle
+// by π/2 itself and evaluates cephes' minimax polynomials: ~1e-7 absolute for |angle| < 10^5.
+// Rows outside the cache (slot ≥ slots or pos ≥ maxSeq) store no K/V.
+
+struct Params {
+  R: u32,
+  nHeads: u32,
+  nKvHeads: u32,
+  headDim: u32,
+  half: u32,       // ropeDim / 2
+  maxSeq: u32,
+  slots: u32,
+  eps: f32,        // HEAD_NORM epsilon
+}
+
+@group(0) @binding(0) var<storage, read> qkv: array<f32>;              // (R, (nHeads + 2·nKvHeads)·headDim)
+@group(0) @binding(1) var<storage, read> rows: array<vec2<u32>>;       // (R): (slot, pos)
+@group(0) @binding(2) var<storage, read> invFreq: array<f32>;          // (ropeDim/2)
+@group(0) @binding(3) var<storage, read> qNorm: array<f32>;            // (headDim); read only when HEAD_NORM
+@group(0) @binding(4) var<storage, read> kNorm: array<f32>;            // (headDim); read only when HEAD_NORM
+@group(0) @binding(5) var<storage, read_write> q: array<f32>;          // (R, nHeads·headDim)
+@group(0) @binding(6) var<storage, read_write> kCache: array<f32>;     // (slots, maxSeq, nKvHeads·headDim)
+@group(0) @binding(7) var<storage, read_write> vCache: array<f32>;     // (slots, maxSeq, nKvHeads·headDim)
+@group(0) @binding(8) var<uniform> params: Params;
+
+override WG_SIZE: u32 = 64;      // a power of two
+override NEOX: bool = false;
+override HEAD_NORM: bool = false;
+
+var<workgroup> partial: array<f32, WG_SIZE>;
+
+// π/2 in three parts (cephes sinf); k · PIO2_1 is exact for k < 2^16.
+const PIO2_1 = 1.5703125;
+const PIO2_2 = 4.837512969970703125e-4;
+const PIO2_3 = 7.54978995489188216e-8;
+const TWO_OVER_PI = 0.6366197723675814;
+
+// (cos(a), sin(a)) for a ≥ 0.
+fn cosSin(a: f32) -> vec2<f32> {
+  let k = round(a * TWO_OVER_PI);
+  let r = ((a - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;   // |r| ≤ π/4
+  let z = r * r;
+  let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4));
+  let c = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5));
+  switch (u32(k) & 3u) {
+    case 0u: { return vec2<f32>(c, s); }
+    case 1u: { return vec2<f32>(-s, c); }
+    case 2u: { return vec2<f32>(-c, -s); }
+    default: { return vec2<f32>(s, -c); }
+  }
+}
+
+// Head value d of the source head at `src`, normalised (HEAD_NORM) with `scale` and the weights.
+fn headValue(src: u32, d: u32, isQ: bool, scale: f32) -> f32 {
+  var x = qkv[src + d];
+  if (HEAD_NORM) { x *= scale * select(kNorm[d], qNorm[d], isQ); }
+  return x;
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let hh = wid.x;
+  let D = params.headDim;
+  let kvDim = params.nKvHeads * D;
+  let stride = params.nHeads * D + 2u * kvDim;
+  let isQ = hh < params.nHeads;
+  let isV = hh >= params.nHeads + params.nKvHeads;
+  for (var r = wid.y; r < params.R; r += nwg.y) {
+    let src = r * stride + hh * D;
+    let slot = rows[r].x;
+    let pos = rows[r].y;
+    let cached = slot < params.slots && pos < params.maxSeq;
+    let cacheRow = (slot * params.maxSeq + pos) * kvDim;
+    if (isV) {
+      if (cached) {
+        let dst = cacheRow + (hh - params.nHeads - params.nKvHeads) * D;
+        for (var d = lid; d < D; d += WG_SIZE) { vCache[dst + d] = qkv[src + d]; }
+      }
+      continue;
+    }
+    var scale = 1.0;
+    if (HEAD_NORM) {
+      var sum = 0.0;
+      for (var d = lid; d < D; d += WG_SIZE) {
+        let x = qkv[src + d];
+        sum += x * x;
+      }
+      partial[lid] = sum;
+      for (var s = WG_SIZE / 2u; s > 0u; s >>= 1u) {
+        workgroupBarrier();
+        if (lid < s) { partial[lid] += partial[lid + s]; }
+      }
+      workgroupBarrier();
+      scale = inverseSqrt(partial[0] / f32(D) + params.eps);
+      workgroupBarrier();   // partial is rewritten for the next row
+    }
+    var dst = r * params.nHeads * D + hh * D;
+    if (!isQ) { dst = cacheRow + (hh - params.nHeads) * D; }
+    if (isQ || cached) {
+      for (var i = lid; i < params.half; i += WG_SIZE) {
+        var a = 2u * i;
+        var b = a + 1u;
+        if (NEOX) {
+          a = i;
+          b = i + params.half;
+        }
+        let cs = cosSin(f32(pos) * invFreq[i]);
+        let x0 = headValue(src, a, isQ, scale);
+        let x1 = headValue(src, b, isQ, scale);
+        let y0 = x0 * cs.x - x1 * cs.y;
+        let y1 = x0 * cs.y + x1 * cs.x;
+        if (isQ) {
+          q[dst + a] = y0;
+          q[dst + b] = y1;
+        } else {
+          kCache[dst + a] = y0;
+          kCache[dst + b] = y1;
+        }
+      }
+      for (var d = 2u * params.half + lid; d < D; d += WG_SIZE) {
+        let y = headValue(src, d, isQ, scale);
+        if (isQ) { q[dst + d] = y; } else { kCache[dst + d] = y; }
+      }
+    }
+  }
+}

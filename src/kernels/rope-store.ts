@@ -1,0 +1,71 @@
+/**
+ * RoPE and the KV-cache store fused (shaders/rope_store.wgsl): from a step's Q|K|V output,
+ * rotated q into the attention's input and rotated k and v into the cache at each row's
+ * (slot, pos), with an optional per-head RMSNorm of q and k before rotating (Qwen3, Gemma 3).
+ */
+import { uniformBufferWith } from '../gpu/buffers.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
+import { ROW_BYTES } from './rows.ts';
+import { ropeStoreShape } from './select.ts';
+import { SHADERS } from './shaders.ts';
+
+/** The model-config fields RoPE reads (a ModelConfig satisfies it). */
+export interface RopeConfig {
+  headDim: number;
+  /** ≤ headDim, even: only the first ropeDim dims of each head rotate. */
+  ropeDim: number;
+  /** 'adjacent': pairs (x[2i], x[2i+1]) (llama.cpp NORM, llama2.c); 'neox': pairs (x[i], x[i+ropeDim/2]) (Qwen2). */
+  ropeStyle: 'adjacent' | 'neox';
+}
+
+export interface RopeStoreShape extends RopeConfig {
+  nHeads: number;
+  nKvHeads: number;
+  slots: number;
+  maxSeq: number;
+}
+
+export interface RopeStoreBuffers {
+  qkv: GPUBuffer;      // (R, (nHeads + 2·nKvHeads)·headDim): a Q|K|V linear's output
+  rows: GPUBuffer;     // (R): (slot, pos)
+  invFreq: GPUBuffer;  // (ropeDim/2) f32, from ropeInvFreq
+  q: GPUBuffer;        // (R, nHeads·headDim): rotated queries out
+  kCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim)
+  vCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim)
+  /** Per-head RMSNorm of q and k before RoPE: (headDim) f32 weights each, and eps. */
+  headNorm?: { q: GPUBuffer; k: GPUBuffer; eps: number };
+}
+
+/**
+ * Per rotated pair 6 FLOPs (+ 4 per value normalised); bytes: Q|K|V read once, q and the K/V rows
+ * written once, the row table and the frequencies (and norm weights) read.
+ */
+export function ropeStoreCost(R: number, s: Pick<RopeStoreShape, 'nHeads' | 'nKvHeads' | 'headDim' | 'ropeDim'>, headNorm = false): Cost {
+  const values = R * (s.nHeads + 2 * s.nKvHeads) * s.headDim;
+  const rotated = R * (s.nHeads + s.nKvHeads);
+  return {
+    flops: rotated * (3 * s.ropeDim + (headNorm ? 4 * s.headDim : 0)),
+    bytes: 2 * 4 * values + R * ROW_BYTES + 2 * s.ropeDim + (headNorm ? 8 * s.headDim : 0),
+  };
+}
+
+export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R: number, s: RopeStoreShape): Promise<Dispatch> {
+  if (s.ropeDim % 2 !== 0 || s.ropeDim > s.headDim || s.ropeDim <= 0) {
+    throw new RangeError(`${owner}: ropeDim ${s.ropeDim} must be even and in (0, headDim ${s.headDim}]`);
+  }
+  const shape = ropeStoreShape(ctx.caps, s.headDim, R);
+  const data = new DataView(new ArrayBuffer(32));
+  [R, s.nHeads, s.nKvHeads, s.headDim, s.ropeDim / 2, s.maxSeq, s.slots].forEach((v, i) => data.setUint32(4 * i, v, true));
+  data.setFloat32(28, b.headNorm?.eps ?? 0, true);
+  const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
+  const constants = { WG_SIZE: shape.wgSize, NEOX: s.ropeStyle === 'neox' ? 1 : 0, HEAD_NORM: b.headNorm ? 1 : 0 };
+  return makeDispatch(ctx, { name: 'rope_store', code: SHADERS.rope_store, constants }, {
+    owner,
+    kind: 'rope',
+    bindings: [b.qkv, b.rows, b.invFreq, b.headNorm?.q ?? b.invFreq, b.headNorm?.k ?? b.invFreq, b.q, b.kCache, b.vCache, params],
+    workgroups: [s.nHeads + 2 * s.nKvHeads, shape.rowGroups, 1],
+    cost: ropeStoreCost(R, s, b.headNorm !== undefined),
+    owned: [params],
+  });
+}

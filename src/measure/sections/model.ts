@@ -1,0 +1,79 @@
+/** The `model` and `cold_start` sections (written by model/load.ts, whose interfaces must agree). */
+import type { ColdStart, ModelInfo } from '../../model/load.ts';
+import type { ModelConfig } from '../../model/config.ts';
+import { bool, int, num, object, oneOf, optional, record, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
+import { bytes, MAX_NAME, ms, tokenId } from './units.ts';
+
+const name = () => str(MAX_NAME);
+const dimension = () => int(0, 1 << 20);
+/**
+ * Free text typed as the config's union: architectures and RoPE styles grow with the model layer,
+ * an older report may name one this build lacks, and the page shows the name as text.
+ */
+const textAs = <K extends keyof ModelConfig>() => name() as Schema<string> as Schema<ModelConfig[K]>;
+
+export const modelSchema = object({
+  id: name(),
+  name: name(),
+  architecture: name(),
+  parameters: num(0, 1e14),
+  weight_bytes: bytes().describe('Bytes of the weight matrices as the kernels read them (quantized data + scales).'),
+  quantization: name(),
+  synthetic: bool(),
+  label: name().describe('"synthetic weights — speed only" or "real weights".'),
+  config: object({
+    architecture: textAs<'architecture'>(),
+    name: name(),
+    dim: dimension(),
+    hiddenDim: dimension(),
+    nLayers: int(0, 10_000),
+    nHeads: int(0, 10_000),
+    nKvHeads: int(0, 10_000),
+    headDim: dimension(),
+    vocabSize: int(0, 1e8),
+    contextLength: int(0, 1e9),
+    ropeTheta: num(0, 1e12),
+    ropeDim: dimension(),
+    ropeStyle: textAs<'ropeStyle'>(),
+    rmsEps: num(0, 1),
+    qkvBias: bool(),
+    tiedEmbeddings: bool(),
+    bosId: tokenId(),
+    eosId: tokenId(),
+  }),
+});
+export type ModelSection = Infer<typeof modelSchema>;
+
+export const coldStartSchema = object({
+  parse_ms: ms().describe('Parsing the file header (0 for presets).'),
+  upload_ms: ms().describe('Reading, converting and uploading (or generating) the weights.'),
+  compile_ms: ms().describe('Building the pipelines and bind groups of the common step shapes.'),
+  autotune_ms: optional(ms().describe('Timing the candidate shapes of the linear layers (0 when skipped).')),
+});
+export type ColdStartSection = Infer<typeof coldStartSchema>;
+
+/** `kernel_shapes` (KernelShapes in model/load.ts): the linear shapes a run used, by problem. */
+export const kernelShapesSchema = object({
+  source: oneOf(['autotuned', 'static'] as const).describe('autotuned (timed at load or read from the cache) or static (select.ts).'),
+  linear: record(
+    object({
+      kernel: oneOf(['matvec', 'matmul', 'rows'] as const),
+      subgroups: optional(bool()),
+      wide: optional(bool()),
+      f16: optional(bool()),
+      lanes: optional(int(1, 1024)),
+      rowBlock: optional(int(1, 64)),
+      rowsPerWorkgroup: optional(int(1, 1 << 16)),
+      tokens: optional(int(1, 64)),
+      tileM: optional(int(1, 1024)),
+      tileN: optional(int(1, 1024)),
+    }),
+    { maxKeys: 256 },
+  ).describe('linearProblemKey → shape.'),
+  note: optional(str(2000)),
+});
+
+const modelAgrees: Agrees<ModelSection, ModelInfo> = true;
+const configAgrees: Agrees<ModelSection['config'], ModelInfo['config']> = true;
+const coldAgrees: Agrees<ColdStartSection, ColdStart> = true;
+void [modelAgrees, configAgrees, coldAgrees];

@@ -1,0 +1,22 @@
+/** Strings whose tokenization goes wrong first: digits, whitespace runs, newlines, emoji, CJK, code, special-token text. */
+export const TRICKY_STRINGS: readonly string[] = [
+  'Hello world',
+  ' Hello  world ',
+  '1234567890 3.14159 1,000,000 -42 007',
+  'a  b   c    d     e',
+  '   leading and trailing   ',
+  'line1\nline2\n\n\nline3\r\nline4\r\n\r\n',
+  '\tindented\t\ttabs \t mixed',
+  'Emoji 👋🏽 🎉🇺🇸 👨‍👩‍👧 ✨',
+  '你好，世界。日本語のテキストと한국어',
+  'Привет мир! Ελληνικά. naïve café Ñandú',
+  'function f(x) {\n  return x ** 2; // square\n}\n\nif (a && b || !c) { arr[i++] = "s"; }',
+  "I'm, you're, they'll, we'd, it's, DON'T, Y'ALL'D've",
+  'e\u0301 vs é, ∑∫√∞≠, a\u00a0b\u2009c',
+  '<|begin_of_text|>hi<|eot_id|> <|im_start|>user\nhi<|im_end|> <start_of_turn>user\nhi<end_of_turn> <bos><eos>',
+  '<think>reason</think> <tool_call>{"a":1}</tool_call>',
+  'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+  '\n',
+  ' ',
+  '!!!???...,,,',
+];

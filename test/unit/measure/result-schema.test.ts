@@ -1,0 +1,136 @@
+/**
+ * The result's declarations, through the public entry point (validateResult, and the link decoder):
+ * each section's mutated fixtures — wrong types, out-of-range numbers, missing fields — are refused
+ * with the field named; the committed JSON Schema is the generated one.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { RESULT_SCHEMA_PATH, resultSchemaText } from '../../../cli/result-schema.ts';
+import { verdict } from '../../../src/measure/roofline.ts';
+import { RESULT_SECTIONS, type BenchResult } from '../../../src/measure/schema.ts';
+import type { Agrees } from '../../../src/measure/schema-kit.ts';
+import { validateResult } from '../../../src/measure/validate.ts';
+import { serveResult } from '../../../src/serve/metrics.ts';
+import { decodeReport, encodeReport } from '../../../src/share/permalink.ts';
+import { largeResult } from '../share/fixtures.ts';
+
+type Doc = Record<string, any>;
+
+const compared = () => ({ ttft_ms: 40, tpot_ms: 5, prefill_tokens_per_s: 400, decode_tokens_per_s: 200 });
+
+/** A result with every section the renderers read. */
+function fullResult(): Doc {
+  const r: Doc = largeResult();
+  const timings = [0, 10].map((tSend) => ({ promptTokens: 16, tSend, tTokens: [tSend + 50, tSend + 60, tSend + 70] }));
+  const v = verdict({ flops: 1e6, bytes: 1e6, ms: 5 }, { computeFlopsPerS: 1e9, bandwidthBytesPerS: 1e9 });
+  const decode = { batch: 2, step_ms: 5, steps: 3, flops: 1e6, bytes: 1e6, intensity: 1, verdict: v };
+  r.generation = { prompt_token_ids: [1, 2], token_ids: [3, 4], text: 'Once', note: 'n' };
+  r.llama_bench = [{ model: 'm', sizeBytes: 1e6, params: 1e6, backend: 'WebGPU', ngl: -1, test: 'pp512', meanTokensPerS: 100, stdTokensPerS: 1, samples: [99, 101] }];
+  r.serve = {
+    settings: { requests: 2, rate: 10, burstiness: 1, prompt: { kind: 'fixed', tokens: 16 }, output: { kind: 'lognormal', median: 3, sigma: 0.5, max: 8 }, max_batch: 2, max_tokens_per_step: 32, chunk: null, slo: { ttft: 100 }, seed: 1 },
+    run: {
+      result: JSON.parse(JSON.stringify(serveResult(timings, 1, { ttft: 100 }))),
+      slo_attainment: 1,
+      error_rate: 0,
+      timeline: [{ id: 0, prompt_tokens: 16, output_tokens: 3, arrival_ms: 0, admit_ms: 0, first_token_ms: 50, finish_ms: 70, error: null }],
+      steps: [{ start_ms: 0, end_ms: 5, decode: 2, prefill_tokens: 0, running: 2, waiting: 0 }],
+      decode_roofline: [decode],
+    },
+    cost: { dollarsPer1kOutputTokens: 0.01, dollarsPer1kTotalTokens: 0.005 },
+    batch_sweep: [{ batch: 2, output_throughput: 9, request_throughput: 3, median_ttft_ms: 50, p99_ttft_ms: 50, median_tpot_ms: 10, p99_tpot_ms: 10, decode }],
+    rate_sweep: { rate: 2, status: 'found', lo: 2, hi: 3, probes: [{ rate: 2, attainment: 1 }], target: 0.9 },
+  };
+  const row = { ...r.latency.rows[0] };
+  r.webllm = {
+    model: { id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC', family: 'Qwen2.5-0.5B', quantization: 'q4f32_1', vramMB: 900 },
+    settings: { prompt_lengths: [16], output_tokens: 8, reps: 1, warmup: 0, cooldown_ms: 0, seed: 1, vocab_size: 151936, bos_id: 1 },
+    cost_source: null,
+    requests: [{ ...r.latency.requests[0], engine: 'webllm', model_id: 'x', path: 'tokens', chunks: 8 }],
+    rows: [{ ...row, prefill_flops: null, decode_bytes_per_token: null }],
+    verdicts: [],
+    comparisons: [{ prompt_tokens: 16, rep: 0, ours: compared(), webllm: compared(), disagreement: { ttft_ms: 0.02 }, flagged: [] }],
+    flagged_count: 0,
+  };
+  r.side_by_side = {
+    tokenscope_model: 'a',
+    webllm_model: 'b',
+    rows: [{ prompt_tokens: 16, tokenscope: compared(), webllm: compared(), ratio: { ttft_ms: 1, tpot_ms: 1, prefill_tokens_per_s: 1, decode_tokens_per_s: null } }],
+    differences: ['d'],
+    points: [{ engine: 'webllm', prompt_tokens: 16, phase: 'decode', intensity: 1, gflops: 1, gbps: 1, estimate: true }],
+  };
+  return r;
+}
+
+const HUGE = 1.5e308;
+
+describe('the result declarations', () => {
+  it('accept a result with every section', () => {
+    const r = fullResult();
+    expect(validateResult(JSON.parse(JSON.stringify(r)))).toEqual(r);
+    expect(Object.keys(RESULT_SECTIONS).filter((k) => k !== 'trimmed').every((k) => k in r)).toBe(true);
+  });
+
+  it.each<[string, (r: Doc) => unknown, RegExp]>([
+    // Out of range: numbers a chart or table would draw.
+    ['a huge roof', (r) => (r.ceilings.read_bandwidth_gbps = HUGE), /ceilings\.read_bandwidth_gbps must be ≤ 100000/],
+    ['a huge roof sample', (r) => (r.ceilings.measurements.f32_gflops.samples[0] = HUGE), /ceilings\.measurements\.f32_gflops\.samples\[0\] must be ≤/],
+    ['a huge token time', (r) => (r.latency.requests[0].token_ms[1] = HUGE), /latency\.requests\[0\]\.token_ms\[1\] must be ≤ 10000000/],
+    ['a huge TTFT percentile', (r) => (r.latency.rows[0].ttft.p99 = HUGE), /latency\.rows\[0\]\.ttft\.p99 must be ≤/],
+    ['a huge depth-curve point', (r) => (r.latency.depth_curve[0].tpot_ms = HUGE), /latency\.depth_curve\[0\]\.tpot_ms must be ≤/],
+    ['a huge negative overhead', (r) => (r.latency.rows[0].host_overhead_ms = -HUGE), /latency\.rows\[0\]\.host_overhead_ms must be ≥ -10000000/],
+    ['a kernel share above 1', (r) => (r.latency.kernels[0].share = 2), /latency\.kernels\[0\]\.share must be ≤ 1/],
+    ['a huge verdict rate', (r) => (r.latency.verdicts[0].prefill.achievedBytesPerS = HUGE), /latency\.verdicts\[0\]\.prefill\.achievedBytesPerS must be ≤/],
+    ['a huge layer count', (r) => (r.model.config.nLayers = 1e9), /model\.config\.nLayers must be ≤ 10000/],
+    ['a huge cold start', (r) => (r.cold_start.upload_ms = HUGE), /cold_start\.upload_ms must be ≤/],
+    ['a huge token id', (r) => (r.generation.token_ids[0] = 2 ** 40), /generation\.token_ids\[0\] must be ≤/],
+    ['a huge llama-bench rate', (r) => (r.llama_bench[0].samples[0] = HUGE), /llama_bench\[0\]\.samples\[0\] must be ≤/],
+    ['a huge serving TTFT', (r) => (r.serve.run.result.median_ttft_ms = HUGE), /serve\.run\.result\.median_ttft_ms must be ≤/],
+    ['an attainment above 1', (r) => (r.serve.rate_sweep.probes[0].attainment = 1.5), /serve\.rate_sweep\.probes\[0\]\.attainment must be ≤ 1/],
+    ['a huge batch-sweep throughput', (r) => (r.serve.batch_sweep[0].output_throughput = HUGE), /serve\.batch_sweep\[0\]\.output_throughput must be ≤/],
+    ['a huge WebLLM TTFT', (r) => (r.webllm.comparisons[0].webllm.ttft_ms = HUGE), /webllm\.comparisons\[0\]\.webllm\.ttft_ms must be ≤/],
+    ['a huge side-by-side point', (r) => (r.side_by_side.points[0].gbps = HUGE), /side_by_side\.points\[0\]\.gbps must be ≤/],
+    // Wrong types.
+    ['a serving prompt that is null', (r) => (r.serve.settings.prompt = null), /serve\.settings\.prompt must be an object/],
+    ['an unknown length distribution', (r) => (r.serve.settings.output = { kind: 'zipf' }), /serve\.settings\.output\.kind must be one of lognormal/],
+    ['a string cost', (r) => (r.serve.cost.dollarsPer1kOutputTokens = '1'), /serve\.cost\.dollarsPer1kOutputTokens must be a finite number/],
+    ['a string WebLLM vram', (r) => (r.webllm.model.vramMB = 'lots'), /webllm\.model\.vramMB must be a finite number/],
+    ['a step count that is fractional', (r) => (r.serve.run.steps[0].running = 1.5), /serve\.run\.steps\[0\]\.running must be an integer/],
+    ['an unknown roof unit', (r) => (r.ceilings.measurements.read_bandwidth_gbps.unit = 'MB/s'), /unit must be one of GB\/s, GFLOP\/s/],
+    ['an environment limit that is a string', (r) => (r.environment.limits.maxBufferSize = '1'), /environment\.limits\.maxBufferSize must be a finite number/],
+    // Missing fields.
+    ['a serving run without its timeline', (r) => delete r.serve.run.timeline, /serve\.run\.timeline must be an array/],
+    ['a side-by-side without points', (r) => delete r.side_by_side.points, /side_by_side\.points must be an array/],
+    ['a WebLLM section without comparisons', (r) => delete r.webllm.comparisons, /webllm\.comparisons must be an array/],
+    ['a generation without token ids', (r) => delete r.generation.token_ids, /generation\.token_ids must be an array/],
+    ['a model without its config', (r) => delete r.model.config, /model\.config must be an object/],
+    ['an f16 measurement without its roof', (r) => ((r.ceilings.f16_gflops = null), (r.ceilings.measurements.f16_gflops = r.ceilings.measurements.f32_gflops)), /measurements\.f16_gflops must be null when the value is null/],
+  ])('refuse %s, naming the field', (_name, mutate, message) => {
+    const r = fullResult();
+    mutate(r);
+    expect(() => validateResult(r)).toThrow(message);
+  });
+
+  it('refuse an extreme number in a link before anything draws it', async () => {
+    const r = fullResult();
+    const fragment = await encodeReport(r as BenchResult);
+    await expect(decodeReport(fragment)).resolves.toBeTruthy();
+    r.latency.rows[0].stats.p99_tpot_ms = HUGE;
+    await expect(decodeReport(await encodeReport(r as BenchResult))).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/latency\.rows\[0\]\.stats\.p99_tpot_ms must be ≤/) });
+  });
+
+  it('say when a declaration and an interface disagree (compile time)', () => {
+    const same: Agrees<{ a: number; b?: string }, { a: number; b?: string }> = true;
+    // @ts-expect-error — a field only one side names
+    const extra: Agrees<{ a: number }, { a: number; b?: string }> = true;
+    // @ts-expect-error — a field of another type
+    const other: Agrees<{ a: number }, { a: string }> = true;
+    expect([same, extra, other]).toEqual([true, true, true]);
+  });
+
+  it('publish the JSON Schema generated from them (run `npm run schema` after changing a section)', () => {
+    expect(readFileSync(RESULT_SCHEMA_PATH, 'utf8')).toBe(resultSchemaText());
+    const schema = JSON.parse(resultSchemaText());
+    expect(schema.properties.latency.properties.rows.items.properties.ttft.properties.p99).toEqual({ type: 'number', minimum: 0, maximum: 1e7 });
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(Object.keys(RESULT_SECTIONS)));
+  });
+});
