@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
 import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
+import { fileTuneCache } from './tune-cache.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/jobs/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
@@ -236,7 +237,7 @@ async function main(argv: string[]): Promise<number> {
       const { acquireNodeGpu } = await import('../src/gpu/node-gpu.ts');
       const ctx = await acquireNodeGpu({ disable: disabled, onError: (m) => process.stderr.write(`${m}\n`) });
       try {
-        result = await runJob(ctx, jobFromFlags(flags, ctx.caps.cpuLike), disabled, { onProgress });
+        result = await runJob(ctx, jobFromFlags(flags, ctx.caps.cpuLike), disabled, { onProgress, tuneCache: fileTuneCache() });
       } finally {
         ctx.destroy();
       }

@@ -14,7 +14,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
   for (var r = 0u; r < ROWS_PER_WG; r += ROW_BLOCK) {
     let row0 = first + r;
     if (row0 >= params.rows) { break; }
-    let acc = partial_dots(row0, lane);
+    let acc = partial_dots(row0, lane, LANES);
     for (var j = 0u; j < SUMS; j++) { partials[j * LANES + lane] = acc[j]; }
     for (var s = LANES / 2u; s > 0u; s >>= 1u) {
       workgroupBarrier();

@@ -21,15 +21,16 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 }
 
 // This lane's partial dot products for rows row0..row0+ROW_BLOCK-1, index i·TOKENS + t, and with
-// NORM_INPUT its partial Σx² of each token's raw input at ROW_BLOCK·TOKENS + t (see linear_io.wgsl).
+// NORM_INPUT its partial Σx² of each token's raw input at ROW_BLOCK·TOKENS + t (see linear_io.wgsl),
+// over chunks lane, lane + stride, … (consecutive lanes on consecutive chunks: coalesced loads).
 // Rows past the shard are clamped to its last row (their results are never stored). Per chunk,
 // Σ w·x = scale·Σ q·x + bias·Σ x (weight = q·scale + bias, per chunk): one FMA pair per row and token.
-fn partial_dots(row0: u32, lane: u32) -> array<f32, MAX_PARTIALS> {
+fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
   var acc = array<f32, MAX_PARTIALS>();
   let chunks = params.cols / (4u * CHUNK_VECS);
   let x_stride = params.cols / 4u;
   let last = params.rows - 1u;
-  for (var c = lane; c < chunks; c += LANES) {
+  for (var c = lane; c < chunks; c += stride) {
     var raw: array<WRaw, MAX_ROW_BLOCK>;
     for (var i = 0u; i < ROW_BLOCK; i++) { raw[i] = w_raw(min(row0 + i, last), c); }
     var qx = array<f32, MAX_PARTIALS>();

@@ -13,7 +13,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
   for (var r = 0u; r < ROWS_PER_WG; r += ROW_BLOCK) {
     let row0 = first + r;
     if (row0 >= params.rows) { break; }
-    let acc = partial_dots(row0, lane);
+    let acc = partial_dots(row0, lane, LANES);
     var scale: array<f32, MAX_TOKENS>;
     for (var t = 0u; t < TOKENS; t++) {
       var sum_sq = 0.0;

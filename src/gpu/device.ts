@@ -6,6 +6,7 @@ import {
   type Capabilities,
   type Fallbacks,
 } from './capabilities.ts';
+import { GpuTimer, type TimestampQuantization } from './timer.ts';
 
 /** Where the device lives: the page (navigator.gpu) or Node (the `webgpu` package). */
 export type Runtime = 'browser' | 'node';
@@ -17,6 +18,8 @@ export interface GpuContext {
   readonly runtime: Runtime;
   /** Resolves when the device is lost (never rejects). */
   readonly lost: Promise<GPUDeviceLostInfo>;
+  /** How finely timestamps resolve, probed at acquisition; null without timestamp-query. */
+  readonly timestamps: TimestampQuantization | null;
   /** Uncaptured errors seen so far (each also goes to `onError`). */
   readonly uncaptured: string[];
   /** True once `lost` resolved. */
@@ -100,6 +103,7 @@ export async function acquireGpu(gpu: GPU, options: AcquireOptions): Promise<Gpu
     device,
     adapter,
     caps: readCapabilities(adapter, device),
+    timestamps: await GpuTimer.probeQuantization(device),
     runtime: options.runtime,
     lost,
     uncaptured,

@@ -10,6 +10,38 @@
 /** Which clock measured a number. Every result carries one. */
 export type ClockKind = 'gpu-timestamp' | 'host';
 
+/**
+ * How finely this device's timestamps resolve. Dawn rounds them down to 65.536 µs unless
+ * developer features are on (a visitor's Chrome), so a pass shorter than that reads 0 or one quantum.
+ */
+export interface TimestampQuantization {
+  quantized: boolean;
+  /** The largest power of two (ns) dividing every timestamp read: 1–512 when unquantized, 65536 under Dawn's rounding. */
+  quantum_ns: number;
+}
+
+/** Below this a quantum is a nanosecond clock's chance alignment: 8 random stamps share 2^10 with odds 2^-80. */
+const QUANTIZED_AT_NS = 1024;
+/** Stamps needed before calling a clock quantized. */
+const MIN_STAMPS = 8;
+
+/** Each device's quantization as probed at acquisition (GpuTimer.probeQuantization). */
+const probed = new WeakMap<GPUDevice, TimestampQuantization>();
+
+/** The quantization probed for `device`, if it was. */
+export function probedQuantization(device: GPUDevice): TimestampQuantization | null {
+  return probed.get(device) ?? null;
+}
+
+/** The quantization the nonzero `stamps` show (null when too few to tell). */
+export function quantizationOf(stamps: readonly bigint[]): TimestampQuantization | null {
+  const nonzero = stamps.filter((t) => t > 0n);
+  if (nonzero.length < MIN_STAMPS) return null;
+  let quantum = 1n;
+  while (quantum < 1n << 30n && nonzero.every((t) => t % (quantum * 2n) === 0n)) quantum *= 2n;
+  return { quantized: quantum >= BigInt(QUANTIZED_AT_NS), quantum_ns: Number(quantum) };
+}
+
 export interface PassTime {
   label: string;
   ns: number;
@@ -22,6 +54,8 @@ export class GpuTimer {
   private readonly resolveBuffer: GPUBuffer;
   private readonly readBuffer: GPUBuffer;
   private labels: string[] = [];
+  /** Every timestamp read so far (for quantizationOf), at most 256. */
+  private readonly stamps: bigint[] = [];
 
   private constructor(
     private readonly device: GPUDevice,
@@ -78,9 +112,17 @@ export class GpuTimer {
     };
   }
 
+  /** What the timestamps read so far show; null until enough were read. */
+  get quantization(): TimestampQuantization | null {
+    return quantizationOf(this.stamps) ?? probed.get(this.device) ?? null;
+  }
+
   /**
    * Resolve all pending slots and read them back (one submission + one map).
-   * Invalid deltas (zero or negative — some implementations reorder or clamp) are dropped.
+   * Invalid deltas (negative — some implementations reorder or clamp) are dropped, and so are zero
+   * deltas unless the clock is quantized: there a zero is a true reading of a pass shorter than a
+   * quantum (a pass starting at a random phase reads 0 or one quantum with the right mean), so
+   * dropping it would bias every short kernel upward; averages over many passes stay unbiased.
    */
   async read(): Promise<PassTime[]> {
     const n = this.labels.length;
@@ -94,14 +136,38 @@ export class GpuTimer {
     await this.readBuffer.mapAsync(GPUMapMode.READ, 0, n * 16);
     const stamps = new BigInt64Array(this.readBuffer.getMappedRange(0, n * 16).slice(0));
     this.readBuffer.unmap();
+    for (const t of stamps) if (this.stamps.length < 256 && t > 0n) this.stamps.push(t);
+    const keepZero = this.quantization?.quantized === true;
+    const kept = (i: number) => stamps[2 * i + 1] > stamps[2 * i] || (keepZero && stamps[2 * i + 1] === stamps[2 * i] && stamps[2 * i] > 0n);
     const out: PassTime[] = [];
     let origin: bigint | undefined;
-    for (let i = 0; i < n; i++) if (stamps[2 * i + 1] > stamps[2 * i] && (origin === undefined || stamps[2 * i] < origin)) origin = stamps[2 * i];
+    for (let i = 0; i < n; i++) if (kept(i) && (origin === undefined || stamps[2 * i] < origin)) origin = stamps[2 * i];
     for (let i = 0; i < n; i++) {
-      const delta = Number(stamps[2 * i + 1] - stamps[2 * i]);
-      if (delta > 0) out.push({ label: labels[i], ns: delta, startNs: Number(stamps[2 * i] - origin!) });
+      if (kept(i)) out.push({ label: labels[i], ns: Number(stamps[2 * i + 1] - stamps[2 * i]), startNs: Number(stamps[2 * i] - origin!) });
     }
     return out;
+  }
+
+  /**
+   * Read the clock's quantization from `passes` empty timed passes (a few ms); null without
+   * timestamp-query.
+   */
+  static async probeQuantization(device: GPUDevice, passes = 16): Promise<TimestampQuantization | null> {
+    const timer = GpuTimer.create(device, passes);
+    if (!timer) return null;
+    try {
+      for (let i = 0; i < passes; i++) {
+        const encoder = device.createCommandEncoder({ label: 'GpuTimer.probe' });
+        encoder.beginComputePass({ label: 'GpuTimer.probe', timestampWrites: timer.timestampWrites('probe') }).end();
+        device.queue.submit([encoder.finish()]);
+      }
+      await timer.read();
+      const q = timer.quantization;
+      if (q) probed.set(device, q);
+      return q;
+    } finally {
+      timer.destroy();
+    }
   }
 
   destroy(): void {

@@ -2,6 +2,7 @@
  * A benchmark job: a plain JSON-serialisable description of what to run, executed by the same
  * code in the page, in Node, and in the browser driven by the CLI (`window.tokenscope.runJob`).
  */
+import type { TuneCache } from '../kernels/autotune.ts';
 import { describeError, TokenscopeError } from '../errors.ts';
 import { findPreset } from '../model/catalog.ts';
 import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
@@ -79,6 +80,8 @@ export interface JobHooks {
   /** A model the page holds as bytes (a local File). */
   modelSource?: ByteSource;
   waitUntilVisible?: () => Promise<boolean>;
+  /** Where tuned kernel shapes persist (page: localStorage; CLI: a file); without one, nothing is tuned. */
+  tuneCache?: TuneCache;
 }
 
 /** The embedded default: a small preset on CPU adapters (seconds), a realistic one on GPUs. */
@@ -205,10 +208,12 @@ async function runTokenscope(
       budgetBytes: job.memoryBudgetBytes,
       parseMs: resolved.parseMs,
       onProgress: progressSlice(hooks, probeEnd + 0.05, probeEnd + 0.15, 'model'),
+      autotune: hooks.tuneCache ? { cache: hooks.tuneCache } : undefined,
     });
     const { engine, info, cold } = loaded;
     result.model = info;
     result.cold_start = cold;
+    result.kernel_shapes = loaded.kernelShapes;
     hooks.onPartial?.(result);
 
     if (job.generate && promptIds) {

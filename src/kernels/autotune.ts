@@ -13,14 +13,37 @@ import type { Capabilities } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, totalCost, type Dispatch } from './kernel.ts';
-import { checkLinearShape, linear } from './linear.ts';
+import { checkLinearShape, linear, linearProblemKey, useLinearShape } from './linear.ts';
 import { MATVEC_MAX_TOKENS, linearShape, linearShapes, tuneFlopCap, type LinearShape } from './select.ts';
 import { destroyWeight, syntheticWeight, type WeightFormat } from './weights.ts';
+
+export { linearProblemKey };
 
 /** Where tuned shapes persist between runs: string keys to JSON strings. */
 export interface TuneCache {
   get(key: string): string | undefined;
   set(key: string, value: string): void;
+}
+
+/** The page's cache: localStorage under one prefix (a memory cache where storage is unavailable, e.g. blocked cookies). */
+export function localStorageTuneCache(prefix = 'tokenscope.tune.'): TuneCache {
+  const storage = (globalThis as { localStorage?: Storage }).localStorage;
+  try {
+    storage?.getItem(prefix);
+  } catch {
+    return new MemoryTuneCache();
+  }
+  if (!storage) return new MemoryTuneCache();
+  return {
+    get: (key) => storage.getItem(prefix + key) ?? undefined,
+    set: (key, value) => {
+      try {
+        storage.setItem(prefix + key, value);
+      } catch {
+        // Full or blocked storage: the shape is still used for this run.
+      }
+    },
+  };
 }
 
 export class MemoryTuneCache implements TuneCache {
@@ -63,8 +86,44 @@ export interface TimedRuns {
   clock: ClockKind;
 }
 
-/** Run `dispatches` as one pass `warmup + reps` times, timing the last `reps`. */
+/** A quantized clock decides only runs longer than this many quanta; shorter ones go to the host clock. */
+const MIN_QUANTA = 32;
+/** Host-clock timing repeats the work in one pass until a run lasts this long (ms), so submit overhead fades. */
+const HOST_RUN_MS = 5;
+
+/**
+ * Run `dispatches` as one pass `warmup + reps` times, timing the last `reps` — on the GPU clock,
+ * unless its timestamps are quantized (Dawn's 65.5 µs) and a run lasts under MIN_QUANTA quanta:
+ * then on the host clock, each sample one pass that repeats the work enough times to last
+ * HOST_RUN_MS, divided by the repetitions.
+ */
 export async function timeDispatches(ctx: GpuContext, dispatches: readonly Dispatch[], reps: number, warmup = 1): Promise<TimedRuns> {
+  const gpu = await timeOnGpu(ctx, dispatches, reps, warmup);
+  const q = ctx.timestamps;
+  if (gpu.clock === 'gpu-timestamp' && q?.quantized && median(gpu.samples) * 1e6 < MIN_QUANTA * q.quantum_ns) return timeRepeatedOnHost(ctx, dispatches, reps);
+  return gpu;
+}
+
+/** Host time of `times` back-to-back copies of the work in one pass (ms). */
+async function hostRun(ctx: GpuContext, dispatches: readonly Dispatch[], times: number): Promise<number> {
+  const encoder = ctx.device.createCommandEncoder({ label: 'autotune.host' });
+  encodeDispatches(encoder, Array.from({ length: times }, () => dispatches).flat());
+  const commands = encoder.finish();
+  const t0 = hostNow();
+  ctx.device.queue.submit([commands]);
+  await ctx.device.queue.onSubmittedWorkDone();
+  return hostNow() - t0;
+}
+
+async function timeRepeatedOnHost(ctx: GpuContext, dispatches: readonly Dispatch[], reps: number): Promise<TimedRuns> {
+  const once = await hostRun(ctx, dispatches, 1);
+  const times = Math.max(1, Math.min(1024, Math.ceil(HOST_RUN_MS / Math.max(once, 1e-3))));
+  const samples: number[] = [];
+  for (let i = 0; i < reps; i++) samples.push((await hostRun(ctx, dispatches, times)) / times);
+  return { samples, clock: 'host' };
+}
+
+async function timeOnGpu(ctx: GpuContext, dispatches: readonly Dispatch[], reps: number, warmup: number): Promise<TimedRuns> {
   const timer = GpuTimer.create(ctx.device, reps);
   const samples: number[] = [];
   try {
@@ -106,7 +165,7 @@ async function withProblem<T>(ctx: GpuContext, format: WeightFormat, p: { R: num
 function parseShape(text: string): LinearShape | undefined {
   try {
     const shape = JSON.parse(text) as LinearShape;
-    return shape.kernel === 'matvec' || shape.kernel === 'matmul' ? shape : undefined;
+    return shape.kernel === 'matvec' || shape.kernel === 'matmul' || shape.kernel === 'rows' ? shape : undefined;
   } catch {
     return undefined;
   }
@@ -126,6 +185,8 @@ export interface TuneOptions {
   budgetMs?: number;
   /** Timed runs per candidate (after one warm-up). Default 3. */
   reps?: number;
+  /** The shapes to try, the default first (default: select.ts's linearShapes). */
+  candidates?: (R: number) => LinearShape[];
 }
 
 /**
@@ -144,8 +205,9 @@ export async function autotuneLinear(ctx: GpuContext, cache: TuneCache, format: 
   const reps = opts.reps ?? 3;
   const start = hostNow();
   const best = await withProblem(ctx, format, proxyProblem(R, rows, cols, tuneFlopCap(ctx.caps)), async (run) => {
-    let winner = { shape: linearShape(ctx.caps, R), ms: Infinity };
-    for (const shape of linearShapes(ctx.caps, R).filter((s) => valid(ctx, s, R))) {
+    const candidates = (opts.candidates?.(R) ?? linearShapes(ctx.caps, R)).filter((s) => valid(ctx, s, R));
+    let winner = { shape: candidates[0] ?? linearShape(ctx.caps, R), ms: Infinity };
+    for (const shape of candidates) {
       if (hostNow() - start > budgetMs && winner.ms < Infinity) break;
       const dispatches = await run(shape);
       try {
@@ -194,4 +256,52 @@ export async function benchLinear(
       releaseDispatches(dispatches);
     }
   });
+}
+
+/** A linear problem of a model: one weight matrix's format and shape. */
+export interface LinearProblem {
+  format: WeightFormat;
+  rows: number;
+  cols: number;
+}
+
+export interface TuneReport {
+  /** Wall time of the tuning, cache hits included (ms). */
+  ms: number;
+  /** The shape linear() now uses per problem (linearProblemKey), tuned or from the cache. */
+  shapes: Record<string, LinearShape>;
+  /** Why nothing was tuned (then select.ts's static shapes run), if so. */
+  skipped?: string;
+}
+
+/**
+ * Tune every distinct problem for each step size in `Rs` within `budgetMs` in all (cache hits
+ * are free; once the budget is spent, the remaining problems keep their static shape), and make
+ * linear() use the winners on this device (useLinearShape).
+ */
+export async function tuneLinears(
+  ctx: GpuContext,
+  cache: TuneCache,
+  problems: readonly LinearProblem[],
+  Rs: readonly number[],
+  budgetMs: number,
+  candidates?: (R: number) => LinearShape[],
+): Promise<TuneReport> {
+  const start = hostNow();
+  const shapes: Record<string, LinearShape> = {};
+  const seen = new Set<string>();
+  for (const R of Rs) {
+    for (const p of problems) {
+      const key = linearProblemKey(p.format, p.rows, p.cols, R);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const left = budgetMs - (hostNow() - start);
+      const cached = cache.get(tuneKey(ctx.caps, p.format, p.rows, p.cols, R));
+      if (left <= 0 && cached === undefined) continue;
+      const shape = await autotuneLinear(ctx, cache, p.format, p.rows, p.cols, R, { budgetMs: Math.max(0, left), candidates });
+      useLinearShape(ctx.device, p.format, p.rows, p.cols, R, shape);
+      shapes[key] = shape;
+    }
+  }
+  return { ms: hostNow() - start, shapes };
 }

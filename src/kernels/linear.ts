@@ -35,7 +35,7 @@ export interface LinearOptions {
   gate?: GateActivation;
   /** W is one part of a wider output: Y has `stride` columns and W writes `offset`…offset+rows−1. */
   columns?: { offset: number; stride: number };
-  /** Kernel and shape, e.g. from autotuneLinear; default: select.ts's static choice for R. */
+  /** Kernel and shape; default: the one tuned at load (useLinearShape), else select.ts's static choice for R. */
   shape?: LinearShape;
 }
 
@@ -71,8 +71,15 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     GATED: opts.gate ? 1 : 0,
     ACTIVATION: opts.gate === 'gelu_tanh' ? 1 : 0,
   };
+  if (shape.kernel === 'rows') {
+    return {
+      name: `linear_rows+${format}`,
+      code: [SHADERS.linear_rows, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: Math.min(shape.tokens, R), ...io },
+    };
+  }
   if (shape.kernel === 'matvec') {
-    const body = shape.subgroups ? 'matvec_subgroups' : 'matvec';
+    const body = shape.wide ? 'matvec_wide' : shape.subgroups ? 'matvec_subgroups' : 'matvec';
     return {
       name: `${body}+${format}`,
       code: [SHADERS[body], SHADERS.matvec_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
@@ -92,16 +99,59 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   const { caps } = ctx;
   const bad = (why: string) => new TokenscopeError('bad-input', `Linear shape ${JSON.stringify(shape)} for ${R} rows: ${why}.`, 'Use linearShape() or autotuneLinear() for this device.');
   const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
+  if (shape.kernel === 'rows') {
+    const { rowBlock, tokens } = shape;
+    if (!(Number.isInteger(rowBlock) && Number.isInteger(tokens) && rowBlock >= 1 && rowBlock <= 8 && tokens >= 1 && tokens <= 8 && rowBlock * tokens <= 16)) {
+      throw bad('rowBlock and tokens must be 1–8 with rowBlock · tokens ≤ 16');
+    }
+    if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    return;
+  }
   if (shape.kernel === 'matvec') {
     if (R > MATVEC_MAX_TOKENS) throw bad(`the matvec handles at most ${MATVEC_MAX_TOKENS} rows`);
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
-    if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
+    if (shape.wide) {
+      if (!caps.subgroups) throw bad('a wide matvec needs subgroups');
+    } else if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
     if (!(shape.rowBlock >= 1 && shape.rowBlock <= 8 && shape.rowsPerWorkgroup % shape.rowBlock === 0)) throw bad('rowBlock must be 1–8 and divide rowsPerWorkgroup');
     return;
   }
   if (shape.f16 && !caps.shaderF16) throw bad('f16 tiles need shader-f16');
   if (shape.tileM % 4 !== 0 || shape.tileN % 4 !== 0 || (shape.tileM * shape.tileN) / 16 > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('tiles must be multiples of 4 within the workgroup limit');
   if (TILE_K * (shape.tileM + shape.tileN) * (shape.f16 ? 2 : 4) > caps.limits.maxComputeWorkgroupStorageSize) throw bad('tiles exceed workgroup memory');
+}
+
+
+function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: number): [number, number, number] {
+  const max = ctx.caps.limits.maxComputeWorkgroupsPerDimension;
+  if (shape.kernel === 'matvec') return grid1d(Math.ceil(rows / shape.rowsPerWorkgroup), max);
+  if (shape.kernel === 'matmul') return [Math.ceil(rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
+  const [x, y] = grid1d(Math.ceil(rows / (shape.lanes * shape.rowBlock)), max);
+  return [x, y, Math.ceil(R / Math.min(shape.tokens, R))];
+}
+
+/**
+ * Shapes chosen at model load (autotune.ts's tuneLinears), per device and problem: linear() runs
+ * them whenever the caller passes no shape, so the engine uses the tuned shapes without the
+ * forward pass knowing about tuning.
+ */
+const tunedShapes = new WeakMap<GPUDevice, Map<string, LinearShape>>();
+
+/** The problem a tuned shape serves: format, the whole tensor's rows × cols, and R (every R > 8 is one prefill class). */
+export function linearProblemKey(format: WeightFormat, rows: number, cols: number, R: number): string {
+  return `${format} ${rows}x${cols} ${R <= MATVEC_MAX_TOKENS ? `R${R}` : 'prefill'}`;
+}
+
+/** Make `shape` the one linear() uses on `device` for this problem. */
+export function useLinearShape(device: GPUDevice, format: WeightFormat, rows: number, cols: number, R: number, shape: LinearShape): void {
+  const book = tunedShapes.get(device) ?? new Map<string, LinearShape>();
+  book.set(linearProblemKey(format, rows, cols, R), shape);
+  tunedShapes.set(device, book);
+}
+
+/** Every shape set with useLinearShape on `device`, by linearProblemKey. */
+export function tunedLinearShapes(device: GPUDevice): Record<string, LinearShape> {
+  return Object.fromEntries(tunedShapes.get(device) ?? []);
 }
 
 /**
@@ -128,10 +178,15 @@ export async function linear(
   if (x.size < R * w.cols * 4 || y.size < R * yColumns * 4 || (opts.bias && opts.bias.size < stride * 4) || (opts.norm && opts.norm.weight.size < w.cols * 4)) {
     throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
   }
-  let shape = opts.shape ?? linearShape(ctx.caps, R);
+  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R);
   checkLinearShape(ctx, shape, R);
   // A gate|up pair must not straddle two workgroups.
   if (opts.gate && shape.kernel === 'matvec' && shape.rowsPerWorkgroup % 2 !== 0) shape = { ...shape, rowsPerWorkgroup: 2 * shape.rowsPerWorkgroup };
+  // ...nor two subgroups of a wide matvec, nor two invocations of the register tile: an even row block.
+  if (opts.gate && shape.kernel === 'matvec' && shape.wide && shape.rowBlock % 2 !== 0) {
+    shape = { ...shape, rowBlock: shape.rowBlock + 1, rowsPerWorkgroup: (shape.rowsPerWorkgroup / shape.rowBlock) * (shape.rowBlock + 1) };
+  }
+  if (opts.gate && shape.kernel === 'rows' && shape.rowBlock % 2 !== 0) shape = { ...shape, rowBlock: shape.rowBlock === 1 ? 2 : shape.rowBlock - 1 };
   const io: LinearIo = { bias: opts.bias !== undefined, accumulate: opts.accumulate, norm: opts.norm !== undefined, gate: opts.gate };
   const spec = linearSpec(w.format, shape, R, io);
   return Promise.all(
@@ -143,13 +198,10 @@ export async function linear(
       const params = uniformBufferWith(ctx.device, `${name}.params`, words);
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, shard.buffer];
       if (hasScaleRegion(w.format)) bindings.push(shard.buffer);
-      const workgroups: [number, number, number] =
-        shape.kernel === 'matvec'
-          ? grid1d(Math.ceil(shard.rows / shape.rowsPerWorkgroup), ctx.caps.limits.maxComputeWorkgroupsPerDimension)
-          : [Math.ceil(shard.rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
+      const workgroups = linearWorkgroups(ctx, shape, shard.rows, R);
       return makeDispatch(ctx, spec, {
         owner: name,
-        kind: shape.kernel,
+        kind: shape.kernel === 'rows' ? (R <= MATVEC_MAX_TOKENS ? 'matvec' : 'matmul') : shape.kernel,
         bindings,
         workgroups,
         cost: linearCost(w.format, shard.rows, w.cols, R, io),

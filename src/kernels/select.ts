@@ -153,7 +153,12 @@ export interface MatvecShape {
   kernel: 'matvec';
   /** Reduce with subgroupAdd, the workgroup being one subgroup (else a tree in workgroup memory). */
   subgroups: boolean;
-  /** Invocations splitting one row's input features (a power of two). */
+  /**
+   * Several subgroups per workgroup, each owning rowBlock rows at a time (shaders/matvec_wide.wgsl;
+   * needs subgroups): lanes is then the workgroup size, and a subgroup's lanes split a row.
+   */
+  wide?: boolean;
+  /** Invocations splitting one row's input features (a power of two); with `wide`, the workgroup size. */
   lanes: number;
   /** Weight rows each invocation works on at once (1–8): X loaded once feeds this many rows. */
   rowBlock: number;
@@ -172,34 +177,80 @@ export interface MatmulShape {
   tileN: number;
 }
 
-export type LinearShape = MatvecShape | MatmulShape;
+/** One invocation per weight row, X shared by the workgroup (shaders/linear_rows.wgsl): the CPU-adapter shape. */
+export interface RowsShape {
+  kernel: 'rows';
+  /** Invocations per workgroup (a power of two). */
+  lanes: number;
+  /** Weight rows per invocation (1–8). */
+  rowBlock: number;
+  /** Rows of X per invocation (1–8); rowBlock · tokens ≤ 16 (the register tile). */
+  tokens: number;
+}
+
+export type LinearShape = MatvecShape | MatmulShape | RowsShape;
 
 /**
  * Candidate shapes for a linear layer over `R` rows, the static default first (the autotuner in
- * src/kernels/autotune.ts times the others). Matvec: with subgroups the workgroup is one subgroup
- * of the smallest size the device may pick, so subgroupAdd is a whole-workgroup sum. CPU adapters
- * run a subgroup as one SIMD register: each invocation takes as many weight rows as its registers
- * allow (8 / R), and a workgroup a few such blocks; GPUs want many small workgroups (one or two
- * rows each) to keep enough loads in flight. Matmul: f16
- * tiles on GPUs with shader-f16; CPU adapters compute f16 slower than f32 (their FMA roofs say so).
+ * src/kernels/autotune.ts times the others).
+ *
+ * GPUs: decode runs the wide matvec (workgroups of 128 holding several subgroups, each owning a
+ * block of rows; 2 rows per subgroup at R ≤ 2 keep ≥ 256 workgroups on a 2048-row matrix),
+ * prefill the tiled matmul with f16 tiles where shader-f16 exists. Without subgroups, a
+ * 64-lane workgroup-memory tree.
+ *
+ * CPU adapters run a subgroup as one SIMD register, where a load whose index is not a
+ * compile-time constant is scalarised lane by lane and costs several FMAs: they want the fewest
+ * loads per FMA. At R = 1 the one-subgroup matvec (8 rows per invocation share each X load); from
+ * R = 2 on, and for prefill, linear_rows's register tile (rows × tokens ≤ 16: each weight chunk
+ * loaded and dequantized once for up to 4 tokens, each X vector once for 4+ rows). The tiled
+ * matmul (workgroup staging, two barriers per 32-wide slab, scalar staging stores) measured 5×
+ * slower per token there (2048 × 2048 q4_0, 16 tokens, lavapipe), and f16 computes slower than
+ * f32 on a CPU (the FMA roofs say so).
  */
 export function linearShapes(caps: Capabilities, R: number): LinearShape[] {
-  if (R > MATVEC_MAX_TOKENS) {
-    const tiles = caps.cpuLike ? [[32, 32], [64, 64], [32, 64]] : [[64, 64], [32, 64], [64, 32]];
-    const precisions = caps.shaderF16 ? (caps.cpuLike ? [false, true] : [true, false]) : [false];
-    return precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
-  }
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
-  const rowBlock = caps.cpuLike ? Math.max(1, Math.floor(MATVEC_MAX_TOKENS / R)) : R <= 2 ? 2 : 1;
+  if (caps.cpuLike) return cpuLinearShapes(caps, R, subgroups);
+  if (R > MATVEC_MAX_TOKENS) {
+    const tiles = [[64, 64], [32, 64], [64, 32]];
+    const precisions = caps.shaderF16 ? [true, false] : [false];
+    return precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
+  }
+  const tree = (rowBlock: number, k: number): LinearShape => ({ kernel: 'matvec', subgroups: false, lanes: 64, rowBlock, rowsPerWorkgroup: rowBlock * k });
+  const rowBlock = R <= 2 ? 2 : 1;
+  if (!subgroups) return [tree(rowBlock, 1), tree(rowBlock, 4), tree(Math.min(8, rowBlock * 2), 1)];
+  // Rows per workgroup from the widest subgroup the device may run: one row block per subgroup.
+  const wave = Math.max(sgSize, caps.subgroupMaxSize);
+  const wide = (lanes: number, rb: number): LinearShape => ({ kernel: 'matvec', subgroups: true, wide: true, lanes, rowBlock: rb, rowsPerWorkgroup: Math.max(1, lanes / wave) * rb });
+  const blocks = [rowBlock, rowBlock * 2, Math.max(1, rowBlock / 2)].filter((b, i, all) => all.indexOf(b) === i && b <= 8);
+  const one: LinearShape = { kernel: 'matvec', subgroups: true, lanes: Math.min(sgSize, 64), rowBlock, rowsPerWorkgroup: rowBlock };
+  return [...blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]), one, tree(rowBlock, 1)];
+}
+
+/** Register tiles of linear_rows.wgsl for R tokens: tokens ≤ 4 per invocation, rows filling 16 accumulators. */
+function rowsTiles(R: number): LinearShape[] {
+  const tokens = Math.min(R, 4);
+  const tiles: [number, number][] = [[Math.min(8, Math.floor(16 / tokens)), tokens], [8, Math.min(R, 2)], [4, Math.min(R, 2)]];
+  return tiles
+    .filter(([rb, t], i) => tiles.findIndex(([rb2, t2]) => rb2 === rb && t2 === t) === i)
+    .map(([rowBlock, t]): LinearShape => ({ kernel: 'rows', lanes: 8, rowBlock, tokens: t }));
+}
+
+function cpuLinearShapes(caps: Capabilities, R: number, subgroups: boolean): LinearShape[] {
+  if (R > MATVEC_MAX_TOKENS) {
+    const precisions = caps.shaderF16 ? [false, true] : [false];
+    const tiled = precisions.flatMap((f16) => [[32, 32], [64, 64]].map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
+    return [...rowsTiles(R), ...tiled];
+  }
+  // Each invocation takes as many weight rows as its registers allow (8 / R), a workgroup a few such blocks.
+  const rowBlock = Math.max(1, Math.floor(MATVEC_MAX_TOKENS / R));
   const blocks = [rowBlock, Math.max(1, rowBlock / 2), Math.min(8, rowBlock * 2)].filter((b, i, all) => all.indexOf(b) === i);
-  const perWorkgroup = caps.cpuLike ? [4, 1, 16] : [1, 4];
-  const sweep = (reduction: { subgroups: boolean; lanes: number }) =>
-    blocks.flatMap((rb) => perWorkgroup.map((k): LinearShape => ({ kernel: 'matvec', ...reduction, rowBlock: rb, rowsPerWorkgroup: rb * k })));
-  // Without subgroups a workgroup tree-reduces over its lanes: 8 (one SIMD register) on a CPU, 64 on a GPU.
-  const tree = { subgroups: false, lanes: caps.cpuLike ? 8 : 64 };
-  if (!subgroups) return sweep(tree);
-  return [...sweep({ subgroups: true, lanes: Math.min(sgSize, 64) }), { kernel: 'matvec', ...tree, rowBlock, rowsPerWorkgroup: rowBlock * perWorkgroup[0] }];
+  const reduction = subgroups ? { subgroups: true, lanes: Math.min(caps.subgroupMinSize, 64) } : { subgroups: false, lanes: 8 };
+  const matvecs = blocks.flatMap((rb) => [4, 1, 16].map((k): LinearShape => ({ kernel: 'matvec', ...reduction, rowBlock: rb, rowsPerWorkgroup: rb * k })));
+  const tree: LinearShape = { kernel: 'matvec', subgroups: false, lanes: 8, rowBlock, rowsPerWorkgroup: rowBlock * 4 };
+  const matvecFirst = subgroups ? [...matvecs, tree] : matvecs;
+  return R === 1 ? [...matvecFirst, ...rowsTiles(R)] : [...rowsTiles(R), ...matvecFirst];
 }
 
 /** The static default shape for a linear layer over `R` rows. */

@@ -23,6 +23,8 @@ import linearIo from '../../shaders/linear_io.wgsl?raw';
 import matvecCore from '../../shaders/matvec_core.wgsl?raw';
 import matvec from '../../shaders/matvec.wgsl?raw';
 import matvecSubgroups from '../../shaders/matvec_subgroups.wgsl?raw';
+import matvecWide from '../../shaders/matvec_wide.wgsl?raw';
+import linearRows from '../../shaders/linear_rows.wgsl?raw';
 import matmulTiledCore from '../../shaders/matmul_tiled_core.wgsl?raw';
 import matmulTiled from '../../shaders/matmul_tiled.wgsl?raw';
 import matmulTiledF16 from '../../shaders/matmul_tiled_f16.wgsl?raw';
@@ -67,6 +69,8 @@ export const SHADERS = {
   matvec_core: matvecCore,
   matvec,
   matvec_subgroups: matvecSubgroups,
+  matvec_wide: matvecWide,
+  linear_rows: linearRows,
   matmul_tiled_core: matmulTiledCore,
   matmul_tiled: matmulTiled,
   matmul_tiled_f16: matmulTiledF16,

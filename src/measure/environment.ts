@@ -18,5 +18,6 @@ export function describeEnvironment(ctx: GpuContext, disabled: Fallbacks = new S
     limits: { ...ctx.caps.limits },
     disabled_features: [...disabled].sort(),
     cpu_adapter: ctx.caps.cpuLike,
+    timestamp_quantization: ctx.timestamps,
   };
 }

@@ -5,7 +5,7 @@
  * `schema_version` changes only when an existing field changes meaning; new optional sections and
  * fields do not change it.
  */
-import type { ColdStart, ModelInfo } from '../model/load.ts';
+import type { ColdStart, KernelShapes, ModelInfo } from '../model/load.ts';
 import type { LatencySection } from './latency.ts';
 import type { LlamaBenchRow } from './metrics.ts';
 import { array, bool, int, object, optional, str, type Infer, type Schema } from './schema-kit.ts';
@@ -13,7 +13,7 @@ import { ceilingsSchema, environmentSchema, type Ceilings, type Environment } fr
 import { generationSchema, type GenerationSection } from './sections/generation.ts';
 import { latencySchema } from './sections/latency.ts';
 import { llamaBenchSchema } from './sections/llama-bench.ts';
-import { coldStartSchema, modelSchema } from './sections/model.ts';
+import { coldStartSchema, kernelShapesSchema, modelSchema } from './sections/model.ts';
 import { serveSchema, type BareVllmResult, type ServeRunSection } from './sections/serve.ts';
 import { sideBySideSchema, webllmSchema, type SideBySideData, type WebLLMSectionData } from './sections/webllm.ts';
 
@@ -34,6 +34,7 @@ export const RESULT_SECTIONS = {
   serve: serveSchema,
   webllm: webllmSchema,
   side_by_side: sideBySideSchema,
+  kernel_shapes: kernelShapesSchema,
   trimmed: bool().describe('The result was trimmed to fit a link (notes say what went).'),
 } as const;
 
@@ -71,6 +72,7 @@ export interface BenchResult {
   serve?: Partial<ServeRunSection> & BareVllmResult;
   webllm?: WebLLMSectionData;
   side_by_side?: SideBySideData;
+  kernel_shapes?: KernelShapes;
   trimmed?: boolean;
 }
 

@@ -7,6 +7,9 @@ import { findPreset, parameterCount, type ModelPreset } from './catalog.ts';
 import { TokenscopeError } from '../errors.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
+import type { LinearShape } from '../kernels/select.ts';
+import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import { formatOfType } from './weight-types.ts';
 import { Engine } from './engine.ts';
@@ -33,6 +36,14 @@ export interface ModelInfo {
   config: ModelConfig;
 }
 
+export interface KernelShapes {
+  /** "autotuned" (timed now or read from the cache) or "static" (select.ts's defaults). */
+  source: 'autotuned' | 'static';
+  /** linearProblemKey → shape, for the problems tuned. */
+  linear: Record<string, LinearShape>;
+  note?: string;
+}
+
 export interface ColdStart {
   /** Parsing the file header (0 for presets). */
   parse_ms: number;
@@ -40,10 +51,14 @@ export interface ColdStart {
   upload_ms: number;
   /** Building the pipelines and bind groups of the common step shapes. */
   compile_ms: number;
+  /** Timing the candidate shapes of the linear layers (0 when skipped; absent in older results). */
+  autotune_ms?: number;
 }
 
 export interface LoadedModel {
   engine: Engine;
+  /** The linear shapes in use, by problem (`kernel_shapes` in the result): tuned, or the static defaults with the reason. */
+  kernelShapes: KernelShapes;
   info: ModelInfo;
   cold: ColdStart;
   plan: MemoryPlan;
@@ -82,6 +97,39 @@ export interface LoadOptions {
   /** Step shapes to compile up front: [rows, sampled rows]. Default: decode and a full prefill chunk. */
   warmShapes?: [number, number][];
   parseMs?: number;
+  /** Tune the linear layers' shapes on this device before compiling (cached per adapter and model shape). */
+  autotune?: AutotuneOptions;
+}
+
+export interface AutotuneOptions {
+  cache: TuneCache;
+  /** Wall-time budget of the whole tuning (ms). Default 3000. */
+  budgetMs?: number;
+  /** Tune on CPU adapters too (default: skipped there, select.ts's static shapes run). */
+  onCpu?: boolean;
+  /** The shapes to try per step size, the default first (default: select.ts's linearShapes). */
+  candidates?: (R: number) => LinearShape[];
+}
+
+/** Every weight matrix in `weights`, found by shape (format, rows, cols, shards), whatever the structure holding them. */
+function linearProblems(weights: unknown, out = new Map<string, LinearProblem>()): LinearProblem[] {
+  if (weights && typeof weights === 'object') {
+    const w = weights as Partial<WeightTensor>;
+    if (typeof w.format === 'string' && typeof w.rows === 'number' && typeof w.cols === 'number' && Array.isArray(w.shards)) {
+      out.set(`${w.format} ${w.rows}x${w.cols}`, { format: w.format, rows: w.rows, cols: w.cols });
+    } else {
+      for (const v of Object.values(weights)) if (v && typeof v === 'object' && !ArrayBuffer.isView(v) && !(typeof GPUBuffer !== 'undefined' && v instanceof GPUBuffer)) linearProblems(v, out);
+    }
+  }
+  return [...out.values()];
+}
+
+/** Tune the shapes of every linear problem of `weights` for the step sizes `Rs` (see tuneLinears). */
+async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[], opts: AutotuneOptions): Promise<TuneReport> {
+  if (ctx.caps.cpuLike && !opts.onCpu) {
+    return { ms: 0, shapes: {}, skipped: 'CPU adapter: tuning every layer would take tens of seconds; select.ts\'s static shapes run' };
+  }
+  return tuneLinears(ctx, opts.cache, linearProblems(weights), Rs, opts.budgetMs ?? 3000, opts.candidates);
 }
 
 export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: LoadOptions): Promise<LoadedModel> {
@@ -105,6 +153,12 @@ export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: Load
     [1, 1],
     [Math.min(opts.shape.maxRows, 64), 1],
   ];
+  let tuned: TuneReport = { ms: 0, shapes: {}, skipped: 'not requested' };
+  if (opts.autotune) {
+    progress('tuning kernel shapes', 0);
+    tuned = await withErrorScopes(ctx.device, `Tuning ${config.name}`, () => autotuneModel(ctx, weights, [...new Set(shapes.map(([R]) => R))], opts.autotune!));
+  }
+  const t1t = performance.now();
   progress('compiling pipelines', 0);
   await withErrorScopes(ctx.device, `Compiling ${config.name}`, async () => {
     for (const [R, head] of shapes) await engine.program(R, head, 'one-slot');
@@ -114,7 +168,8 @@ export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: Load
   return {
     engine,
     plan,
-    cold: { parse_ms: opts.parseMs ?? 0, upload_ms: t1 - t0, compile_ms: t2 - t1 },
+    cold: { parse_ms: opts.parseMs ?? 0, upload_ms: t1 - t0, compile_ms: t2 - t1t, autotune_ms: tuned.ms },
+    kernelShapes: tuned.skipped ? { source: 'static', linear: {}, note: tuned.skipped } : { source: 'autotuned', linear: tuned.shapes },
     info: {
       id,
       name: config.name,

@@ -56,6 +56,12 @@ export class DevicePanel extends LitElement {
         <strong>${a.description || a.device || a.architecture || a.vendor || 'Unknown adapter'}</strong>
         <span class="muted">— ${[a.vendor, a.architecture].filter(Boolean).join(', ') || 'vendor not reported'}${a.isFallbackAdapter ? ', fallback adapter' : ''}</span>
       </p>
+      ${e.timestamp_quantization?.quantized
+        ? html`<p class="muted" role="note">
+            GPU timestamps here are rounded to ${(e.timestamp_quantization.quantum_ns / 1000).toFixed(1)} µs: a kernel shorter than that reads 0 or one step, so
+            per-kernel times are averages over many passes.
+          </p>`
+        : ''}
       <details>
         <summary>Features, limits and browser</summary>
         <div class="scroll">

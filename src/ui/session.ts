@@ -1,3 +1,4 @@
+import { localStorageTuneCache } from '../kernels/autotune.ts';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
 import { describeEnvironment } from '../measure/environment.ts';
@@ -115,6 +116,7 @@ export class GpuSession implements ReactiveController {
           this.host.requestUpdate();
         },
         waitUntilVisible,
+        tuneCache: localStorageTuneCache(),
       });
       const settled = () => {
         this.windingDown = false;

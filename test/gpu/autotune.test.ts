@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { autotuneLinear, benchLinear, MemoryTuneCache, tuneKey } from '../../src/kernels/autotune.ts';
-import { linear, linearCost } from '../../src/kernels/linear.ts';
-import { linearShapes } from '../../src/kernels/select.ts';
+import { linear, linearCost, linearSpec } from '../../src/kernels/linear.ts';
+import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/select.ts';
+import { loadModel, presetChoice } from '../../src/model/load.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
@@ -59,5 +60,48 @@ describe('autotune', () => {
     expect(b.gbps).toBeCloseTo(cost.bytes / (b.ms * 1e6), 6);
     expect(b.gflops).toBeCloseTo(cost.flops / (b.ms * 1e6), 6);
     expect(b.ms).toBeGreaterThan(0);
+  });
+});
+
+describe('autotune at model load', () => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu();
+  });
+  afterAll(() => ctx?.destroy());
+
+  it('picks the faster of two candidates for every layer, and the engine builds its pipelines with it', async () => {
+    // A 64-token matmul tile for one token: 64× the FMAs of the matvec (63 rows of zeros), plus
+    // workgroup staging and barriers, so it is measurably slower on every device, whatever the load.
+    const slow: LinearShape = { kernel: 'matmul', f16: false, tileM: 64, tileN: 64 };
+    const fast = linearShape(ctx.caps, 1);
+    const cache = new MemoryTuneCache();
+    const loaded = await withErrorScopes(ctx.device, 'load with autotune', () =>
+      loadModel(ctx, presetChoice('stories15m', 'q4_0'), {
+        shape: { maxSeq: 16, slots: 1, maxRows: 1 },
+        warmShapes: [[1, 1]],
+        autotune: { cache, onCpu: true, budgetMs: 60_000, candidates: () => [slow, fast] },
+      }),
+    );
+    try {
+      expect(loaded.kernelShapes.source).toBe('autotuned');
+      const chosen = Object.values(loaded.kernelShapes.linear);
+      expect(chosen.length).toBeGreaterThanOrEqual(3);
+      for (const shape of chosen) expect(shape).toEqual(fast);
+      expect(loaded.cold.autotune_ms).toBeGreaterThan(0);
+      // What the engine really built: every linear dispatch of a decode step runs the fast shape's pipeline.
+      const program = await loaded.engine.program(1, 1, 'one-slot');
+      const linears = [...program.body, ...program.head].filter((d) => d.kind === 'matvec' || d.kind === 'matmul');
+      expect(linears.length).toBeGreaterThan(0);
+      const name = linearSpec('q4_0', fast, 1).name;
+      const rowsPerWg = fast.kernel === 'matvec' ? `ROWS_PER_WG=${fast.rowsPerWorkgroup}` : '';
+      for (const d of linears) {
+        expect(d.label).toContain(`:${name}:`);
+        expect(d.label).toContain(rowsPerWg);
+        expect(d.label).not.toContain('matmul_tiled');
+      }
+    } finally {
+      await loaded.engine.destroy();
+    }
   });
 });

@@ -9,7 +9,7 @@ import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
-import { linearShape, type LinearShape } from '../../src/kernels/select.ts';
+import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/select.ts';
 import { destroyWeight, interleaveRows, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
@@ -42,6 +42,11 @@ function variants(ctx: GpuContext, R: number): LinearShape[] {
   if (base.kernel === 'matvec') {
     const odd = { ...base, rowBlock: 1, rowsPerWorkgroup: 3 };
     return base.subgroups ? [base, odd, { ...base, subgroups: false, lanes: 8 }] : [base, odd];
+  }
+  if (base.kernel === 'rows') {
+    // CPU adapters: the register tile, plus the tiled matmul (the GPUs' prefill kernel) where R calls for it.
+    const matmul = linearShapes(ctx.caps, R).find((s) => s.kernel === 'matmul');
+    return matmul ? [base, matmul] : [base];
   }
   return ctx.caps.shaderF16 ? [base, { ...base, f16: !base.f16 }] : [base];
 }

@@ -3,7 +3,7 @@ import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type LinearOptions } from '../../src/kernels/linear.ts';
-import { linearShape, type LinearShape } from '../../src/kernels/select.ts';
+import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/select.ts';
 import { destroyWeight, rowMultiple, uploadWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';
@@ -31,14 +31,31 @@ function shapesFor(format: WeightFormat, seed: number): [number, number][] {
   return shapes;
 }
 
-/** The shapes a runtime offers for R rows: the default, plus the workgroup-memory matvec or the f32 matmul beside it. */
+/**
+ * The shapes checked for R rows: every kernel this runtime can run, whichever select.ts would pick —
+ * so the GPU defaults (the wide multi-subgroup matvec, f16 tiles) run on the CPU adapters too, and
+ * the CPU-adapter register tiles run in Chromium. Workgroups are sized so rows are not a multiple
+ * of the rows per workgroup (or of the subgroups in one).
+ */
 function variants(ctx: GpuContext, R: number, kernel: 'matvec' | 'matmul'): LinearShape[] {
-  const base = linearShape(ctx.caps, kernel === 'matvec' ? Math.min(R, 8) : 64);
-  if (base.kernel === 'matvec') {
-    const own = { ...base, rowsPerWorkgroup: base.rowBlock * 3 };
-    return base.subgroups ? [own, { ...own, subgroups: false }] : [own];
+  const { caps } = ctx;
+  const shapes: LinearShape[] = [];
+  if (kernel === 'matvec') {
+    const rb = Math.max(1, Math.floor(8 / R));
+    shapes.push({ kernel: 'matvec', subgroups: false, lanes: 8, rowBlock: rb, rowsPerWorkgroup: rb * 3 });
+    if (caps.subgroups) {
+      shapes.push(
+        { kernel: 'matvec', subgroups: true, lanes: caps.subgroupMinSize, rowBlock: rb, rowsPerWorkgroup: rb * 3 },
+        { kernel: 'matvec', subgroups: true, wide: true, lanes: R % 2 ? 128 : 64, rowBlock: R % 2 ? 2 : 1, rowsPerWorkgroup: R % 2 ? 6 : 16 },
+      );
+    }
+    shapes.push({ kernel: 'rows', lanes: 4, rowBlock: 3, tokens: Math.min(R, 5) });
+    return shapes;
   }
-  return base.f16 ? [base, { ...base, f16: false }] : ctx.caps.shaderF16 ? [base, { ...base, f16: true }] : [base];
+  shapes.push({ kernel: 'matmul', f16: false, tileM: 32, tileN: 32 });
+  if (caps.shaderF16) shapes.push({ kernel: 'matmul', f16: true, tileM: 64, tileN: 64 });
+  shapes.push({ kernel: 'rows', lanes: 2, rowBlock: 2, tokens: 7 });
+  return shapes;
 }
 
 async function check(ctx: GpuContext, format: WeightFormat, rows: number, cols: number, R: number, shape: LinearShape, opts: { bias?: boolean; accumulate?: boolean; seed: number }) {
@@ -122,13 +139,13 @@ describe.each(RUNTIMES)('linear (%s)', (_name, disable) => {
     });
   });
 
-  it('picks the matvec up to 8 rows and the matmul beyond', () => {
+  it('picks the matvec for decode and the matmul beyond 8 rows (CPU adapters: register tiles from 2 rows)', () => {
     expect(linearShape(ctx.caps, 1).kernel).toBe('matvec');
-    expect(linearShape(ctx.caps, 8).kernel).toBe('matvec');
-    expect(linearShape(ctx.caps, 9).kernel).toBe('matmul');
+    expect(linearShape(ctx.caps, 8).kernel).toBe(ctx.caps.cpuLike ? 'rows' : 'matvec');
+    expect(linearShape(ctx.caps, 9).kernel).toBe(ctx.caps.cpuLike ? 'rows' : 'matmul');
     if (disable) {
       expect(linearShape(ctx.caps, 1)).toMatchObject({ subgroups: false });
-      expect(linearShape(ctx.caps, 64)).toMatchObject({ f16: false });
+      expect(linearShapes(ctx.caps, 64).some((s) => s.kernel === 'matmul' && s.f16)).toBe(false);
     }
   });
 

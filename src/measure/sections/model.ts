@@ -1,7 +1,7 @@
 /** The `model` and `cold_start` sections (written by model/load.ts, whose interfaces must agree). */
 import type { ColdStart, ModelInfo } from '../../model/load.ts';
 import type { ModelConfig } from '../../model/config.ts';
-import { array, bool, int, num, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
+import { array, bool, int, num, object, oneOf, optional, record, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import { bytes, MAX_NAME, ms, tokenId } from './units.ts';
 
 const name = () => str(MAX_NAME);
@@ -62,8 +62,30 @@ export const coldStartSchema = object({
   parse_ms: ms().describe('Parsing the file header (0 for presets).'),
   upload_ms: ms().describe('Reading, converting and uploading (or generating) the weights.'),
   compile_ms: ms().describe('Building the pipelines and bind groups of the common step shapes.'),
+  autotune_ms: optional(ms().describe('Timing the candidate shapes of the linear layers (0 when skipped).')),
 });
 export type ColdStartSection = Infer<typeof coldStartSchema>;
+
+/** `kernel_shapes` (KernelShapes in model/load.ts): the linear shapes a run used, by problem. */
+export const kernelShapesSchema = object({
+  source: oneOf(['autotuned', 'static'] as const).describe('autotuned (timed at load or read from the cache) or static (select.ts).'),
+  linear: record(
+    object({
+      kernel: oneOf(['matvec', 'matmul', 'rows'] as const),
+      subgroups: optional(bool()),
+      wide: optional(bool()),
+      f16: optional(bool()),
+      lanes: optional(int(1, 1024)),
+      rowBlock: optional(int(1, 64)),
+      rowsPerWorkgroup: optional(int(1, 1 << 16)),
+      tokens: optional(int(1, 64)),
+      tileM: optional(int(1, 1024)),
+      tileN: optional(int(1, 1024)),
+    }),
+    { maxKeys: 256 },
+  ).describe('linearProblemKey → shape.'),
+  note: optional(str(2000)),
+});
 
 const modelAgrees: Agrees<Omit<ModelSection, 'config'>, Omit<ModelInfo, 'config'>> = true;
 const configAgrees: Agrees<ModelSection['config'], ReportedConfig> = true;

@@ -21,27 +21,37 @@ const lavapipe = caps({ cpuLike: true, shaderF16: true, subgroups: true, subgrou
 const gpu = caps({ shaderF16: true, subgroups: true, subgroupMinSize: 32, subgroupMaxSize: 32 });
 
 describe('linear shape selection', () => {
-  it('uses the matvec up to MATVEC_MAX_TOKENS rows, the matmul beyond', () => {
-    for (const c of [lavapipe, gpu, caps({})]) {
+  it('uses a matvec for decode and the tiled matmul for prefill on GPUs; CPU adapters take register tiles from 2 rows', () => {
+    for (const c of [gpu, caps({})]) {
       expect(linearShape(c, 1).kernel).toBe('matvec');
       expect(linearShape(c, MATVEC_MAX_TOKENS).kernel).toBe('matvec');
       expect(linearShape(c, MATVEC_MAX_TOKENS + 1).kernel).toBe('matmul');
     }
+    expect(linearShape(lavapipe, 1).kernel).toBe('matvec');
+    for (const R of [2, MATVEC_MAX_TOKENS, 16, 512]) expect(linearShape(lavapipe, R).kernel).toBe('rows');
   });
 
-  it('makes a subgroup matvec workgroup exactly one subgroup of the smallest size', () => {
+  it('gives GPUs with subgroups the wide matvec (several subgroups per workgroup), one subgroup of the smallest size on CPU adapters', () => {
+    expect(linearShape(gpu, 1)).toEqual({ kernel: 'matvec', subgroups: true, wide: true, lanes: 128, rowBlock: 2, rowsPerWorkgroup: 8 });
     expect(linearShape(lavapipe, 1)).toEqual({ kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 });
-    expect(linearShape(gpu, 1)).toEqual({ kernel: 'matvec', subgroups: true, lanes: 32, rowBlock: 2, rowsPerWorkgroup: 2 });
     expect(linearShape(caps({ subgroups: true, subgroupMinSize: 0 }), 1)).toMatchObject({ subgroups: false, lanes: 64 });
+    // Rows per workgroup follow the widest subgroup the device may run (Apple through Dawn: 4–32 → 4 subgroups of 32).
+    expect(linearShape(caps({ subgroups: true, subgroupMinSize: 4, subgroupMaxSize: 32 }), 1)).toMatchObject({ wide: true, lanes: 128, rowsPerWorkgroup: 8 });
   });
 
-  it('gives CPU adapters fewer rows per invocation as the token count grows', () => {
-    expect([1, 2, 3, 8].map((R) => (linearShape(lavapipe, R) as { rowBlock: number }).rowBlock)).toEqual([8, 4, 2, 1]);
+  it('keeps CPU register tiles within 16 accumulators and at most 4 tokens by default', () => {
+    for (const R of [1, 2, 3, 8, 100]) {
+      for (const s of linearShapes(lavapipe, R)) {
+        if (s.kernel === 'rows') expect(s.rowBlock * s.tokens).toBeLessThanOrEqual(16);
+      }
+    }
+    expect(linearShape(lavapipe, 100)).toEqual({ kernel: 'rows', lanes: 8, rowBlock: 4, tokens: 4 });
+    expect(linearShape(lavapipe, 2)).toEqual({ kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 2 });
   });
 
   it('prefers f16 tiles on GPUs with shader-f16, f32 on CPU adapters and without it', () => {
     expect(linearShape(gpu, 512)).toEqual({ kernel: 'matmul', f16: true, tileM: 64, tileN: 64 });
-    expect(linearShape(lavapipe, 512)).toMatchObject({ f16: false });
+    expect(linearShapes(lavapipe, 512).find((s) => s.kernel === 'matmul')).toMatchObject({ f16: false });
     expect(linearShape(caps({}), 512)).toMatchObject({ f16: false });
     expect(linearShapes(caps({}), 512).some((s) => s.kernel === 'matmul' && s.f16)).toBe(false);
   });
