@@ -47,7 +47,7 @@ export const modelSchema = object({
     ropeThetaSliding: optional(num(0, 1e12)),
     qkNorm: optional(bool()),
     embedScale: optional(num(0, 1e6)),
-    activation: optional(oneOf(['silu', 'gelu_tanh'] as const)),
+    activation: optional(textAs<'activation'>()),
     postNorms: optional(bool()),
     slidingWindow: optional(int(0, 1e9)),
     slidingPattern: optional(int(0, 1e6)),

@@ -25,6 +25,7 @@ function fullResult(): Doc {
   const v = verdict({ flops: 1e6, bytes: 1e6, ms: 5 }, { computeFlopsPerS: 1e9, bandwidthBytesPerS: 1e9 });
   const decode = { batch: 2, step_ms: 5, steps: 3, flops: 1e6, bytes: 1e6, intensity: 1, verdict: v };
   r.generation = { prompt_token_ids: [1, 2], token_ids: [3, 4], text: 'Once', note: 'n' };
+  r.kernel_shapes = { source: 'autotuned', linear: { 'q4_0 64x64 R1': { kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 } }, note: 'n' };
   r.llama_bench = [{ model: 'm', sizeBytes: 1e6, params: 1e6, backend: 'WebGPU', ngl: -1, test: 'pp512', meanTokensPerS: 100, stdTokensPerS: 1, samples: [99, 101] }];
   r.serve = {
     settings: { requests: 2, rate: 10, burstiness: 1, prompt: { kind: 'fixed', tokens: 16 }, output: { kind: 'lognormal', median: 3, sigma: 0.5, max: 8 }, max_batch: 2, max_tokens_per_step: 32, chunk: null, slo: { ttft: 100 }, seed: 1 },
