@@ -80,7 +80,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
   if (nGen < 1) throw new TokenscopeError('bad-input', 'Generate at least one token.', 'Use --gen 1 or more.');
   const end = start + prompt.length + nGen - 1;
   if (end > engine.shape.maxSeq) {
-    throw new TokenscopeError('bad-input', `Prompt (${prompt.length}) + output (${nGen}) at depth ${start} needs ${end} positions; the context holds ${engine.shape.maxSeq}.`, 'Shorten the prompt or output, or raise --context.');
+    throw new TokenscopeError('bad-input', `Prompt (${prompt.length}) + output (${nGen}) at depth ${start} needs ${end} positions; the context holds ${engine.shape.maxSeq}.`, 'Shorten the prompt or the output, or run with a longer context.');
   }
   const mode = opts.gpuTiming ?? 'phases';
   const chunks = Math.ceil(prompt.length / chunk);
