@@ -9,7 +9,8 @@ import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { configOf, loadModel, type LoadedModel } from '../model/load.ts';
+import { checkModelFits, configOf, loadModel, type LoadedModel } from '../model/load.ts';
+import type { EngineShape } from '../model/memory.ts';
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
@@ -159,6 +160,13 @@ async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, 
   return { resolved, promptIds, maxSeq };
 }
 
+/** The engine's sizes for a job: context, KV-cache slots (the largest batch it runs) and rows per step. */
+function engineShape(job: BenchJob, maxSeq: number): EngineShape {
+  const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
+  const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
+  return { maxSeq, slots, maxRows };
+}
+
 /** The protocol part of the latency settings, shared by both engines. */
 function sweepSettings(l: LatencyJob) {
   return { prompt_lengths: l.promptLengths, output_tokens: l.gen, reps: l.reps, warmup: l.warmup ?? 1, cooldown_ms: l.cooldownMs ?? 50, seed: l.seed ?? 42 };
@@ -187,6 +195,8 @@ async function runTokenscope(
   // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
+  const shape = opened ? engineShape(job, opened.maxSeq) : null;
+  if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
   if (job.probe) {
     result.ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
@@ -199,12 +209,10 @@ async function runTokenscope(
   }
   if (!opened) return result;
   const { resolved, promptIds, maxSeq } = opened;
-  const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
-  const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   let loaded: LoadedModel | null = null;
   try {
     loaded = await loadModel(ctx, resolved.choice, {
-      shape: { maxSeq, slots, maxRows },
+      shape: shape ?? engineShape(job, maxSeq),
       budgetBytes: job.memoryBudgetBytes,
       parseMs: resolved.parseMs,
       onProgress: progressSlice(hooks, probeEnd + 0.05, probeEnd + 0.15, 'model'),
@@ -229,7 +237,7 @@ async function runTokenscope(
     }
     if (job.latency) {
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
-      const settings = { ...sweepSettings(job.latency), chunk: maxRows, profile: job.latency.profile ?? false };
+      const settings = { ...sweepSettings(job.latency), chunk: engine.shape.maxRows, profile: job.latency.profile ?? false };
       const end = job.llamaBench ? 0.85 : 1;
       result.latency = await runLatency(engine, cold, result.ceilings, settings, {
         signal: hooks.signal,

@@ -164,7 +164,7 @@ export async function runLatency(
   const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
   for (const P of lengths) {
     if (P < 1 || P + gen - 1 > engine.shape.maxSeq) {
-      throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`, 'Use shorter prompt lengths or a larger --context.');
+      throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`, 'Use shorter prompt lengths or a longer context.');
     }
   }
   const promptFor = (P: number, rep: number) => settings.prompt_ids ?? sweepPrompt(P, rep, settings.seed, c.vocabSize, c.bosId);

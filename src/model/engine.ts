@@ -150,7 +150,7 @@ export class Engine {
     const R = req.rows.length;
     for (const row of req.rows) {
       if (row.slot >= this.shape.slots || row.pos >= this.shape.maxSeq || row.slot < 0 || row.pos < 0) {
-        throw new TokenscopeError('bad-input', `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`, 'Use a shorter prompt/output or a larger --context.');
+        throw new TokenscopeError('bad-input', `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`, 'Use a shorter prompt/output or a longer context.');
       }
     }
     const program = await this.program(R, req.sample.length, layoutOf(req.rows), samplerOf(req));

@@ -132,13 +132,23 @@ async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[],
   return tuneLinears(ctx, opts.cache, linearProblems(weights), Rs, opts.budgetMs ?? 3000, opts.candidates);
 }
 
+/**
+ * The memory plan of `choice` at `shape`, refused with a typed error when it cannot fit this
+ * device's limits or the budget: nothing is allocated, so jobs call it before measuring anything.
+ */
+export function checkModelFits(caps: Pick<GpuContext['caps'], 'limits'>, choice: ModelChoice, shape: EngineShape, budgetBytes?: number): MemoryPlan {
+  const config = configOf(choice);
+  const plan = planMemory(config, plannedMatrices(choice), shape);
+  checkFits(plan, caps, config.name, budgetBytes);
+  if (shape.maxSeq > config.contextLength) {
+    throw new TokenscopeError('bad-input', `A context of ${shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');
+  }
+  return plan;
+}
+
 export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: LoadOptions): Promise<LoadedModel> {
   const config = configOf(choice);
-  const plan = planMemory(config, plannedMatrices(choice), opts.shape);
-  checkFits(plan, ctx.caps, config.name, opts.budgetBytes);
-  if (opts.shape.maxSeq > config.contextLength) {
-    throw new TokenscopeError('bad-input', `A context of ${opts.shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter --context.');
-  }
+  const plan = checkModelFits(ctx.caps, choice, opts.shape, opts.budgetBytes);
   const progress = opts.onProgress ?? (() => {});
   const t0 = performance.now();
   const weights: GpuWeights = await withErrorScopes(ctx.device, `Uploading ${config.name}`, () =>

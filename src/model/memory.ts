@@ -105,7 +105,7 @@ export function checkFits(
   budgetBytes?: number,
 ): void {
   const { maxBufferSize, maxStorageBufferBindingSize } = caps.limits;
-  const shrink = 'Choose a smaller model, a shorter context (--context) or fewer batch slots, or a more compact quantization.';
+  const shrink = 'Choose a smaller model, a shorter context or fewer batch slots, or a more compact quantization.';
   if (plan.largestBufferBytes > maxBufferSize) {
     throw new TokenscopeError('model-too-large', `${what} needs a ${fmtBytes(plan.largestBufferBytes)} buffer, but this device allows at most ${fmtBytes(maxBufferSize)} per buffer.`, shrink);
   }

@@ -39,7 +39,7 @@ export class GpuServingEngine implements ServingEngine {
 
   admit(seq: number, contextTokens: number): void {
     if (contextTokens - 1 > this.engine.shape.maxSeq) {
-      throw new TokenscopeError('bad-input', `Request ${seq} needs ${contextTokens - 1} positions; the context holds ${this.engine.shape.maxSeq}.`, 'Use shorter prompts/outputs or a larger --context.');
+      throw new TokenscopeError('bad-input', `Request ${seq} needs ${contextTokens - 1} positions; the context holds ${this.engine.shape.maxSeq}.`, 'Use shorter prompts/outputs or a longer context.');
     }
     const slot = this.free.pop();
     if (slot === undefined) throw new TokenscopeError('bad-input', `No free KV-cache slot for request ${seq}.`, 'Raise --max-batch.');

@@ -1,3 +1,4 @@
+import { isTokenscopeError } from '../../src/errors.ts';
 /**
  * A device lost in the middle of a run ends it with a typed `device-lost` error that gives the real
  * reason, in latency and in serving mode alike; nothing rejects unhandled afterwards (the step
@@ -90,6 +91,19 @@ describe('a device lost mid-run', () => {
       onProgress: (step) => steps.push(step),
     }));
     expect(error.message).toMatch(/bad\.gguf: GGUF version 99/);
+    expect(steps.filter((s) => s.startsWith('roofs'))).toEqual([]);
+  });
+
+  it('a model that cannot fit the memory budget is refused before any roof is measured', async () => {
+    ctx = await testGpu();
+    const steps: string[] = [];
+    const error = await failure(() =>
+      runJob(ctx!, { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 }, memoryBudgetBytes: 64 * 1024 }, new Set(), {
+        onProgress: (step) => steps.push(step),
+      }),
+    );
+    expect(isTokenscopeError(error, 'model-too-large')).toBe(true);
+    expect(error.message).toMatch(/more than the 0\.1 MiB budget/);
     expect(steps.filter((s) => s.startsWith('roofs'))).toEqual([]);
   });
 });
