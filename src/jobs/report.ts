@@ -9,7 +9,7 @@ const CEILING_LABELS: Record<CeilingKey, string> = {
   copy_buffer_to_buffer_gbps: 'copyBufferToBuffer',
   f32_gflops: 'f32 FMA',
   f16_gflops: 'f16 FMA',
-  matmul_f32_gflops: 'tiled f32 matmul',
+  matmul_f32_gflops: 'prefill GEMM (f32)',
 };
 
 function fmt(x: number): string {
@@ -36,7 +36,7 @@ export function formatCeilings(c: Ceilings): string {
     '',
     `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
-    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the tiled matmul reaches ${((c.matmul_f32_gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the prefill GEMM reaches ${((c.matmul_f32_gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
   ].join('\n');
 }
 

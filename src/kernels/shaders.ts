@@ -7,7 +7,6 @@ import streamRead from '../../shaders/stream_read.wgsl?raw';
 import copy from '../../shaders/copy.wgsl?raw';
 import fmaF32 from '../../shaders/fma_f32.wgsl?raw';
 import fmaF16 from '../../shaders/fma_f16.wgsl?raw';
-import matmulF32 from '../../shaders/matmul_f32.wgsl?raw';
 import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnormSubgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
 import ropeStore from '../../shaders/rope_store.wgsl?raw';
@@ -51,7 +50,6 @@ export const SHADERS = {
   copy,
   fma_f32: fmaF32,
   fma_f16: fmaF16,
-  matmul_f32: matmulF32,
   rmsnorm,
   rmsnorm_subgroups: rmsnormSubgroups,
   rope_store: ropeStore,

@@ -72,7 +72,7 @@ export interface LatencyRow {
   prefill_flops: number;
   /** prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock). */
   prefill_gflops: number;
-  /** prefill_gflops ÷ the tiled-matmul roof measured on this device. */
+  /** prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight). */
   prefill_of_matmul_roof: number;
   decode_bytes_per_token: number;
   /** bytes per token / median TPOT: the bandwidth decode achieved, host clock. */
@@ -100,7 +100,7 @@ export interface DepthPoint {
 
 /**
  * The measured roofs a verdict uses: the streaming-read bandwidth, and the f32 FMA peak as the
- * compute roof (the hardware's arithmetic limit; the tiled-matmul roof is what our prefill kernel
+ * compute roof (the hardware's arithmetic limit; the prefill-GEMM roof is what our prefill kernel
  * reaches, reported beside it as `prefill_of_matmul_roof`).
  */
 export interface Roofs {
@@ -148,6 +148,16 @@ export function timingRow(requests: readonly RequestRecord[]): TimingRow {
   };
 }
 
+/**
+ * Host time per decode step: the median over every decode step of (its inter-token gap − its GPU
+ * time), each step paired with its own timestamps — a difference of two medians can go negative
+ * when they come from different steps. Null without GPU timestamps.
+ */
+function hostOverhead(used: readonly RequestRecord[]): number | null {
+  const gaps = used.flatMap((r) => (r.gpu_decode_ms ?? []).flatMap((gpu, i) => (i + 1 < r.token_ms.length ? [r.token_ms[i + 1] - r.token_ms[i] - gpu] : [])));
+  return medianOf(gaps);
+}
+
 /** One length-stratified row from the requests of one prompt length. */
 export function latencyRow(requests: readonly RequestRecord[], costs: LengthCosts, roofs: Roofs): LatencyRow {
   const used = rowRequests(requests);
@@ -169,7 +179,7 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     decode_ceiling_tokens_per_s: ceiling,
     gpu_prefill_ms: gpuPrefill,
     gpu_decode_ms: gpuDecode,
-    host_overhead_ms: tpot && gpuDecode !== null ? tpot.p50 - gpuDecode : null,
+    host_overhead_ms: hostOverhead(used),
     overhead_vs_floor_ms: tpot ? tpot.p50 - (costs.decodeStep.bytes / bw) * 1000 : null,
   };
 }

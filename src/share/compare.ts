@@ -54,7 +54,7 @@ const CEILING_METRICS: readonly Metric<Ceilings>[] = (
     ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer bandwidth', 'GB/s'],
     ['f32_gflops', 'f32 FMA throughput', 'GFLOP/s'],
     ['f16_gflops', 'f16 FMA throughput', 'GFLOP/s'],
-    ['matmul_f32_gflops', 'tiled f32 matmul throughput', 'GFLOP/s'],
+    ['matmul_f32_gflops', 'prefill GEMM (f32 weights) throughput', 'GFLOP/s'],
   ] as const satisfies readonly (readonly [CeilingKey, string, string])[]
 ).map(([key, metric, unit]) => ({ key, metric, unit, direction: higher, value: (c: Ceilings) => c[key] }));
 

@@ -15,7 +15,7 @@ export interface ReportRoofs {
   bandwidthGBps: number;
   /** f32 FMA peak: the roofline's flat roof and the verdicts' compute roof. */
   computeGflops: number;
-  /** What our tiled f32 matmul kernel reaches: the roof prefill meets in practice. */
+  /** What the engine's own prefill GEMM reaches on f32 weights: the roof prefill meets in practice. */
   matmulGflops: number;
   /** Ridge point, FLOP/byte, of bandwidth and the FMA peak. */
   ridge: number;

@@ -110,7 +110,7 @@ function rooflineDecor(decor: Decor): Plugin<'scatter'> {
  * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) from the measured roofs
  * (`roofsOf`, the ones the verdicts and the what-if panel use): the streaming-read bandwidth
  * slope meets the f32 FMA peak at the ridge point, labelled; left of it is shaded memory-bound,
- * right of it compute-bound. The tiled-matmul roof (what our prefill kernel reaches) and the f16
+ * right of it compute-bound. The prefill-GEMM roof (what the engine's own linear kernel reaches on f32 weights) and the f16
  * peak are dashed. Measured phases are labelled dots ("prefill 64", "decode @ 64"); a serving
  * run's decode steps at each batch size B move right as B grows. The long descriptions sit in a
  * caption under the chart; "Present" shows it full screen with large type.

@@ -10,7 +10,7 @@ const LABELS: Record<CeilingKey, [string, string]> = {
   copy_buffer_to_buffer_gbps: ['copyBufferToBuffer', "the driver's own copy, for reference"],
   f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic: the compute roof used below'],
   f16_gflops: ['f16 FMA peak', 'the same in half precision (needs shader-f16)'],
-  matmul_f32_gflops: ['Tiled f32 matmul', 'what our prefill kernel reaches; prefill is reported as a share of it'],
+  matmul_f32_gflops: ['Prefill GEMM (f32 weights)', "the engine's own linear kernel on an n×n f32 weight: prefill is reported as a share of it"],
 };
 
 function fmt(x: number): string {

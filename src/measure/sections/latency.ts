@@ -64,14 +64,14 @@ export const timingRowShape = {
 export const costRowShape = {
   prefill_flops: work(),
   prefill_gflops: gflops().describe('prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock).'),
-  prefill_of_matmul_roof: ratio().describe('prefill_gflops ÷ the tiled-matmul roof measured on this device.'),
+  prefill_of_matmul_roof: ratio().describe("prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight)."),
   decode_bytes_per_token: work(),
   decode_bandwidth_gbps: nullable(gbps()).describe('bytes per token / median TPOT: the bandwidth decode achieved, host clock.'),
   decode_efficiency: nullable(ratio()).describe('decode tokens/s ÷ ceiling (read roof / bytes per token).'),
   decode_ceiling_tokens_per_s: tokensPerS(),
   gpu_prefill_ms: nullable(ms()),
   gpu_decode_ms: nullable(ms()),
-  host_overhead_ms: nullable(signedMs()).describe('Median TPOT − median GPU decode step (a difference of medians: may be negative).'),
+  host_overhead_ms: nullable(signedMs()).describe("Median over decode steps of (the step's inter-token gap − its own GPU time); below 0 only where the GPU and host clocks disagree."),
   overhead_vs_floor_ms: nullable(signedMs()).describe('TPOT − bytes/bandwidth: time per token beyond the bandwidth floor.'),
 };
 

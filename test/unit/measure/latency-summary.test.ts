@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { latencyRow, type LengthCosts, type RequestRecord } from '../../../src/measure/latency-summary.ts';
+
+const costs: LengthCosts = { prefill: { flops: 1e9, bytes: 1e8 }, decodeStep: { flops: 2e8, bytes: 1e8 } };
+const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50 };
+
+function request(rep: number, tokenMs: number[], gpuDecode: number[]): RequestRecord {
+  return { prompt_tokens: 8, output_tokens: tokenMs.length, rep, token_ms: tokenMs, gpu_prefill_ms: tokenMs[0] / 2, gpu_decode_ms: gpuDecode, disturbed: false };
+}
+
+describe('host time per decode step', () => {
+  it('pairs each step with its own GPU time, so it is never below zero when every step is', () => {
+    // Request 0 has fast steps (gaps 10 ms, GPU 9 ms), request 1 slow ones (gaps 30 ms, GPU 29 ms):
+    // host time is 1 ms on every step. Median TPOT is 20 ms and the median GPU step 29 ms (4 of
+    // the 6 steps are slow), so a difference of medians would read −9 ms.
+    const fast = request(0, [100, 110, 120], [9, 9]);
+    const slow = request(1, [100, 130, 160, 190, 220], [29, 29, 29, 29]);
+    const row = latencyRow([fast, slow], costs, roofs);
+    expect(row.gpu_decode_ms).toBe(29);
+    expect(row.host_overhead_ms).toBeCloseTo(1, 9);
+  });
+
+  it('is null without GPU timestamps', () => {
+    const row = latencyRow([{ ...request(0, [100, 110, 120], [9, 9]), gpu_decode_ms: null }], costs, roofs);
+    expect(row.host_overhead_ms).toBeNull();
+  });
+});
