@@ -1,13 +1,14 @@
 /**
- * Sampling on the GPU: greedy `argmax` (shaders/argmax.wgsl, argmax_subgroups.wgsl) and
+ * Sampling on the GPU: greedy `argmax` (shaders/argmax.wgsl, argmax_subgroups.wgsl; two passes
+ * on GPUs for large vocabularies: argmax_partials.wgsl, argmax_merge.wgsl) and
  * `sample` with temperature, top-k, top-p and a counter-based RNG (shaders/sample.wgsl).
  * Both write one u32 token per row, so the engine can copy tokens into the next step's input on
  * the GPU and read back 4 bytes per token.
  */
-import { uniformBuffer, uniformBufferWith } from '../gpu/buffers.ts';
+import { storageBuffer, uniformBuffer, uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
-import { rowReductionShape, sampleWorkgroupSize } from './select.ts';
+import { argmaxChunk, rowReductionShape, sampleWorkgroupSize } from './select.ts';
 import { SHADERS } from './shaders.ts';
 
 export interface SamplingParams {
@@ -42,19 +43,58 @@ export function sampleCost(R: number, vocab: number, p: SamplingParams): Cost {
   return { flops: R * vocab * perLogit, bytes: 4 * R * (vocab + 1) };
 }
 
-/** tokens (R) u32 = argmax of each row of logits (R, vocab); ties → lowest index. */
-export function argmax(ctx: GpuContext, owner: string, logits: GPUBuffer, tokens: GPUBuffer, R: number, vocab: number): Promise<Dispatch> {
+/**
+ * tokens (R) u32 = argmax of each row of logits (R, vocab); ties → lowest index. One workgroup per
+ * row, or — where select.ts's argmaxChunk (or `chunk`) splits the vocabulary — two passes: chunk
+ * winners (shaders/argmax_partials.wgsl), then one merge per row (argmax_merge.wgsl).
+ */
+export async function argmax(
+  ctx: GpuContext,
+  owner: string,
+  logits: GPUBuffer,
+  tokens: GPUBuffer,
+  R: number,
+  vocab: number,
+  chunk: number | null = argmaxChunk(ctx.caps, vocab),
+): Promise<Dispatch[]> {
   const shape = rowReductionShape(ctx.caps);
-  const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, 0, 0, 0]));
-  const name = shape.subgroups ? 'argmax_subgroups' : 'argmax';
-  return makeDispatch(ctx, { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } }, {
-    owner,
-    kind: 'sampling',
-    bindings: [logits, tokens, params],
-    workgroups: [R, 1, 1],
-    cost: argmaxCost(R, vocab),
-    owned: [params],
-  });
+  if (chunk === null) {
+    const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, 0, 0, 0]));
+    const name = shape.subgroups ? 'argmax_subgroups' : 'argmax';
+    return [
+      await makeDispatch(ctx, { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } }, {
+        owner,
+        kind: 'sampling',
+        bindings: [logits, tokens, params],
+        workgroups: [R, 1, 1],
+        cost: argmaxCost(R, vocab),
+        owned: [params],
+      }),
+    ];
+  }
+  if (!(Number.isInteger(chunk) && chunk >= 1)) throw new RangeError(`${owner}: chunk must be a positive integer, got ${chunk}`);
+  const chunks = Math.ceil(vocab / chunk);
+  const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, chunk, chunks, 0]));
+  const partials = storageBuffer(ctx.device, `${owner}.partials`, 8 * R * chunks);
+  const mergeWg = 64;
+  return [
+    await makeDispatch(ctx, { name: 'argmax_partials', code: SHADERS.argmax_partials, constants: { WG_SIZE: shape.wgSize } }, {
+      owner: `${owner}.partials`,
+      kind: 'sampling',
+      bindings: [logits, partials, params],
+      workgroups: [chunks, R, 1],
+      cost: { flops: R * vocab, bytes: 4 * R * vocab + 8 * R * chunks },
+      owned: [params, partials],
+    }),
+    await makeDispatch(ctx, { name: 'argmax_merge', code: SHADERS.argmax_merge, constants: { WG_SIZE: mergeWg } }, {
+      owner: `${owner}.merge`,
+      kind: 'sampling',
+      bindings: [partials, tokens, params],
+      workgroups: [R, 1, 1],
+      cost: { flops: R * chunks, bytes: 8 * R * chunks + 4 * R },
+      owned: [],
+    }),
+  ];
 }
 
 export interface SampleKernel {

@@ -59,6 +59,17 @@ export function rowReductionShape(caps: Capabilities): RowReductionShape {
   return { wgSize: caps.cpuLike ? 64 : 256, subgroups: caps.subgroups };
 }
 
+/**
+ * Logits per workgroup of greedy sampling's first pass, or null for one workgroup per row. GPUs
+ * split a large vocabulary (Llama 3's 128,256 logits are 32 chunks of 4096, 16 per invocation)
+ * so the head's last step is not one workgroup reading half a megabyte; CPU adapters want the
+ * fewest workgroups and keep one pass.
+ */
+export function argmaxChunk(caps: Capabilities, vocab: number): number | null {
+  const chunk = 4096;
+  return !caps.cpuLike && vocab > 2 * chunk ? chunk : null;
+}
+
 /** The sampling kernel's workgroup: the row-reduction size, halved until its 72 bytes per invocation fit. */
 export function sampleWorkgroupSize(caps: Capabilities): number {
   let wgSize = rowReductionShape(caps).wgSize;

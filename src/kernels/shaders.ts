@@ -17,6 +17,8 @@ import swiglu from '../../shaders/swiglu.wgsl?raw';
 import add from '../../shaders/add.wgsl?raw';
 import argmax from '../../shaders/argmax.wgsl?raw';
 import argmaxSubgroups from '../../shaders/argmax_subgroups.wgsl?raw';
+import argmaxPartials from '../../shaders/argmax_partials.wgsl?raw';
+import argmaxMerge from '../../shaders/argmax_merge.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
 import linearIo from '../../shaders/linear_io.wgsl?raw';
 import matvecCore from '../../shaders/matvec_core.wgsl?raw';
@@ -60,6 +62,8 @@ export const SHADERS = {
   add,
   argmax,
   argmax_subgroups: argmaxSubgroups,
+  argmax_partials: argmaxPartials,
+  argmax_merge: argmaxMerge,
   sample,
   // Linear layers and embeddings: a kernel body joined with linear_io (bindings, output) and the
   // format's weight library (WEIGHT_LIBRARY in src/kernels/weights.ts); see src/kernels/linear.ts.

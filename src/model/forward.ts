@@ -110,7 +110,7 @@ export async function buildStep(
   if (headRows > 0) {
     head.push(...(await linear(ctx, 'lm_head', w.output, b.headIn, b.logits, headRows, { norm: { weight: w.outputNorm, eps: c.rmsEps } })));
     if (sampler === 'greedy') {
-      head.push(await argmax(ctx, 'argmax', b.logits, b.tokensOut, headRows, c.vocabSize));
+      head.push(...(await argmax(ctx, 'argmax', b.logits, b.tokensOut, headRows, c.vocabSize)));
     } else {
       drawer = await sample(ctx, 'sample', b.logits, b.tokensOut, headRows, c.vocabSize, { temperature: 1, topK: 0, topP: 1, seed: 0, step: 0 });
       head.push(drawer.dispatch);
