@@ -139,25 +139,3 @@ export function deviceLostError(info?: GPUDeviceLostInfo): TokenscopeError {
   );
 }
 
-/** Check that a required feature is present (typed error otherwise). */
-export function requireFeature(ctx: GpuContext, feature: GPUFeatureName, forWhat: string): void {
-  if (!ctx.device.features.has(feature)) {
-    throw new TokenscopeError(
-      'feature-missing',
-      `${forWhat} needs the WebGPU feature "${feature}", which this device does not offer.`,
-      'Pick a variant that does not need it (e.g. an f32 model instead of f16), or use a GPU/browser that supports it.',
-    );
-  }
-}
-
-/** Check a size against a device limit (typed error otherwise). */
-export function requireLimit(ctx: GpuContext, limit: keyof Capabilities['limits'], needed: number, forWhat: string): void {
-  const have = ctx.caps.limits[limit];
-  if (needed > have) {
-    throw new TokenscopeError(
-      'limit-too-low',
-      `${forWhat} needs ${limit} ≥ ${needed.toLocaleString('en-US')}, but this device allows ${have.toLocaleString('en-US')}.`,
-      'Choose a smaller model, shorter context or smaller working set.',
-    );
-  }
-}

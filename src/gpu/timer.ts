@@ -28,11 +28,6 @@ const MIN_STAMPS = 8;
 /** Each device's quantization as probed at acquisition (GpuTimer.probeQuantization). */
 const probed = new WeakMap<GPUDevice, TimestampQuantization>();
 
-/** The quantization probed for `device`, if it was. */
-export function probedQuantization(device: GPUDevice): TimestampQuantization | null {
-  return probed.get(device) ?? null;
-}
-
 /** The quantization the nonzero `stamps` show (null when too few to tell). */
 export function quantizationOf(stamps: readonly bigint[]): TimestampQuantization | null {
   const nonzero = stamps.filter((t) => t > 0n);
@@ -182,13 +177,3 @@ export function hostNow(): number {
   return performance.now();
 }
 
-/** Host time of `record` → submit → onSubmittedWorkDone, in ms. */
-export async function hostTimeMs(device: GPUDevice, record: (encoder: GPUCommandEncoder) => void): Promise<number> {
-  const encoder = device.createCommandEncoder();
-  record(encoder);
-  const commands = encoder.finish();
-  const t0 = hostNow();
-  device.queue.submit([commands]);
-  await device.queue.onSubmittedWorkDone();
-  return hostNow() - t0;
-}
