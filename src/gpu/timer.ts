@@ -37,8 +37,16 @@ export function quantizationOf(stamps: readonly bigint[]): TimestampQuantization
   return { quantized: quantum >= BigInt(QUANTIZED_AT_NS), quantum_ns: Number(quantum) };
 }
 
+/** What a timed pass was: a phase (and its step), and in profile mode the kernel class and dispatch. */
+export interface TimerTag {
+  phase: string;
+  step?: number;
+  kind?: string;
+  label?: string;
+}
+
 export interface PassTime {
-  label: string;
+  tag: TimerTag;
   ns: number;
   /** Begin of the pass, ns after the earliest begin in the same read (the GPU timeline). */
   startNs: number;
@@ -48,7 +56,7 @@ export class GpuTimer {
   private readonly querySet: GPUQuerySet;
   private readonly resolveBuffer: GPUBuffer;
   private readonly readBuffer: GPUBuffer;
-  private labels: string[] = [];
+  private tags: TimerTag[] = [];
   /** Every timestamp read so far (for quantizationOf), at most 256. */
   private readonly stamps: bigint[] = [];
 
@@ -78,18 +86,18 @@ export class GpuTimer {
 
   /** Pending timed passes. */
   get size(): number {
-    return this.labels.length;
+    return this.tags.length;
   }
 
   get full(): boolean {
-    return this.labels.length >= this.capacity;
+    return this.tags.length >= this.capacity;
   }
 
   /** Timestamp writes for one compute pass, or undefined when the timer is full. */
-  timestampWrites(label: string): GPUComputePassTimestampWrites | undefined {
+  timestampWrites(tag: TimerTag): GPUComputePassTimestampWrites | undefined {
     if (this.full) return undefined;
-    const slot = this.labels.length;
-    this.labels.push(label);
+    const slot = this.tags.length;
+    this.tags.push(tag);
     return { querySet: this.querySet, beginningOfPassWriteIndex: slot * 2, endOfPassWriteIndex: slot * 2 + 1 };
   }
 
@@ -97,10 +105,10 @@ export class GpuTimer {
    * Timestamps around work outside any compute pass (e.g. copyBufferToBuffer): give `begin` to an
    * empty pass before the work and `end` to an empty pass after it. Undefined when full.
    */
-  span(label: string): { begin: GPUComputePassTimestampWrites; end: GPUComputePassTimestampWrites } | undefined {
+  span(tag: TimerTag): { begin: GPUComputePassTimestampWrites; end: GPUComputePassTimestampWrites } | undefined {
     if (this.full) return undefined;
-    const slot = this.labels.length;
-    this.labels.push(label);
+    const slot = this.tags.length;
+    this.tags.push(tag);
     return {
       begin: { querySet: this.querySet, beginningOfPassWriteIndex: slot * 2 },
       end: { querySet: this.querySet, endOfPassWriteIndex: slot * 2 + 1 },
@@ -120,9 +128,9 @@ export class GpuTimer {
    * dropping it would bias every short kernel upward; averages over many passes stay unbiased.
    */
   async read(): Promise<PassTime[]> {
-    const n = this.labels.length;
-    const labels = this.labels;
-    this.labels = [];
+    const n = this.tags.length;
+    const tags = this.tags;
+    this.tags = [];
     if (n === 0) return [];
     const encoder = this.device.createCommandEncoder({ label: 'GpuTimer.resolve' });
     encoder.resolveQuerySet(this.querySet, 0, n * 2, this.resolveBuffer, 0);
@@ -138,7 +146,7 @@ export class GpuTimer {
     let origin: bigint | undefined;
     for (let i = 0; i < n; i++) if (kept(i) && (origin === undefined || stamps[2 * i] < origin)) origin = stamps[2 * i];
     for (let i = 0; i < n; i++) {
-      if (kept(i)) out.push({ label: labels[i], ns: Number(stamps[2 * i + 1] - stamps[2 * i]), startNs: Number(stamps[2 * i] - origin!) });
+      if (kept(i)) out.push({ tag: tags[i], ns: Number(stamps[2 * i + 1] - stamps[2 * i]), startNs: Number(stamps[2 * i] - origin!) });
     }
     return out;
   }
@@ -153,7 +161,7 @@ export class GpuTimer {
     try {
       for (let i = 0; i < passes; i++) {
         const encoder = device.createCommandEncoder({ label: 'GpuTimer.probe' });
-        encoder.beginComputePass({ label: 'GpuTimer.probe', timestampWrites: timer.timestampWrites('probe') }).end();
+        encoder.beginComputePass({ label: 'GpuTimer.probe', timestampWrites: timer.timestampWrites({ phase: 'probe' }) }).end();
         device.queue.submit([encoder.finish()]);
       }
       await timer.read();

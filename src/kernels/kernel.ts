@@ -98,9 +98,11 @@ export function releaseDispatches(dispatches: readonly Dispatch[]): void {
 export interface EncodeOptions {
   /** Time the recorded work: one pass timed as `phase`, or (perKernel) one timed pass per dispatch. */
   timer?: GpuTimer | null;
-  /** Label of the whole pass (a phase, e.g. "prefill" or "decode"). */
+  /** The phase the pass belongs to (e.g. "prefill" or "decode"), which tags its timed pass. */
   phase?: string;
-  /** Profile mode: each dispatch in its own timed pass, labelled "phase|kind|label". Perturbs timing. */
+  /** Which step of the phase (a prefill chunk, a decode token), tagged with it. */
+  step?: number;
+  /** Profile mode: each dispatch in its own timed pass, tagged with its kernel class and label. Perturbs timing. */
   perKernel?: boolean;
 }
 
@@ -108,7 +110,7 @@ export interface EncodeOptions {
 export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], opts: EncodeOptions = {}): void {
   if (opts.perKernel && opts.timer) {
     for (const d of dispatches) {
-      const pass = encoder.beginComputePass({ label: d.label, timestampWrites: opts.timer.timestampWrites(`${opts.phase ?? ''}|${d.kind}|${d.label}`) });
+      const pass = encoder.beginComputePass({ label: d.label, timestampWrites: opts.timer.timestampWrites({ phase: opts.phase ?? '', step: opts.step, kind: d.kind, label: d.label }) });
       encodeOne(pass, d);
       pass.end();
     }
@@ -116,7 +118,7 @@ export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonl
   }
   const pass = encoder.beginComputePass({
     label: opts.phase ?? 'tokenscope',
-    timestampWrites: opts.timer && opts.phase ? opts.timer.timestampWrites(opts.phase) : undefined,
+    timestampWrites: opts.timer && opts.phase ? opts.timer.timestampWrites({ phase: opts.phase, step: opts.step }) : undefined,
   });
   for (const d of dispatches) encodeOne(pass, d);
   pass.end();

@@ -201,7 +201,7 @@ async function measureBandwidth(run: Runner, bytes: number, shapes: ProbeShapes,
       mode === 'b2b'
         ? await run.repeat((encoder, timer) => {
             // The copy sits outside any pass, so two empty passes bracket it with timestamps.
-            const span = timer?.span('copyBufferToBuffer');
+            const span = timer?.span({ phase: 'copyBufferToBuffer' });
             encoder.beginComputePass({ timestampWrites: span?.begin }).end();
             encoder.copyBufferToBuffer(src, 0, dst!, 0, bytes);
             encoder.beginComputePass({ timestampWrites: span?.end }).end();

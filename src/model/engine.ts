@@ -43,8 +43,10 @@ export interface StepOutcome extends StepTiming {
 
 export interface TimingOptions {
   timer?: GpuTimer | null;
-  /** Label of the step's timed passes (e.g. "prefill", "decode"). */
+  /** Phase of the step's timed passes (e.g. "prefill", "decode"). */
   phase?: string;
+  /** Which step of the phase (a prefill chunk's or a decode token's index), carried by its timer tags. */
+  step?: number;
   /** One timed pass per dispatch (profile mode; perturbs timing). */
   perKernel?: boolean;
 }
@@ -167,12 +169,13 @@ export class Engine {
       device.queue.writeBuffer(b.tokensIn, 0, Uint32Array.from(req.tokens));
     }
     const encoder = device.createCommandEncoder({ label: timing.phase ?? 'step' });
-    const record = (list: Dispatch[], phase: string) => encodeDispatches(encoder, list, { timer: timing.timer, phase, perKernel: timing.perKernel });
-    record(program.body, `${timing.phase ?? 'step'}`);
+    const phase = timing.phase ?? 'step';
+    const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
+    record(program.body);
     if (req.sample.length > 0) {
       const rowBytes = this.config.dim * 4;
       req.sample.forEach((r, j) => encoder.copyBufferToBuffer(b.x, r * rowBytes, b.headIn, j * rowBytes, rowBytes));
-      record(program.head, `${timing.phase ?? 'step'}`);
+      record(program.head);
       // The sampled token of row 0 becomes the next step's input on the GPU.
       encoder.copyBufferToBuffer(b.tokensOut, 0, b.tokensIn, 0, 4);
       encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, req.sample.length * 4);

@@ -124,7 +124,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
       const isLast = c === chunks - 1;
       const step = engine.submit(
         { rows: prefillRows(slot, start + c * chunk, tokens.length), tokens, sample: isLast ? [tokens.length - 1] : [], sampling: drawAt(0) },
-        { timer, phase: `prefill#${c}`, perKernel },
+        { timer, phase: 'prefill', step: c, perKernel },
       );
       if (isLast) last = step;
       else await step;
@@ -145,7 +145,7 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     while (!done) {
       if (opts.signal?.aborted) throw cancelled();
       while (submitted < nGen && inflight.length <= ahead) {
-        const step = engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: `decode#${submitted}`, perKernel });
+        const step = engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: 'decode', step: submitted, perKernel });
         // Handled here so that it may reject (a lost device) while the host awaits the step before it.
         step.catch(() => {});
         inflight.push(step);
@@ -172,22 +172,21 @@ function attributeGpuTime(record: GenerationRecord, passes: PassTime[], perKerne
   let prefill = 0;
   const decode = new Map<number, number>();
   const kernels: KernelTime[] = [];
-  const spans = new Map<string, { begin: number; end: number }>();
-  for (const p of passes) {
-    const [phaseTag, kind, ...label] = p.label.split('|');
-    const [phase, index] = phaseTag.split('#');
-    if (phase === 'prefill') prefill += p.ns;
-    else if (phase === 'decode' && Number(index) < record.outputTokens.length) decode.set(Number(index), (decode.get(Number(index)) ?? 0) + p.ns);
-    if (perKernel && kind) kernels.push({ phase: phase as KernelTime['phase'], step: Number(index), kind: kind as KernelClass, label: label.join('|'), ns: p.ns });
-    const span = spans.get(phaseTag) ?? { begin: Infinity, end: -Infinity };
-    spans.set(phaseTag, { begin: Math.min(span.begin, p.startNs), end: Math.max(span.end, p.startNs + p.ns) });
+  const spans = new Map<string, { phase: 'prefill' | 'decode'; step: number; begin: number; end: number }>();
+  for (const { tag, ns, startNs } of passes) {
+    if (tag.phase !== 'prefill' && tag.phase !== 'decode') continue;
+    const phase = tag.phase;
+    const step = tag.step ?? 0;
+    if (phase === 'prefill') prefill += ns;
+    else if (step < record.outputTokens.length) decode.set(step, (decode.get(step) ?? 0) + ns);
+    if (perKernel && tag.kind) kernels.push({ phase, step, kind: tag.kind as KernelClass, label: tag.label ?? '', ns });
+    const key = `${phase} ${step}`;
+    const span = spans.get(key) ?? { phase, step, begin: Infinity, end: -Infinity };
+    spans.set(key, { ...span, begin: Math.min(span.begin, startNs), end: Math.max(span.end, startNs + ns) });
   }
   if (perKernel) {
     // Timestamps are read per step in profile mode, so each step's passes share one origin.
-    record.profileSpans = [...spans.entries()].map(([tag, s]) => {
-      const [phase, index] = tag.split('#');
-      return { phase: phase as 'prefill' | 'decode', step: Number(index), ms: (s.end - s.begin) / 1e6 };
-    });
+    record.profileSpans = [...spans.values()].map((s) => ({ phase: s.phase, step: s.step, ms: (s.end - s.begin) / 1e6 }));
   }
   record.gpuPrefillMs = prefill / 1e6;
   record.gpuDecodeMs = [...decode.entries()].sort((a, b) => a[0] - b[0]).map(([, ns]) => ns / 1e6);

@@ -55,7 +55,9 @@ describe('a latency sweep on a tiny model', () => {
       expect(new Set(kernels.map((k) => k.kind))).toEqual(new Set(['embedding', 'matvec', 'matmul', 'rope', 'attention', 'sampling']));
       const decodeKernelMs = kernels.filter((k) => k.phase === 'decode').reduce((n, k) => n + k.ms_per_step, 0);
       const span = l.profile_step_ms!.decode!;
-      expect(decodeKernelMs).toBeLessThanOrEqual(span * 1.05);
+      // Each class's figure is its median over the steps and the span is the median step: medians
+      // of different steps need not add up, so allow a quarter (a noisy step under load moves them).
+      expect(decodeKernelMs).toBeLessThanOrEqual(span * 1.25);
       expect(decodeKernelMs).toBeGreaterThanOrEqual(span * 0.5);
       // Each profiled class is a roofline point: cost-model work per step, e.g. decode's matvec
       // moves weight bytes at ~1–2 FLOP/byte (f32 weights), prefill's matmul far more per byte.
