@@ -6,7 +6,8 @@
 // partial: running max m, sum l = Σ exp(score − m) and acc = Σ exp(score − m) · v. Pass 2
 // (attention_combine.wgsl) merges the splits. Per block of keys: (1) one invocation per
 // (head, key) scores q·k; (2) one per head updates m and l and turns scores into weights; (3) one
-// per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head.
+// per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head,
+// through loadK / loadV of the kv_load_*.wgsl this body is joined with (f32 or f16 elements).
 
 struct Params {
   nHeads: u32,

@@ -10,10 +10,8 @@ enable subgroups;
 // with subgroupShuffleXor (log2 LANES steps, so every lane has the score), updates the online
 // softmax of each head (running max m, sum l) in registers, and adds the weighted value (one V
 // load for all heads). Each team writes its own partial: the combine pass sees splits · TEAMS
-// partials per head, so the kernel needs no barrier and no workgroup memory but a team counter.
-// A team must lie inside one subgroup: LANES ≤ the adapter's minimum subgroup size (select.ts).
-// A device that runs narrower subgroups than it reports scores no keys, and the combine's
-// 0 / 0 then shows as a non-finite output instead of a plausible wrong one.
+// partials per head, so the kernel needs no barrier and no workgroup memory. A team must lie
+// inside one subgroup: LANES ≤ the adapter's minimum subgroup size (select.ts).
 
 struct Params {
   nHeads: u32,
@@ -45,10 +43,10 @@ const MAX_SLOTS = 16u;           // registers per lane: GROUP · VEC query and a
 const MAX_GROUP = 16u;
 const NEG_BIG = -3.0e38;         // "no key yet": finite, so exp(NEG_BIG − m) is 0, never NaN
 
-var<workgroup> teamCount: atomic<u32>;   // zero-initialised; hands out team numbers 0…TEAMS−1
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32,
         @builtin(subgroup_invocation_id) sgLane: u32,
         @builtin(subgroup_size) sgSize: u32) {
   let split = wid.x;
@@ -60,16 +58,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
   if (params.window > 0u && len > params.window) { first = len - params.window; }
   let chunk = max((len - first + params.splits - 1u) / params.splits, TEAMS);
   let kBegin = min(first + split * chunk, len);
-  var kEnd = min(kBegin + chunk, len);
-  if (sgSize < LANES) { kEnd = kBegin; }
+  let kEnd = min(kBegin + chunk, len);
   let kvHeads = params.nHeads / GROUP;
   let head0 = r * params.nHeads + g * GROUP;   // (row, first query head of the group)
 
-  // This lane's place: lane within its team, and the team's number from the counter.
-  let lane = sgLane % LANES;
-  var ticket = 0u;
-  if (lane == 0u) { ticket = atomicAdd(&teamCount, 1u); }
-  let team = subgroupShuffle(ticket, sgLane - lane);
+  // Team t is invocations t·LANES … +LANES−1, which the shuffles below assume lie in one subgroup
+  // at lanes ≡ lid (mod LANES). WGSL does not promise that layout, so a subgroup where it fails
+  // (or that is narrower than LANES) scores no keys: the combine's 0 / 0 then shows as a
+  // non-finite output instead of a plausible wrong one.
+  let lane = lid % LANES;
+  let team = lid / LANES;
+  let laidOut = subgroupAll(sgSize >= LANES && sgLane % LANES == lane);
 
   var qv: array<vec4<f32>, MAX_SLOTS>;
   var acc: array<vec4<f32>, MAX_SLOTS>;
@@ -87,7 +86,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
 
   for (var k0 = kBegin; k0 < kEnd; k0 += TEAMS) {
     let key = k0 + team;
-    let valid = key < kEnd;
+    let valid = key < kEnd && laidOut;
     let base = ((slot * params.maxSeq + min(key, kEnd - 1u)) * kvHeads + g) * D4 + lane;
     var k: array<vec4<f32>, MAX_SLOTS>;
     for (var c = 0u; c < VEC; c++) { k[c] = loadK(base + c * LANES); }

@@ -7,7 +7,8 @@
 // then share almost all keys). The slot is rows[0].x for every row: the caller guarantees it.
 // Online softmax per block: (1) one invocation per (query, key) scores; (2) one per query updates
 // the running max and sum and turns scores into weights; (3) one per (query, 4 dims) rescales
-// acc and adds the weighted values.
+// acc and adds the weighted values. K/V come through loadK / loadV of the kv_load_*.wgsl this body
+// is joined with (f32 or f16 elements), staged in f32.
 
 struct Params {
   R: u32,
