@@ -10,6 +10,7 @@ import type { GpuContext } from '../src/gpu/device.ts';
 import type { ByteSource } from '../src/model/gguf/source.ts';
 import { bytes } from '../src/ui/format.ts';
 import { urlSource } from '../src/model/gguf/url-source.ts';
+import { kvElement, type KvElement } from '../src/kernels/select.ts';
 import { countingSource, inspectSource, type DeviceLimits, type ModelInspection } from '../src/measure/inspect.ts';
 import { describeError } from '../src/errors.ts';
 
@@ -42,6 +43,7 @@ export async function inspectTarget(target: string, opts: InspectCliOptions): Pr
   const raw = await openTarget(target);
   const { source, stats } = countingSource(raw);
   let limits: DeviceLimits | null = null;
+  let kv: KvElement | undefined;
   let readRoofGBs: number | null = null;
   let deviceNote: string | null = null;
   let ctx: GpuContext | null = null;
@@ -49,6 +51,7 @@ export async function inspectTarget(target: string, opts: InspectCliOptions): Pr
     const { acquireNodeGpu } = await import('../src/gpu/node-gpu.ts');
     ctx = await acquireNodeGpu();
     limits = ctx.caps.limits;
+    kv = kvElement(ctx.caps);
     if (opts.probe) {
       const { runJob } = await import('../src/jobs/job.ts');
       const result = await runJob(ctx, { probe: true, probeMiB: opts.probeMiB }, new Set(), { onProgress: opts.onProgress });
@@ -60,7 +63,7 @@ export async function inspectTarget(target: string, opts: InspectCliOptions): Pr
     ctx?.destroy();
   }
   try {
-    const inspection = await inspectSource(source, { limits, readRoofGBs, budgetBytes: opts.budgetBytes, context: opts.context });
+    const inspection = await inspectSource(source, { limits, kvElement: kv, readRoofGBs, budgetBytes: opts.budgetBytes, context: opts.context });
     return { inspection, bytesRead: stats.bytes, reads: stats.reads, deviceNote };
   } finally {
     await (raw as { close?: () => Promise<void> }).close?.();
@@ -85,7 +88,7 @@ export function formatInspection(run: InspectRun): string {
   else if (i.memory) {
     const p = i.memory.plan;
     lines.push(`memory for a ${i.memory.context}-token context: ${mib(p.totalBytes)} (weights ${mib(p.weightBytes)}, ` +
-      `KV cache ${mib(p.kvCacheBytes)}, activations ${mib(p.activationBytes)}, vectors ${mib(p.vectorBytes)})`);
+      `KV cache ${mib(p.kvCacheBytes)} of ${p.kvElement}, activations ${mib(p.activationBytes)}, vectors ${mib(p.vectorBytes)})`);
     lines.push(i.memory.problem ? `does not fit: ${i.memory.problem}` : i.memory.checked ? 'fits this device\'s limits' : 'not checked against a device');
   }
   if (run.deviceNote) lines.push(run.deviceNote);

@@ -6,7 +6,8 @@
 // partial: running max m, sum l = Σ exp(score − m) and acc = Σ exp(score − m) · v. Pass 2
 // (attention_combine.wgsl) merges the splits. Per block of keys: (1) one invocation per
 // (head, key) scores q·k; (2) one per head updates m and l and turns scores into weights; (3) one
-// per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head.
+// per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head,
+// through loadK / loadV of the kv_load_*.wgsl this body is joined with (f32 or f16 elements).
 
 struct Params {
   nHeads: u32,
@@ -20,8 +21,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;                // (R, nHeads, HEAD_DIM/4)
-@group(0) @binding(1) var<storage, read> kCache: array<vec4<f32>>;           // (slots, maxSeq, nKvHeads, HEAD_DIM/4)
-@group(0) @binding(2) var<storage, read> vCache: array<vec4<f32>>;           // (slots, maxSeq, nKvHeads, HEAD_DIM/4)
+// bindings 1 and 2 (kCache, vCache) and loadK / loadV: kv_load_f32.wgsl or kv_load_f16.wgsl
 @group(0) @binding(3) var<storage, read> rows: array<vec2<u32>>;             // (R): (slot, pos)
 @group(0) @binding(4) var<storage, read_write> partAcc: array<vec4<f32>>;    // (R, nHeads, splits, HEAD_DIM/4)
 @group(0) @binding(5) var<storage, read_write> partMl: array<vec2<f32>>;     // (R, nHeads, splits): (m, l)
@@ -75,7 +75,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let kBase = ((slot * params.maxSeq + k0 + j) * kvHeads + g) * D4;
       var s = 0.0;
       for (var c = 0u; c < D4; c++) {
-        s += dot(qs[h * D4 + c], kCache[kBase + c]);
+        s += dot(qs[h * D4 + c], loadK(kBase + c));
       }
       weights[h * KEY_BLOCK + j] = s;
     }
@@ -102,7 +102,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let vBase = (slot * params.maxSeq + k0) * kvHeads * D4 + g * D4 + o % D4;
       var a = acc[o] * rescale[h];
       for (var j = 0u; j < n; j++) {
-        a += weights[h * KEY_BLOCK + j] * vCache[vBase + j * kvHeads * D4];
+        a += weights[h * KEY_BLOCK + j] * loadV(vBase + j * kvHeads * D4);
       }
       acc[o] = a;
     }

@@ -7,7 +7,8 @@
 // then share almost all keys). The slot is rows[0].x for every row: the caller guarantees it.
 // Online softmax per block: (1) one invocation per (query, key) scores; (2) one per query updates
 // the running max and sum and turns scores into weights; (3) one per (query, 4 dims) rescales
-// acc and adds the weighted values.
+// acc and adds the weighted values. K/V come through loadK / loadV of the kv_load_*.wgsl this body
+// is joined with (f32 or f16 elements), staged in f32.
 
 struct Params {
   R: u32,
@@ -21,8 +22,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;              // (R, nHeads, HEAD_DIM/4)
-@group(0) @binding(1) var<storage, read> kCache: array<vec4<f32>>;         // (slots, maxSeq, nKvHeads, HEAD_DIM/4)
-@group(0) @binding(2) var<storage, read> vCache: array<vec4<f32>>;         // (slots, maxSeq, nKvHeads, HEAD_DIM/4)
+// bindings 1 and 2 (kCache, vCache) and loadK / loadV: kv_load_f32.wgsl or kv_load_f16.wgsl
 @group(0) @binding(3) var<storage, read> rows: array<vec2<u32>>;           // (R): (slot, pos), one slot
 @group(0) @binding(4) var<storage, read_write> out: array<vec4<f32>>;      // (R, nHeads, HEAD_DIM/4)
 @group(0) @binding(5) var<uniform> params: Params;
@@ -86,8 +86,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let n = min(KEY_BLOCK, len - k0);
     for (var e = lid; e < n * D4; e += WG_SIZE) {
       let src = ((slot * params.maxSeq + k0 + e / D4) * kvHeads + g) * D4 + e % D4;
-      ks[e] = kCache[src];
-      vs[e] = vCache[src];
+      ks[e] = loadK(src);
+      vs[e] = loadV(src);
     }
     workgroupBarrier();
     for (var p = lid; p < QUERIES * n; p += WG_SIZE) {

@@ -11,7 +11,8 @@
 // and per-layer bases never touch this shader. Built-in cos/sin are only specified to 2^-11 inside
 // [−π, π] and not at all beyond (angles reach thousands of radians), so cosSin reduces the angle
 // by π/2 itself and evaluates cephes' minimax polynomials: ~1e-7 absolute for |angle| < 10^5.
-// Rows outside the cache (slot ≥ slots or pos ≥ maxSeq) store no K/V.
+// Rows outside the cache (slot ≥ slots or pos ≥ maxSeq) store no K/V. Each invocation writes
+// pairs of adjacent output dims (2j, 2j+1), the unit kv_store_f16.wgsl packs into one u32.
 
 struct Params {
   R: u32,
@@ -30,8 +31,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> qNorm: array<f32>;            // (headDim); read only when HEAD_NORM
 @group(0) @binding(4) var<storage, read> kNorm: array<f32>;            // (headDim); read only when HEAD_NORM
 @group(0) @binding(5) var<storage, read_write> q: array<f32>;          // (R, nHeads·headDim)
-@group(0) @binding(6) var<storage, read_write> kCache: array<f32>;     // (slots, maxSeq, nKvHeads·headDim)
-@group(0) @binding(7) var<storage, read_write> vCache: array<f32>;     // (slots, maxSeq, nKvHeads·headDim)
+// bindings 6 and 7 (kCache, vCache) and storeK / storeV: kv_store_f32.wgsl or kv_store_f16.wgsl
 @group(0) @binding(8) var<uniform> params: Params;
 
 override WG_SIZE: u32 = 64;      // a power of two
@@ -68,6 +68,24 @@ fn headValue(src: u32, d: u32, isQ: bool, scale: f32) -> f32 {
   return x;
 }
 
+// Output dim d of the head at `src`: rotated with its RoPE partner, or passed through (d ≥ ropeDim).
+fn rotated(src: u32, d: u32, pos: u32, isQ: bool, scale: f32) -> f32 {
+  if (d >= 2u * params.half) { return headValue(src, d, isQ, scale); }
+  var i = d / 2u;
+  var a = 2u * i;
+  var b = a + 1u;
+  if (NEOX) {
+    i = d % params.half;
+    a = i;
+    b = i + params.half;
+  }
+  let cs = cosSin(f32(pos) * invFreq[i]);
+  let x0 = headValue(src, a, isQ, scale);
+  let x1 = headValue(src, b, isQ, scale);
+  if (d == a) { return x0 * cs.x - x1 * cs.y; }
+  return x0 * cs.y + x1 * cs.x;
+}
+
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>,
@@ -83,11 +101,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let slot = rows[r].x;
     let pos = rows[r].y;
     let cached = slot < params.slots && pos < params.maxSeq;
-    let cacheRow = (slot * params.maxSeq + pos) * kvDim;
+    let cachePair = (slot * params.maxSeq + pos) * kvDim / 2u;   // the row's first (2i, 2i+1) pair
     if (isV) {
       if (cached) {
-        let dst = cacheRow + (hh - params.nHeads - params.nKvHeads) * D;
-        for (var d = lid; d < D; d += WG_SIZE) { vCache[dst + d] = qkv[src + d]; }
+        let dst = cachePair + (hh - params.nHeads - params.nKvHeads) * D / 2u;
+        for (var j = lid; j < D / 2u; j += WG_SIZE) { storeV(dst + j, vec2<f32>(qkv[src + 2u * j], qkv[src + 2u * j + 1u])); }
       }
       continue;
     }
@@ -107,32 +125,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
       scale = inverseSqrt(partial[0] / f32(D) + params.eps);
       workgroupBarrier();   // partial is rewritten for the next row
     }
-    var dst = r * params.nHeads * D + hh * D;
-    if (!isQ) { dst = cacheRow + (hh - params.nHeads) * D; }
-    if (isQ || cached) {
-      for (var i = lid; i < params.half; i += WG_SIZE) {
-        var a = 2u * i;
-        var b = a + 1u;
-        if (NEOX) {
-          a = i;
-          b = i + params.half;
-        }
-        let cs = cosSin(f32(pos) * invFreq[i]);
-        let x0 = headValue(src, a, isQ, scale);
-        let x1 = headValue(src, b, isQ, scale);
-        let y0 = x0 * cs.x - x1 * cs.y;
-        let y1 = x0 * cs.y + x1 * cs.x;
-        if (isQ) {
-          q[dst + a] = y0;
-          q[dst + b] = y1;
-        } else {
-          kCache[dst + a] = y0;
-          kCache[dst + b] = y1;
-        }
-      }
-      for (var d = 2u * params.half + lid; d < D; d += WG_SIZE) {
-        let y = headValue(src, d, isQ, scale);
-        if (isQ) { q[dst + d] = y; } else { kCache[dst + d] = y; }
+    if (isQ) {
+      let dst = r * params.nHeads * D + hh * D;
+      for (var d = lid; d < D; d += WG_SIZE) { q[dst + d] = rotated(src, d, pos, true, scale); }
+    } else if (cached) {
+      let dst = cachePair + (hh - params.nHeads) * D / 2u;
+      for (var j = lid; j < D / 2u; j += WG_SIZE) {
+        storeK(dst + j, vec2<f32>(rotated(src, 2u * j, pos, false, scale), rotated(src, 2u * j + 1u, pos, false, scale)));
       }
     }
   }

@@ -59,7 +59,7 @@ export function formatModel(r: BenchResult): string {
   if (!m) return '';
   const cold = r.cold_start;
   const size = m.weight_bytes >= 2 ** 30 ? `${(m.weight_bytes / 2 ** 30).toFixed(2)} GiB` : `${(m.weight_bytes / 2 ** 20).toFixed(1)} MiB`;
-  const lines = [`Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights — ${m.label}`];
+  const lines = [`Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights, ${m.kv_cache ?? 'f32'} KV cache — ${m.label}`];
   if (cold) lines.push(`Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${ms(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${ms(cold.compile_ms, 1)} ms`);
   const shapes = r.kernel_shapes as import('../model/load.ts').KernelShapes | undefined;
   if (shapes) lines.push(`Kernel shapes: ${shapes.source === 'autotuned' ? `autotuned for ${Object.keys(shapes.linear).length} linear problems` : `static (${shapes.note ?? "select.ts's defaults"})`}`);

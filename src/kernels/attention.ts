@@ -1,9 +1,12 @@
 /**
  * Causal GQA attention over the KV cache with online softmax, scale 1/sqrt(headDim):
  * for each row r and query head h, out[r, h] = softmax(q[r, h] · K[slot_r, 0…pos_r]ᵀ) · V[…],
- * with kv head h / (nHeads / nKvHeads). Two implementations share one binding contract:
- *  - decode (shaders/attention_decode.wgsl + attention_combine.wgsl): rows of any slots and
- *    positions; each (row, kv head) split across `splits` workgroups, then merged;
+ * with kv head h / (nHeads / nKvHeads). The K/V cache holds f32 or f16 elements (shape.kv; each
+ * kernel body is joined with kv_load_f32.wgsl or kv_load_f16.wgsl); every kernel computes in f32.
+ * Two implementations share one binding contract:
+ *  - decode (attention_decode.wgsl, or attention_decode_subgroups.wgsl with lanes across the head
+ *    dimension, + attention_combine.wgsl): rows of any slots and positions; each (row, kv head)
+ *    split across `splits` workgroups, then merged;
  *  - prefill (shaders/attention_prefill.wgsl): all rows of ONE slot (a prefill or prefill chunk,
  *    best with consecutive positions), tiled over rows with K/V blocks in workgroup memory.
  * `attention` picks between them from what the engine knows about the step's rows.
@@ -14,7 +17,9 @@ import { TokenscopeError } from '../errors.ts';
 import { gridInvocations } from './grid.ts';
 import { makeDispatch, ZERO_COST, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES, type RowDesc } from './rows.ts';
-import { attentionShapes, elementwiseShape, type AttentionHeads, type DecodeAttentionShape, type PrefillAttentionShape } from './select.ts';
+import {
+  attentionShapes, elementwiseShape, kvBytesPerElement, SUBGROUP_DECODE_SLOTS, type AttentionHeads, type DecodeAttentionShape, type KvElement, type PrefillAttentionShape,
+} from './select.ts';
 import { SHADERS } from './shaders.ts';
 
 export interface AttentionShape extends AttentionHeads {
@@ -22,12 +27,14 @@ export interface AttentionShape extends AttentionHeads {
   maxSeq: number;
   /** Sliding window: a row at pos attends to keys pos−window+1…pos; 0 or absent = all keys 0…pos. */
   window?: number;
+  /** The cache's element type (kvElement in select.ts). */
+  kv: KvElement;
 }
 
 export interface AttentionBuffers {
   q: GPUBuffer;       // (R, nHeads·headDim)
-  kCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim)
-  vCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim)
+  kCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  vCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim) of shape.kv
   rows: GPUBuffer;    // (R): (slot, pos); keys 0…pos of slot must already be in the cache
   out: GPUBuffer;     // (R, nHeads·headDim)
 }
@@ -63,18 +70,25 @@ function distinctKeys(rows: readonly RowDesc[], window = 0): number {
 
 /**
  * FLOPs 4·Σ_r (pos_r+1)·headDim·nHeads (q·k and p·v, 2 each per dim); bytes: K and V of every
- * distinct (slot, key) read once, q read, out written, the row table read. `splits` > 0 adds the
- * decode kernel's partials (written by pass 1, read by pass 2).
+ * distinct (slot, key) read once at kvBytesPerElement(kv), q read, out written (f32), the row
+ * table read. `parts` > 0 adds the decode kernel's partials (written by pass 1, read by pass 2).
  */
-export function attentionCost(shape: AttentionHeads & { window?: number }, rows: readonly RowDesc[], splits = 0): Cost {
+export function attentionCost(shape: AttentionHeads & { window?: number; kv: KvElement }, rows: readonly RowDesc[], parts = 0): Cost {
   const { nHeads, nKvHeads, headDim } = shape;
   const scored = rows.reduce((n, row) => n + keysOf(row.pos, shape.window), 0);
   const qBytes = 4 * rows.length * nHeads * headDim;
-  const partialBytes = 2 * 4 * rows.length * nHeads * splits * (headDim + 2);
+  const partialBytes = 2 * 4 * rows.length * nHeads * parts * (headDim + 2);
+  const kvBytes = 2 * kvBytesPerElement(shape.kv) * distinctKeys(rows, shape.window) * nKvHeads * headDim;
   return {
     flops: 4 * scored * headDim * nHeads,
-    bytes: 2 * 4 * distinctKeys(rows, shape.window) * nKvHeads * headDim + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
+    bytes: kvBytes + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
   };
+}
+
+/** An attention body joined with the KV cache's loads (kv_load_*.wgsl) and its pipeline name. */
+function withKvLoads(body: 'attention_decode' | 'attention_decode_subgroups' | 'attention_prefill', kv: KvElement): { name: string; code: string } {
+  const load = kv === 'f16' ? 'kv_load_f16' : 'kv_load_f32';
+  return { name: `${body}+${load}`, code: [SHADERS[body], SHADERS[load]].join('\n') };
 }
 
 function checkShape(owner: string, shape: AttentionShape): number {
@@ -101,7 +115,10 @@ function keysOf(pos: number, window = 0): number {
   return window > 0 ? Math.min(pos + 1, window) : pos + 1;
 }
 
-/** Split-K decode attention for rows of any slots and positions: two dispatches (partials, combine). */
+/**
+ * Split-K decode attention for rows of any slots and positions: two dispatches (partials, combine).
+ * The subgroup kernel writes one partial per team of each split: splits · teams in all.
+ */
 export async function attentionDecode(
   ctx: GpuContext,
   owner: string,
@@ -114,15 +131,21 @@ export async function attentionDecode(
   const { nHeads, headDim } = shape;
   const { splits } = choice;
   const d4 = headDim / 4;
-  const partAcc = storageBuffer(ctx.device, `${owner}.partAcc`, 4 * R * nHeads * splits * headDim); // (R, nHeads, splits, headDim)
-  const partMl = storageBuffer(ctx.device, `${owner}.partMl`, 8 * R * nHeads * splits); // (R, nHeads, splits, 2)
+  const subgroups = choice.kernel === 'subgroups';
+  if (subgroups && (d4 % choice.lanes !== 0 || choice.wgSize % choice.lanes !== 0 || group * (d4 / choice.lanes) > SUBGROUP_DECODE_SLOTS)) {
+    throw new RangeError(`${owner}: ${choice.lanes} lanes do not fit ${group} heads of ${headDim} per kv head in workgroups of ${choice.wgSize}.`);
+  }
+  const parts = subgroups ? splits * (choice.wgSize / choice.lanes) : splits;
+  const partAcc = storageBuffer(ctx.device, `${owner}.partAcc`, 4 * R * nHeads * parts * headDim); // (R, nHeads, parts, headDim)
+  const partMl = storageBuffer(ctx.device, `${owner}.partMl`, 8 * R * nHeads * parts); // (R, nHeads, parts, 2)
   const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim), shape.window);
   const partial = await makeDispatch(
     ctx,
     {
-      name: 'attention_decode',
-      code: SHADERS.attention_decode,
-      constants: { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock },
+      ...withKvLoads(subgroups ? 'attention_decode_subgroups' : 'attention_decode', shape.kv),
+      constants: subgroups
+        ? { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, LANES: choice.lanes }
+        : { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock },
     },
     {
       owner,
@@ -135,7 +158,7 @@ export async function attentionDecode(
   );
   const count = R * nHeads * d4;
   const grid = elementwiseShape(ctx.caps, count);
-  const combineParams = uniformBufferWith(ctx.device, `${owner}.combineParams`, new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), splits, d4]));
+  const combineParams = uniformBufferWith(ctx.device, `${owner}.combineParams`, new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), parts, d4]));
   const combine = await makeDispatch(ctx, { name: 'attention_combine', code: SHADERS.attention_combine, constants: { WG_SIZE: grid.wgSize } }, {
     owner,
     kind: 'attention',
@@ -147,10 +170,10 @@ export async function attentionDecode(
   return {
     dispatches: [partial, combine],
     setRows(rows) {
-      const total = attentionCost(shape, rows, splits);
-      const partialBytes = 4 * R * nHeads * splits * (headDim + 2);
+      const total = attentionCost(shape, rows, parts);
+      const partialBytes = 4 * R * nHeads * parts * (headDim + 2);
       const outBytes = 4 * R * nHeads * headDim;
-      const combineCost = { flops: 3 * R * nHeads * splits * headDim, bytes: partialBytes + outBytes };
+      const combineCost = { flops: 3 * R * nHeads * parts * headDim, bytes: partialBytes + outBytes };
       partial.cost = { flops: total.flops, bytes: total.bytes - combineCost.bytes };
       combine.cost = combineCost;
     },
@@ -181,8 +204,7 @@ export async function attentionPrefill(
   const dispatch = await makeDispatch(
     ctx,
     {
-      name: 'attention_prefill',
-      code: SHADERS.attention_prefill,
+      ...withKvLoads('attention_prefill', shape.kv),
       constants: { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
     },
     {

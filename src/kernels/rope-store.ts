@@ -7,7 +7,7 @@ import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES } from './rows.ts';
-import { ropeStoreShape } from './select.ts';
+import { kvBytesPerElement, ropeStoreShape, type KvElement } from './select.ts';
 import { SHADERS } from './shaders.ts';
 
 /** The model-config fields RoPE reads (a ModelConfig satisfies it). */
@@ -24,6 +24,8 @@ export interface RopeStoreShape extends RopeConfig {
   nKvHeads: number;
   slots: number;
   maxSeq: number;
+  /** The cache's element type (kvElement in select.ts). */
+  kv: KvElement;
 }
 
 export interface RopeStoreBuffers {
@@ -31,28 +33,30 @@ export interface RopeStoreBuffers {
   rows: GPUBuffer;     // (R): (slot, pos)
   invFreq: GPUBuffer;  // (ropeDim/2) f32, from ropeInvFreq
   q: GPUBuffer;        // (R, nHeads·headDim): rotated queries out
-  kCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim)
-  vCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim)
+  kCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  vCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim) of shape.kv
   /** Per-head RMSNorm of q and k before RoPE: (headDim) f32 weights each, and eps. */
   headNorm?: { q: GPUBuffer; k: GPUBuffer; eps: number };
 }
 
 /**
- * Per rotated pair 6 FLOPs (+ 4 per value normalised); bytes: Q|K|V read once, q and the K/V rows
- * written once, the row table and the frequencies (and norm weights) read.
+ * Per rotated pair 6 FLOPs (+ 4 per value normalised); bytes: Q|K|V read once (f32), q written
+ * (f32) and the K/V rows written (in the cache's element type), the row table and the
+ * frequencies (and norm weights) read.
  */
-export function ropeStoreCost(R: number, s: Pick<RopeStoreShape, 'nHeads' | 'nKvHeads' | 'headDim' | 'ropeDim'>, headNorm = false): Cost {
+export function ropeStoreCost(R: number, s: Pick<RopeStoreShape, 'nHeads' | 'nKvHeads' | 'headDim' | 'ropeDim' | 'kv'>, headNorm = false): Cost {
   const values = R * (s.nHeads + 2 * s.nKvHeads) * s.headDim;
+  const kvValues = R * 2 * s.nKvHeads * s.headDim;
   const rotated = R * (s.nHeads + s.nKvHeads);
   return {
     flops: rotated * (3 * s.ropeDim + (headNorm ? 4 * s.headDim : 0)),
-    bytes: 2 * 4 * values + R * ROW_BYTES + 2 * s.ropeDim + (headNorm ? 8 * s.headDim : 0),
+    bytes: 4 * values + 4 * (values - kvValues) + kvBytesPerElement(s.kv) * kvValues + R * ROW_BYTES + 2 * s.ropeDim + (headNorm ? 8 * s.headDim : 0),
   };
 }
 
 export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R: number, s: RopeStoreShape): Promise<Dispatch> {
-  if (s.ropeDim % 2 !== 0 || s.ropeDim > s.headDim || s.ropeDim <= 0) {
-    throw new RangeError(`${owner}: ropeDim ${s.ropeDim} must be even and in (0, headDim ${s.headDim}]`);
+  if (s.ropeDim % 2 !== 0 || s.ropeDim > s.headDim || s.ropeDim <= 0 || s.headDim % 2 !== 0) {
+    throw new RangeError(`${owner}: ropeDim ${s.ropeDim} must be even and in (0, headDim ${s.headDim}], headDim even`);
   }
   const shape = ropeStoreShape(ctx.caps, s.headDim, R);
   const data = new DataView(new ArrayBuffer(32));
@@ -60,7 +64,8 @@ export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R
   data.setFloat32(28, b.headNorm?.eps ?? 0, true);
   const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
   const constants = { WG_SIZE: shape.wgSize, NEOX: s.ropeStyle === 'neox' ? 1 : 0, HEAD_NORM: b.headNorm ? 1 : 0 };
-  return makeDispatch(ctx, { name: 'rope_store', code: SHADERS.rope_store, constants }, {
+  const store = s.kv === 'f16' ? 'kv_store_f16' : 'kv_store_f32';
+  return makeDispatch(ctx, { name: `rope_store+${store}`, code: [SHADERS.rope_store, SHADERS[store]].join('\n'), constants }, {
     owner,
     kind: 'rope',
     bindings: [b.qkv, b.rows, b.invFreq, b.headNorm?.q ?? b.invFreq, b.headNorm?.k ?? b.invFreq, b.q, b.kCache, b.vCache, params],

@@ -84,10 +84,34 @@ export interface AttentionHeads {
   headDim: number;
 }
 
+/**
+ * The KV cache's element type: f16 where the device has shader-f16 (half the bytes that dominate
+ * decode at long context), f32 elsewhere and when the feature is disabled. Kernels accumulate in
+ * f32 either way. The one place this is decided; kvBytesPerElement gives its size.
+ */
+export type KvElement = 'f16' | 'f32';
+
+export function kvElement(caps: Pick<Capabilities, 'shaderF16'>): KvElement {
+  return caps.shaderF16 ? 'f16' : 'f32';
+}
+
+export function kvBytesPerElement(kv: KvElement): number {
+  return kv === 'f16' ? 2 : 4;
+}
+
 export interface DecodeAttentionShape {
+  /**
+   * 'workgroup' (shaders/attention_decode.wgsl): scores staged in workgroup memory, barriers per
+   * block of keys. 'subgroups' (attention_decode_subgroups.wgsl): teams of `lanes` lanes across the
+   * head dimension, one key at a time per team, scores summed by subgroup shuffles; each K/V load
+   * serves every query head of the kv head.
+   */
+  kernel: 'workgroup' | 'subgroups';
   wgSize: number;
-  /** Keys scored per block (staged scores in workgroup memory). */
+  /** Keys scored per block (staged scores in workgroup memory; 'workgroup' only). */
   keyBlock: number;
+  /** Lanes across the head dimension per team ('subgroups' only): a power of two ≤ the subgroup size, dividing headDim/4. */
+  lanes: number;
   /** Workgroups per (row, kv head), each over its own stretch of the context ("split-K"). */
   splits: number;
 }
@@ -106,6 +130,9 @@ export function prefillWorkgroupBytes(headDim: number, group: number, rowTile: n
   return 4 * (2 * queries * headDim + 2 * keyBlock * headDim + queries * keyBlock + 3 * queries);
 }
 
+/** Query (and accumulator) vec4s per lane of shaders/attention_decode_subgroups.wgsl (its MAX_SLOTS). */
+export const SUBGROUP_DECODE_SLOTS = 16;
+
 /** Workgroup bytes of shaders/attention_decode.wgsl. */
 export function decodeWorkgroupBytes(headDim: number, group: number, keyBlock: number): number {
   return 4 * (2 * group * headDim + group * keyBlock + 3 * group);
@@ -121,7 +148,8 @@ export interface AttentionShapes {
 
 /**
  * Attention shapes for steps of `R` rows. Decode: GPUs split each (row, kv head) across enough
- * workgroups to fill the device (~512 in all); CPU adapters keep one per (row, kv head).
+ * workgroups to fill the device (~512 in all) and run the subgroup kernel where subgroups exist;
+ * CPU adapters keep one workgroup per (row, kv head) and the workgroup-memory kernel.
  * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory;
  * where none fits, prefill steps run with the decode kernel. So do they on CPU adapters: staging K/V in workgroup memory buys
  * nothing on a CPU, and Dawn zero-initialises workgroup memory, which SwiftShader compiles at
@@ -136,6 +164,9 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
     throw tooWide(heads, limit);
   }
   const splits = caps.cpuLike ? 1 : Math.min(32, Math.max(1, Math.ceil(512 / (R * heads.nKvHeads))));
+  const lanes = decodeLanes(caps, heads.headDim);
+  const fitsRegisters = lanes > 0 && group * (heads.headDim / 4 / lanes) <= SUBGROUP_DECODE_SLOTS;
+  const kernel = !caps.cpuLike && fitsRegisters ? 'subgroups' : 'workgroup';
   let prefill: PrefillAttentionShape | null = null;
   for (const rowTile of [16, 8, 4, 2, 1]) {
     if (rowTile > 1 && (rowTile * group > 32 || rowTile >= 2 * R)) continue;
@@ -145,7 +176,19 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
       break;
     }
   }
-  return { decode: { wgSize, keyBlock: decodeBlock, splits }, prefill, tiledPrefill: !caps.cpuLike && prefill !== null };
+  return { decode: { kernel, wgSize, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits }, prefill, tiledPrefill: !caps.cpuLike && prefill !== null };
+}
+
+/**
+ * Lanes across the head dimension for the subgroup decode kernel: the largest power of two that
+ * divides headDim/4 and fits the device's smallest subgroup (≤ 32); 0 without usable subgroups.
+ */
+export function decodeLanes(caps: Pick<Capabilities, 'subgroups' | 'subgroupMinSize'>, headDim: number): number {
+  const sg = caps.subgroupMinSize;
+  if (!caps.subgroups || sg < 4 || (sg & (sg - 1)) !== 0) return 0;
+  let lanes = Math.min(sg, 32);
+  while (lanes > 1 && (headDim / 4) % lanes !== 0) lanes /= 2;
+  return lanes;
 }
 
 function tooWide(heads: AttentionHeads, limit: number): TokenscopeError {

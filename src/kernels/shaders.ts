@@ -13,6 +13,11 @@ import ropeStore from '../../shaders/rope_store.wgsl?raw';
 import attentionDecode from '../../shaders/attention_decode.wgsl?raw';
 import attentionCombine from '../../shaders/attention_combine.wgsl?raw';
 import attentionPrefill from '../../shaders/attention_prefill.wgsl?raw';
+import attentionDecodeSubgroups from '../../shaders/attention_decode_subgroups.wgsl?raw';
+import kvLoadF32 from '../../shaders/kv_load_f32.wgsl?raw';
+import kvLoadF16 from '../../shaders/kv_load_f16.wgsl?raw';
+import kvStoreF32 from '../../shaders/kv_store_f32.wgsl?raw';
+import kvStoreF16 from '../../shaders/kv_store_f16.wgsl?raw';
 import swiglu from '../../shaders/swiglu.wgsl?raw';
 import add from '../../shaders/add.wgsl?raw';
 import argmax from '../../shaders/argmax.wgsl?raw';
@@ -58,6 +63,12 @@ export const SHADERS = {
   attention_decode: attentionDecode,
   attention_combine: attentionCombine,
   attention_prefill: attentionPrefill,
+  attention_decode_subgroups: attentionDecodeSubgroups,
+  // The KV cache's element type: joined with rope_store (store) and the attention bodies (load).
+  kv_load_f32: kvLoadF32,
+  kv_load_f16: kvLoadF16,
+  kv_store_f32: kvStoreF32,
+  kv_store_f16: kvStoreF16,
   swiglu,
   add,
   argmax,

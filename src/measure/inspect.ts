@@ -13,6 +13,7 @@ import type { ByteSource } from '../model/gguf/source.ts';
 import { elementCount, ggmlTypeName } from '../model/gguf/types.ts';
 import { plannedMatrices } from '../model/load.ts';
 import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
+import type { KvElement } from '../kernels/select.ts';
 import { modelTensors } from '../model/tensors.ts';
 
 /** One GGML tensor type in a file: how many tensors have it and what share of the tensor bytes. */
@@ -38,6 +39,8 @@ export interface InspectOptions {
   budgetBytes?: number;
   /** The measured streaming-read roof (GB/s, 1e9 bytes/s); null when none has been measured. */
   readRoofGBs?: number | null;
+  /** The KV cache's element type on the device (kvElement of its capabilities); f32 when no device is known. */
+  kvElement?: KvElement;
   /** KV-cache positions the memory plan reserves (default: the model's context, capped at 4096). */
   context?: number;
   /** Context depth at which the decode prediction counts KV-cache reads (default 0: the first token). */
@@ -127,7 +130,7 @@ export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelIns
     const model = { gguf, config, tensors: modelTensors(gguf, config) };
     const context = Math.max(1, Math.min(options.context ?? DEFAULT_CONTEXT_CAP, config.contextLength));
     const shape: EngineShape = { maxSeq: context, slots: 1, maxRows: Math.min(context, PREFILL_CHUNK) };
-    const plan = planMemory(config, plannedMatrices({ kind: 'gguf', model, id: gguf.source.name }), shape);
+    const plan = planMemory(config, plannedMatrices({ kind: 'gguf', model, id: gguf.source.name }), shape, options.kvElement ?? 'f32');
     memory = { plan, context, ...fitProblem(plan, config.name, options) };
   } catch (e) {
     unsupported = describeError(e);

@@ -23,7 +23,7 @@ export interface AttentionShape {
   heads: number;
   kvHeads: number;
   headDim: number;
-  /** Bytes per KV-cache element (our engine keeps f32: 4). */
+  /** Bytes per KV-cache element (our engine: 2 where the device has shader-f16, else 4; kvBytesPerElement in kernels/select.ts). */
   kvBytesPerElement: number;
 }
 
@@ -70,7 +70,7 @@ export function attentionFlopsPerPosition(s: AttentionShape): number {
 
 /**
  * The weights one decode step reads and the attention shape of a model: every parameter except an
- * untied token-embedding table, of which a step looks up one row. KV elements are f32 in our engine.
+ * untied token-embedding table, of which a step looks up one row, with KV elements of kvBytesPerElement (f32: 4, f16: 2).
  */
 export function decodeShapeOf(c: ModelConfig, kvBytesPerElement = 4): { parameters: number; shape: AttentionShape } {
   const lookedUp = c.tiedEmbeddings ? 0 : c.vocabSize * c.dim;

@@ -13,6 +13,7 @@ import type { GpuTimer } from '../gpu/timer.ts';
 import type { RowLayout } from '../kernels/attention.ts';
 import { addCost, encodeDispatches, releaseDispatches, totalCost, ZERO_COST, type Cost, type Dispatch, type KernelClass } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
+import { kvBytesPerElement } from '../kernels/select.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
 import { buildStep, dispatchCount, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
@@ -86,7 +87,8 @@ export class Engine {
     const d = ctx.device;
     // 4-byte elements: f32 activations, u32 token ids.
     const f32 = (label: string, n: number) => storageBuffer(d, `Engine.${label}`, n * 4);
-    const kvLayer = shape.slots * shape.maxSeq * kvDim;
+    // The cache's element type was decided with the plan (kvElement of the device's capabilities).
+    const kvLayerBytes = shape.slots * shape.maxSeq * kvDim * kvBytesPerElement(plan.kvElement);
     const buffers: StepBuffers = {
       tokensIn: f32('tokensIn', R),
       rows: rowTableBuffer(d, 'Engine.rows', R),
@@ -98,8 +100,9 @@ export class Engine {
       hb2: f32('hb2', R * config.hiddenDim),
       proj: config.postNorms ? f32('proj', R * config.dim) : undefined,
       projNormed: config.postNorms ? f32('projNormed', R * config.dim) : undefined,
-      kCache: Array.from({ length: config.nLayers }, (_, l) => f32(`kCache${l}`, kvLayer)),
-      vCache: Array.from({ length: config.nLayers }, (_, l) => f32(`vCache${l}`, kvLayer)),
+      kCache: Array.from({ length: config.nLayers }, (_, l) => storageBuffer(d, `Engine.kCache${l}`, kvLayerBytes)),
+      vCache: Array.from({ length: config.nLayers }, (_, l) => storageBuffer(d, `Engine.vCache${l}`, kvLayerBytes)),
+      kvElement: plan.kvElement,
       invFreq: Array.from({ length: config.nLayers }, (_, l) => storageBufferWith(d, `Engine.invFreq${l}`, ropeInvFreq(config, l))),
       headIn: f32('headIn', H * config.dim),
       logits: f32('logits', H * config.vocabSize),

@@ -14,6 +14,7 @@ import { attention, type AttentionKernel, type RowLayout } from '../kernels/atte
 import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
+import type { KvElement } from '../kernels/select.ts';
 import { linear, type GateActivation, type LinearOptions } from '../kernels/linear.ts';
 import { rmsnorm } from '../kernels/rmsnorm.ts';
 import { ropeStore } from '../kernels/rope-store.ts';
@@ -36,8 +37,9 @@ export interface StepBuffers {
   /** Gemma's post norms: a sub-layer's output before and after its RMSNorm, added to x after. */
   proj?: GPUBuffer; // (maxRows, dim) when config.postNorms
   projNormed?: GPUBuffer; // (maxRows, dim)
-  kCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim)
-  vCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim)
+  kCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim) of kvElement
+  vCache: GPUBuffer[]; // per layer (slots, maxSeq, nKvHeads·headDim) of kvElement
+  kvElement: KvElement; // the KV cache's element type (f16 where the device has shader-f16)
   invFreq: GPUBuffer[]; // per layer (ropeDim/2) f32: RoPE's inverse frequencies (variants.ts)
   headIn: GPUBuffer; // (maxRows, dim): rows gathered for the LM head
   logits: GPUBuffer; // (maxRows, vocab)
@@ -85,13 +87,13 @@ export async function buildStep(
   const body: Dispatch[] = [];
   const attentionKernels: AttentionKernel[] = [];
   const emit = (d: Dispatch | Dispatch[]) => body.push(...(Array.isArray(d) ? d : [d]));
-  const rope = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, ropeDim: c.ropeDim, ropeStyle: c.ropeStyle, ...cache };
+  const rope = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, ropeDim: c.ropeDim, ropeStyle: c.ropeStyle, ...cache, kv: b.kvElement };
 
   emit(await embedding(ctx, 'embed', w.tokenEmbd, b.tokensIn, b.x, R, embeddingScale(c)));
   for (let l = 0; l < c.nLayers; l++) {
     const L = w.layers[l];
     const at = `layer${l}`;
-    const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, maxSeq: cache.maxSeq, window: slidingWindow(c, l) };
+    const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, maxSeq: cache.maxSeq, window: slidingWindow(c, l), kv: b.kvElement };
     const headNorm = L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
     // attention
     emit(await joinedLinear(ctx, `${at}.qkv`, L.qkv, b.x, b.qkv, R, { norm: { weight: L.attnNorm, eps: c.rmsEps }, bias: L.bqkv }));

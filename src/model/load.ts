@@ -8,7 +8,7 @@ import { TokenscopeError } from '../errors.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
-import type { LinearShape } from '../kernels/select.ts';
+import { kvElement, type KvElement, type LinearShape } from '../kernels/select.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import { formatOfType } from './weight-types.ts';
@@ -33,6 +33,8 @@ export interface ModelInfo {
   synthetic: boolean;
   /** "synthetic weights — speed only" or "real weights". */
   label: string;
+  /** The KV cache's element type (kvElement in kernels/select.ts); absent in results written before f16 caches. */
+  kv_cache?: KvElement;
   config: ModelConfig;
 }
 
@@ -136,9 +138,9 @@ async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[],
  * The memory plan of `choice` at `shape`, refused with a typed error when it cannot fit this
  * device's limits or the budget: nothing is allocated, so jobs call it before measuring anything.
  */
-export function checkModelFits(caps: Pick<GpuContext['caps'], 'limits'>, choice: ModelChoice, shape: EngineShape, budgetBytes?: number): MemoryPlan {
+export function checkModelFits(caps: Pick<GpuContext['caps'], 'limits' | 'shaderF16'>, choice: ModelChoice, shape: EngineShape, budgetBytes?: number): MemoryPlan {
   const config = configOf(choice);
-  const plan = planMemory(config, plannedMatrices(choice), shape);
+  const plan = planMemory(config, plannedMatrices(choice), shape, kvElement(caps));
   checkFits(plan, caps, config.name, budgetBytes);
   if (shape.maxSeq > config.contextLength) {
     throw new TokenscopeError('bad-input', `A context of ${shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');
@@ -189,6 +191,7 @@ export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: Load
       quantization: weights.quantization,
       synthetic: weights.synthetic,
       label: weights.synthetic ? 'synthetic weights — speed only' : 'real weights',
+      kv_cache: plan.kvElement,
       config,
     },
   };

@@ -5,6 +5,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { kvBytesPerElement, type KvElement } from '../kernels/select.ts';
 import { weightBytes, type WeightFormat } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 
@@ -29,6 +30,8 @@ export interface MemoryPlan {
   weightBytes: number;
   /** f32 vectors: norms and biases. */
   vectorBytes: number;
+  /** The KV cache's element type (kvElement of the device's capabilities) and its bytes. */
+  kvElement: KvElement;
   kvCacheBytes: number;
   activationBytes: number;
   totalBytes: number;
@@ -67,13 +70,13 @@ export function activationFloatsPerRow(c: ModelConfig): number {
   return 3 + c.dim + 3 * qDim + 2 * kvDim + 2 * c.hiddenDim + (c.postNorms ? 2 * c.dim : 0);
 }
 
-export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape): MemoryPlan {
+export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape, kv: KvElement): MemoryPlan {
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
   const weights = matrices.reduce((sum, m) => sum + weightBytes(m.format, m.rows, m.cols), 0);
   const vectors = 4 * (config.dim * (2 * config.nLayers + 1) + (config.qkvBias ? config.nLayers * (qDim + 2 * kvDim) : 0));
-  const kvLayer = shape.slots * shape.maxSeq * kvDim * 4;
-  const kv = 2 * config.nLayers * kvLayer;
+  const kvLayer = shape.slots * shape.maxSeq * kvDim * kvBytesPerElement(kv);
+  const kvBytes = 2 * config.nLayers * kvLayer;
   // The LM head runs on the sampled rows only: one per sequence slot.
   const headRows = Math.min(shape.slots, shape.maxRows);
   const logits = headRows * (config.vocabSize + config.dim + 1) * 4;
@@ -82,9 +85,10 @@ export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[],
   return {
     weightBytes: weights,
     vectorBytes: vectors,
-    kvCacheBytes: kv,
+    kvElement: kv,
+    kvCacheBytes: kvBytes,
     activationBytes: activations,
-    totalBytes: weights + vectors + kv + activations,
+    totalBytes: weights + vectors + kvBytes + activations,
     largestBufferBytes: Math.max(kvLayer, largestActivation),
     largestBindingBytes: Math.max(kvLayer, largestActivation),
   };
@@ -119,7 +123,7 @@ export function checkFits(
   if (budgetBytes !== undefined && plan.totalBytes > budgetBytes) {
     throw new TokenscopeError(
       'model-too-large',
-      `${what} needs ${fmtBytes(plan.totalBytes)} of GPU memory (weights ${fmtBytes(plan.weightBytes)}, KV cache ${fmtBytes(plan.kvCacheBytes)}, activations ${fmtBytes(plan.activationBytes)}), more than the ${fmtBytes(budgetBytes)} budget.`,
+      `${what} needs ${fmtBytes(plan.totalBytes)} of GPU memory (weights ${fmtBytes(plan.weightBytes)}, KV cache ${fmtBytes(plan.kvCacheBytes)} of ${plan.kvElement}, activations ${fmtBytes(plan.activationBytes)}), more than the ${fmtBytes(budgetBytes)} budget.`,
       shrink,
     );
   }

@@ -3,6 +3,7 @@ import { customElement, property, state } from 'lit/decorators.js';
 import type { Environment } from '../measure/schema.ts';
 import { isKept } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
+import { kvElement } from '../kernels/select.ts';
 import { countingSource, inspectSource, type ModelInspection } from '../measure/inspect.ts';
 import { bytes, count, num, pct } from './format.ts';
 import { lastReadRoof } from './roof-memory.ts';
@@ -61,7 +62,8 @@ export class ModelInspect extends LitElement {
       const env = this.environment;
       const limits = env ? { maxBufferSize: env.limits.maxBufferSize, maxStorageBufferBindingSize: env.limits.maxStorageBufferBindingSize } : null;
       const { source, stats } = countingSource(await urlSource(url, { rangesOnly: true }));
-      const inspection = await inspectSource(source, { limits, readRoofGBs: lastReadRoof(env)?.gbps ?? null });
+      const kv = env ? kvElement({ shaderF16: env.features.includes('shader-f16') }) : undefined;
+      const inspection = await inspectSource(source, { limits, kvElement: kv, readRoofGBs: lastReadRoof(env)?.gbps ?? null });
       this.state = { kind: 'done', url, inspection, kept: await isKept(url), bytesRead: stats.bytes };
     } catch (e) {
       this.state = { kind: 'failed', url, error: toShown(e) };
@@ -73,7 +75,7 @@ export class ModelInspect extends LitElement {
     const m = i.memory!;
     const fits = m.problem ? html`<strong>does not fit:</strong> ${m.problem}` : m.checked ? 'fits this device’s limits' : 'no device to check against';
     return html`<dt>Memory</dt>
-      <dd>${bytes(m.plan.totalBytes)} for a ${m.context}-token context (weights ${bytes(m.plan.weightBytes)}, KV cache ${bytes(m.plan.kvCacheBytes)},
+      <dd>${bytes(m.plan.totalBytes)} for a ${m.context}-token context (weights ${bytes(m.plan.weightBytes)}, KV cache ${bytes(m.plan.kvCacheBytes)} of ${m.plan.kvElement},
         activations ${bytes(m.plan.activationBytes)}) — ${fits}</dd>`;
   }
 

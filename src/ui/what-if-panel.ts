@@ -2,6 +2,7 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { PRESETS } from '../model/catalog.ts';
 import type { BenchResult } from '../measure/schema.ts';
+import { kvBytesPerElement } from '../kernels/select.ts';
 import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, DEVICE_PRESETS, predictDecode, type DecodeScenario, type WeightFormatName } from '../measure/what-if.ts';
 import { roofsOf } from './headline.ts';
 import type { ModelInfo } from '../model/load.ts';
@@ -57,7 +58,8 @@ export class WhatIfPanel extends LitElement {
   private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
     const model = result?.model ?? null;
     const config = shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
-    const { parameters, shape } = decodeShapeOf(config);
+    // The measured run's KV element type; a what-if without one assumes f16 (GPUs with shader-f16).
+    const { parameters, shape } = decodeShapeOf(config, kvBytesPerElement(model?.kv_cache ?? 'f16'));
     const roofs = result?.ceilings ? roofsOf(result.ceilings) : null;
     const preset = DEVICE_PRESETS[0];
     return {

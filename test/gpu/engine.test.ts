@@ -24,7 +24,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
   });
   afterAll(() => ctx?.destroy());
 
-  it('greedy generation from BOS reproduces the expected 200 tokens exactly (f32)', async () => {
+  it('greedy generation from BOS reproduces the expected 200 tokens exactly (f32 weights; the device’s KV cache)', async () => {
     const expected = await storiesExpected();
     const loaded = await load(ctx, await openStories());
     try {
@@ -57,24 +57,33 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
     }
   });
 
-  it.each(['f32', 'q8_0', 'q4_0'] as const)('whole-model logits agree with the CPU reference (%s)', async (quant) => {
-    const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
-    const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
-    const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
-    let refLogits: Float32Array = new Float32Array();
-    prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
-    const loaded = await load(ctx, model);
-    try {
-      expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
-      await generate(loaded.engine, prompt, 1);
-      const gpu = await loaded.engine.readLogits(0);
-      // Both sides use the same dequantized weights in f32; only summation order differs, so the
-      // normalised error is at f32 rounding level (~1e-12); 1e-8 leaves room and still catches any real bug.
-      expect(nmse(gpu, refLogits)).toBeLessThan(1e-8);
-    } finally {
-      await loaded.engine.destroy();
-    }
-  });
+  // The device's KV element type (f16 in Node/lavapipe), and f32 with shader-f16 disabled.
+  for (const noF16 of [false, true]) {
+    it.each(['f32', 'q8_0', 'q4_0'] as const)(`whole-model logits agree with the CPU reference (%s${noF16 ? ', shader-f16 disabled: f32 KV cache' : ''})`, async (quant) => {
+      const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+      let refLogits: Float32Array = new Float32Array();
+      prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
+      const device = noF16 ? await testGpu(new Set(['shader-f16'])) : ctx;
+      const loaded = await load(device, model);
+      try {
+        expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
+        expect(loaded.info.kv_cache).toBe(device.caps.shaderF16 ? 'f16' : 'f32');
+        await generate(loaded.engine, prompt, 1);
+        const gpu = await loaded.engine.readLogits(0);
+        // f32 cache: both sides use the same dequantized weights in f32; only summation order
+        // differs, so the normalised error is at f32 rounding level (~1e-12); 1e-8 leaves room and
+        // still catches any real bug. f16 cache: each K/V element is off by ≤ u = 2^-10 relative,
+        // which moves each layer's attention output by NMSE ≤ 2u²/3 (see attention.test.ts); over
+        // stories260K's 5 layers ≤ 5 · 6.4e-7 ≈ 3.2e-6, so 4e-6 (a wrong key or head gives ≥ 1e-3).
+        expect(nmse(gpu, refLogits)).toBeLessThan(loaded.info.kv_cache === 'f16' ? 4e-6 : 1e-8);
+      } finally {
+        await loaded.engine.destroy();
+        if (noF16) device.destroy();
+      }
+    });
+  }
 });
 
 describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'sampling in the engine' : `sampling in the engine — ${MISSING}`, () => {

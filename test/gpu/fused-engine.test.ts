@@ -54,9 +54,10 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K
       gpuLike = { ...ctx, caps: { ...ctx.caps, cpuLike: false } };
     });
 
-    it('takes the GPU paths: split decode attention and tiled prefill attention', () => {
+    it('takes the GPU paths: split decode attention (with subgroups where they exist) and tiled prefill attention', () => {
       const shapes = attentionShapes(gpuLike.caps, { nHeads: 8, nKvHeads: 4, headDim: 8 }, 1);
       expect(shapes.decode.splits).toBeGreaterThan(1);
+      expect(shapes.decode.kernel).toBe(ctx.caps.subgroups ? 'subgroups' : 'workgroup');
       expect(attentionShapes(gpuLike.caps, { nHeads: 8, nKvHeads: 4, headDim: 8 }, 16).tiledPrefill).toBe(true);
     });
 

@@ -5,6 +5,8 @@ import { ropeStore, type RopeStoreShape } from '../../src/kernels/rope-store.ts'
 import { rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
 import { rope as ropeModelRef } from '../../src/model/reference.ts';
 import { ropeFrequencies } from '../../src/model/variants.ts';
+import type { KvElement } from '../../src/kernels/select.ts';
+import { f16BitsToF32 } from '../../src/f16.ts';
 import { testGpu } from './context.ts';
 import { gpuCase, maxAbsError, nmse, randn, readF32, seeded, submit, type GpuScope } from './harness.ts';
 import { ropeRef } from './oracles.ts';
@@ -15,6 +17,8 @@ import { ropeRef } from './oracles.ts';
 // 3e-6 bounds it with margin and sits well under the 1e-5 target. The optional head norm adds a
 // sum of ≤ 80 squares and an inverseSqrt (~1e-7 relative).
 const MAX_ABS = 3e-6;
+// An f16 cache rounds each stored value to a neighbouring f16 (pack2x16float): relative error ≤ 2^-10.
+const F16_RELATIVE = 2 ** -10;
 const SLOTS = 3;
 const MAX_SEQ = 40;
 
@@ -57,20 +61,33 @@ function headNormRef(x: Float32Array, heads: number, headDim: number, weight: Fl
   }
 }
 
-async function runCase(s: GpuScope, c: Case, rows: RowDesc[], data: Float32Array, norm?: { q: Float32Array; k: Float32Array }) {
+/** Every element within MAX_ABS (f32 cache) or MAX_ABS + 2^-10 relative (f16 cache); zeros (unwritten) exactly. */
+function expectCache(got: Float32Array, want: Float32Array, kv: KvElement, what: string): void {
+  const relative = kv === 'f16' ? F16_RELATIVE : 0;
+  const bad = Array.from(want).findIndex((w, i) => (w === 0 ? got[i] !== 0 : !(Math.abs(got[i] - w) <= MAX_ABS + relative * Math.abs(w))));
+  expect(bad, `${what}[${bad}]: ${got[bad]} vs ${want[bad]}`).toBe(-1);
+}
+
+async function readCache(ctx: GpuContext, buffer: GPUBuffer, n: number, kv: KvElement): Promise<Float32Array> {
+  if (kv === 'f32') return readF32(ctx, buffer, n);
+  return Float32Array.from(new Uint16Array((await readF32(ctx, buffer, n / 2)).buffer), f16BitsToF32);
+}
+
+async function runCase(s: GpuScope, c: Case, rows: RowDesc[], data: Float32Array, norm?: { q: Float32Array; k: Float32Array }, kv: KvElement = 'f32') {
   const ctx = s.ctx;
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
   const cacheSize = SLOTS * MAX_SEQ * kvDim;
   const q = s.keep(storageBuffer(ctx.device, 'q', 4 * c.R * qDim));
-  const kCache = s.keep(storageBuffer(ctx.device, 'kCache', 4 * cacheSize));
-  const vCache = s.keep(storageBuffer(ctx.device, 'vCache', 4 * cacheSize));
-  const shape: RopeStoreShape = { ...c, slots: SLOTS, maxSeq: MAX_SEQ };
+  const elementBytes = kv === 'f16' ? 2 : 4;
+  const kCache = s.keep(storageBuffer(ctx.device, 'kCache', elementBytes * cacheSize));
+  const vCache = s.keep(storageBuffer(ctx.device, 'vCache', elementBytes * cacheSize));
+  const shape: RopeStoreShape = { ...c, slots: SLOTS, maxSeq: MAX_SEQ, kv };
   const headNorm = norm && { q: s.upload('qNorm', norm.q), k: s.upload('kNorm', norm.k), eps: 1e-6 };
   const invFreq = s.upload('invFreq', ropeFrequencies(c.ropeDim, c.ropeTheta));
   const d = await ropeStore(ctx, 'test.ropeStore', { qkv: s.upload('qkv', data), rows: s.upload('rows', rowTableData(rows)), invFreq, q, kCache, vCache, headNorm }, c.R, shape);
   submit(ctx, [s.track(d)]);
-  return { q: await readF32(ctx, q, c.R * qDim), k: await readF32(ctx, kCache, cacheSize), v: await readF32(ctx, vCache, cacheSize) };
+  return { q: await readF32(ctx, q, c.R * qDim), k: await readCache(ctx, kCache, cacheSize, kv), v: await readCache(ctx, vCache, cacheSize, kv) };
 }
 
 /** The CPU's q, kCache and vCache for the same step. */
@@ -108,19 +125,20 @@ describe('rope_store (RoPE + KV-cache store)', () => {
   afterAll(() => ctx?.destroy());
 
   for (const c of CASES) {
-    for (const withNorm of [false, true]) {
-      it(`${c.ropeStyle} R=${c.R} heads=${c.nHeads}/${c.nKvHeads} headDim=${c.headDim} ropeDim=${c.ropeDim}${withNorm ? ', per-head q/k norm' : ''}`, async () => {
+    for (const [withNorm, kv] of [[false, 'f32'], [true, 'f32'], [false, 'f16'], [true, 'f16']] as const) {
+      it(`${c.ropeStyle} R=${c.R} heads=${c.nHeads}/${c.nKvHeads} headDim=${c.headDim} ropeDim=${c.ropeDim}${withNorm ? ', per-head q/k norm' : ''}, ${kv} cache`, async () => {
         await gpuCase(ctx, 'rope_store', async (s) => {
           const rand = seeded(c.R * 31 + c.headDim + (withNorm ? 7 : 0));
           const rows = randomRows(rand, c.R);
           const data = randn(rand, c.R * (c.nHeads + 2 * c.nKvHeads) * c.headDim);
           const norm = withNorm ? { q: randn(rand, c.headDim), k: randn(rand, c.headDim) } : undefined;
-          const got = await runCase(s, c, rows, data, norm);
+          const got = await runCase(s, c, rows, data, norm, kv);
           const want = expected(c, rows, data, norm);
           expect(maxAbsError(got.q, want.q)).toBeLessThan(MAX_ABS);
-          expect(maxAbsError(got.k, want.k)).toBeLessThan(MAX_ABS);
-          // v is a copy; nothing is written for the row outside the cache
-          expect(got.v).toEqual(want.v);
+          expectCache(got.k, want.k, kv, 'k');
+          // v is a copy (rounded to f16 in an f16 cache); nothing is written for the row outside the cache
+          if (kv === 'f32') expect(got.v).toEqual(want.v);
+          else expectCache(got.v, want.v, kv, 'v');
           if (!withNorm) for (let i = c.ropeDim; i < c.headDim; i++) expect(got.q[i]).toBe(data[i]);
         });
       });

@@ -21,6 +21,7 @@ export const modelSchema = object({
   quantization: name(),
   synthetic: bool(),
   label: name().describe('"synthetic weights — speed only" or "real weights".'),
+  kv_cache: optional(oneOf(['f16', 'f32'] as const).describe('Element type of the KV cache: f16 where the device has shader-f16 (absent in older results: f32).')),
   config: object({
     architecture: textAs<'architecture'>(),
     name: name(),

@@ -1,0 +1,118 @@
+enable subgroups;
+
+// Causal GQA decode attention, pass 1 of 2, with lanes across the head dimension: the same
+// binding contract and partials as attention_decode.wgsl (joined with a kv_load_*.wgsl), merged
+// by attention_combine.wgsl. Workgroup (split s, kv head g, row r) covers the same stretch of keys
+// as there and is TEAMS = WG_SIZE / LANES teams of LANES lanes. Lane l of a team holds, for each
+// of the GROUP query heads sharing kv head g, the VEC = HEAD_DIM/4/LANES vec4s at l, l + LANES, …
+// of its (pre-scaled) query in registers. Team t takes keys kBegin + t, kBegin + t + TEAMS, …:
+// each lane loads its part of the key ONCE for all GROUP heads, the team sums its partial dots
+// with subgroupShuffleXor (log2 LANES steps, so every lane has the score), updates the online
+// softmax of each head (running max m, sum l) in registers, and adds the weighted value (one V
+// load for all heads). Each team writes its own partial: the combine pass sees splits · TEAMS
+// partials per head, so the kernel needs no barrier and no workgroup memory. A team must lie
+// inside one subgroup: LANES ≤ the adapter's minimum subgroup size (select.ts).
+
+struct Params {
+  nHeads: u32,
+  maxSeq: u32,
+  splits: u32,
+  scale: f32,      // 1 / sqrt(headDim)
+  window: u32,     // sliding window: keys pos−window+1…pos; 0 = all keys 0…pos
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;                // (R, nHeads, HEAD_DIM/4)
+// bindings 1 and 2 (kCache, vCache) and loadK / loadV: kv_load_f32.wgsl or kv_load_f16.wgsl
+@group(0) @binding(3) var<storage, read> rows: array<vec2<u32>>;             // (R): (slot, pos)
+@group(0) @binding(4) var<storage, read_write> partAcc: array<vec4<f32>>;    // (R, nHeads, splits·TEAMS, HEAD_DIM/4)
+@group(0) @binding(5) var<storage, read_write> partMl: array<vec2<f32>>;     // (R, nHeads, splits·TEAMS): (m, l)
+@group(0) @binding(6) var<uniform> params: Params;
+
+override WG_SIZE: u32 = 128;     // a multiple of LANES
+override HEAD_DIM: u32 = 64;     // a multiple of 4·LANES
+override GROUP: u32 = 1;         // query heads per kv head; GROUP · VEC ≤ MAX_SLOTS
+override LANES: u32 = 16;        // a power of two
+override D4: u32 = HEAD_DIM / 4u;
+override VEC: u32 = D4 / LANES;
+override TEAMS: u32 = WG_SIZE / LANES;
+
+const MAX_SLOTS = 16u;           // registers per lane: GROUP · VEC query and accumulator vec4s
+const MAX_GROUP = 16u;
+const NEG_BIG = -3.0e38;         // "no key yet": finite, so exp(NEG_BIG − m) is 0, never NaN
+
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32,
+        @builtin(subgroup_invocation_id) sgLane: u32,
+        @builtin(subgroup_size) sgSize: u32) {
+  let split = wid.x;
+  let g = wid.y;
+  let r = wid.z;
+  let slot = rows[r].x;
+  let len = min(rows[r].y + 1u, params.maxSeq);
+  var first = 0u;
+  if (params.window > 0u && len > params.window) { first = len - params.window; }
+  let chunk = max((len - first + params.splits - 1u) / params.splits, TEAMS);
+  let kBegin = min(first + split * chunk, len);
+  let kEnd = min(kBegin + chunk, len);
+  let kvHeads = params.nHeads / GROUP;
+  let head0 = r * params.nHeads + g * GROUP;   // (row, first query head of the group)
+
+  // Team t is invocations t·LANES … +LANES−1, which the shuffles below assume lie in one subgroup
+  // at lanes ≡ lid (mod LANES). WGSL does not promise that layout, so a subgroup where it fails
+  // (or that is narrower than LANES) scores no keys: the combine's 0 / 0 then shows as a
+  // non-finite output instead of a plausible wrong one.
+  let lane = lid % LANES;
+  let team = lid / LANES;
+  let laidOut = subgroupAll(sgSize >= LANES && sgLane % LANES == lane);
+
+  var qv: array<vec4<f32>, MAX_SLOTS>;
+  var acc: array<vec4<f32>, MAX_SLOTS>;
+  var m: array<f32, MAX_GROUP>;
+  var l: array<f32, MAX_GROUP>;
+  var p: array<f32, MAX_GROUP>;
+  for (var h = 0u; h < GROUP; h++) {
+    for (var c = 0u; c < VEC; c++) {
+      qv[h * VEC + c] = q[(head0 + h) * D4 + lane + c * LANES] * params.scale;
+      acc[h * VEC + c] = vec4<f32>(0.0);
+    }
+    m[h] = NEG_BIG;
+    l[h] = 0.0;
+  }
+
+  for (var k0 = kBegin; k0 < kEnd; k0 += TEAMS) {
+    let key = k0 + team;
+    let valid = key < kEnd && laidOut;
+    let base = ((slot * params.maxSeq + min(key, kEnd - 1u)) * kvHeads + g) * D4 + lane;
+    var k: array<vec4<f32>, MAX_SLOTS>;
+    for (var c = 0u; c < VEC; c++) { k[c] = loadK(base + c * LANES); }
+    for (var h = 0u; h < GROUP; h++) {
+      var s = 0.0;
+      for (var c = 0u; c < VEC; c++) { s += dot(qv[h * VEC + c], k[c]); }
+      for (var o = LANES / 2u; o > 0u; o >>= 1u) { s += subgroupShuffleXor(s, o); }
+      let mNew = select(m[h], max(m[h], s), valid);
+      let rescale = exp(m[h] - mNew);
+      p[h] = select(0.0, exp(s - mNew), valid);
+      l[h] = l[h] * rescale + p[h];
+      m[h] = mNew;
+      for (var c = 0u; c < VEC; c++) { acc[h * VEC + c] *= rescale; }
+    }
+    for (var c = 0u; c < VEC; c++) {
+      let v = loadV(base + c * LANES);
+      for (var h = 0u; h < GROUP; h++) { acc[h * VEC + c] += p[h] * v; }
+    }
+  }
+
+  let parts = params.splits * TEAMS;
+  let part = split * TEAMS + team;
+  for (var h = 0u; h < GROUP; h++) {
+    for (var c = 0u; c < VEC; c++) {
+      partAcc[((head0 + h) * parts + part) * D4 + lane + c * LANES] = acc[h * VEC + c];
+    }
+    if (lane == 0u) { partMl[(head0 + h) * parts + part] = vec2<f32>(m[h], l[h]); }
+  }
+}
