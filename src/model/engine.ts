@@ -5,6 +5,10 @@
  *
  * A step is described by its rows (slot, pos) — one mechanism for prefill, prefill chunks,
  * single-stream decode and batched decode (see kernels/rows.ts).
+ *
+ * Programs are cached in two bounded LRUs: bodies by (rows, layout), heads by (sampled rows,
+ * sampler). Serving pads its steps to row buckets (buckets.ts, StepRequest.pad), so a few
+ * programs — all built in its warm-up — serve every step; the latency run keeps exact sizes.
  */
 import { TokenscopeError } from '../errors.ts';
 import { readBuffer, storageBuffer, storageBufferWith } from '../gpu/buffers.ts';
@@ -195,7 +199,7 @@ export class Engine {
     return { prefill: dispatchCount(await this.program(R, 1, 'one-slot')), decode: dispatchCount(await this.program(1, 1, 'one-slot')) };
   }
 
-  /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions. */
+  /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions: the work the GPU does, padding rows included. */
   async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost; byKind: Partial<Record<KernelClass, Cost>> }> {
     const step = this.shapeOf(req);
     const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
