@@ -60,7 +60,9 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
         const body = plain.name.split('+')[0];
         // Every shape's constants once; every format × body with no switch and with all of them;
         // every switch alone once per body.
-        once(pipelineKey({ ...plain, name: body }), () => plain);
+        // TOKENS only bounds loops (the kernels' arrays are sized by their maxima): one value per shape is enough.
+        const { TOKENS: _tokens, ...constants } = plain.constants ?? {};
+        once(pipelineKey({ ...plain, name: body, constants }), () => plain);
         for (const format of WEIGHT_FORMATS) for (const io of [LINEAR_IO[0], LINEAR_IO[LINEAR_IO.length - 1]]) once(`${body}+${format} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
         for (const io of LINEAR_IO) once(`${body} ${JSON.stringify(io)}`, () => linearSpec('q4_k', shape, R, io));
       }
