@@ -9,9 +9,20 @@ export interface ShaderSpec {
   constants?: Record<string, number>;
 }
 
-interface DeviceCache {
-  modules: Map<string, GPUShaderModule>;
+/** A compiled module and its pipelines by label (entry point + constants). */
+interface ModuleEntry {
+  module: GPUShaderModule;
   pipelines: Map<string, Promise<GPUComputePipeline>>;
+}
+
+interface DeviceCache {
+  /**
+   * By the WGSL text itself: two specs with one name but different code (a variant joined from
+   * other parts) never share a pipeline, and the label stays short.
+   */
+  modules: Map<string, ModuleEntry>;
+  /** Pipelines this cache has asked the device to create. */
+  created: number;
 }
 
 /** One cache per device; dropped with the device. */
@@ -20,10 +31,15 @@ const caches = new WeakMap<GPUDevice, DeviceCache>();
 function cacheFor(device: GPUDevice): DeviceCache {
   let cache = caches.get(device);
   if (!cache) {
-    cache = { modules: new Map(), pipelines: new Map() };
+    cache = { modules: new Map(), created: 0 };
     caches.set(device, cache);
   }
   return cache;
+}
+
+/** How many pipelines `device`'s cache has created (compiled) so far: a step that adds to it compiled inside itself. */
+export function pipelinesCreated(device: GPUDevice): number {
+  return caches.get(device)?.created ?? 0;
 }
 
 /** The cache key, which doubles as the pipeline's label: "name:entry{k=v,…}". */
@@ -50,24 +66,25 @@ async function compileErrorText(module: GPUShaderModule): Promise<string> {
 export function getPipeline(device: GPUDevice, spec: ShaderSpec): Promise<GPUComputePipeline> {
   const cache = cacheFor(device);
   const key = pipelineKey(spec);
-  const hit = cache.pipelines.get(key);
+  let entry = cache.modules.get(spec.code);
+  if (!entry) {
+    entry = { module: device.createShaderModule({ code: spec.code, label: spec.name }), pipelines: new Map() };
+    cache.modules.set(spec.code, entry);
+  }
+  const hit = entry.pipelines.get(key);
   if (hit) return hit;
 
-  let module = cache.modules.get(spec.code);
-  if (!module) {
-    module = device.createShaderModule({ code: spec.code, label: spec.name });
-    cache.modules.set(spec.code, module);
-  }
-  const shaderModule = module;
+  const { module, pipelines } = entry;
+  cache.created++;
   const created = device
     .createComputePipelineAsync({
       label: key,
       layout: 'auto',
-      compute: { module: shaderModule, entryPoint: spec.entryPoint ?? 'main', constants: spec.constants ?? {} },
+      compute: { module, entryPoint: spec.entryPoint ?? 'main', constants: spec.constants ?? {} },
     })
     .catch(async (cause: unknown) => {
-      cache.pipelines.delete(key);
-      const details = await compileErrorText(shaderModule).catch(() => '');
+      pipelines.delete(key);
+      const details = await compileErrorText(module).catch(() => '');
       throw new TokenscopeError(
         'shader-compile',
         `Could not build GPU pipeline ${key}: ${details || String(cause)}`,
@@ -75,6 +92,6 @@ export function getPipeline(device: GPUDevice, spec: ShaderSpec): Promise<GPUCom
         { cause },
       );
     });
-  cache.pipelines.set(key, created);
+  pipelines.set(key, created);
   return created;
 }

@@ -37,6 +37,26 @@ export interface AttentionBuffers {
   vCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim) of shape.kv
   rows: GPUBuffer;    // (R): (slot, pos); keys 0…pos of slot must already be in the cache
   out: GPUBuffer;     // (R, nHeads·headDim)
+  /** The decode kernel's partials, shared by every layer and step (the engine's); absent: the kernel allocates its own. */
+  scratch?: DecodeScratch;
+}
+
+/** Split-decode partials written by pass 1 and merged by pass 2, sized by decodeScratchSize for the largest step. */
+export interface DecodeScratch {
+  partAcc: GPUBuffer; // (R, nHeads, splits, headDim)
+  partMl: GPUBuffer;  // (R, nHeads, splits, 2)
+}
+
+/** Partials per (row, head) the decode kernel writes: one per split, times the teams of a subgroup workgroup. */
+function decodeParts(choice: DecodeAttentionShape): number {
+  return choice.kernel === 'subgroups' ? choice.splits * (choice.wgSize / choice.lanes) : choice.splits;
+}
+
+/** Bytes of the decode partials of a step of R rows: for the engine to allocate them once, for its largest step. */
+export function decodeScratchSize(caps: GpuContext['caps'], heads: AttentionHeads, maxRows: number): { partAcc: number; partMl: number } {
+  let most = 0;
+  for (let R = 1; R <= maxRows; R++) most = Math.max(most, R * decodeParts(attentionShapes(caps, heads, R).decode));
+  return { partAcc: 4 * most * heads.nHeads * heads.headDim, partMl: 8 * most * heads.nHeads };
 }
 
 /** What the engine knows about a step's rows when it builds its dispatches. */
@@ -135,9 +155,14 @@ export async function attentionDecode(
   if (subgroups && (d4 % choice.lanes !== 0 || choice.wgSize % choice.lanes !== 0 || group * (d4 / choice.lanes) > SUBGROUP_DECODE_SLOTS)) {
     throw new RangeError(`${owner}: ${choice.lanes} lanes do not fit ${group} heads of ${headDim} per kv head in workgroups of ${choice.wgSize}.`);
   }
-  const parts = subgroups ? splits * (choice.wgSize / choice.lanes) : splits;
-  const partAcc = storageBuffer(ctx.device, `${owner}.partAcc`, 4 * R * nHeads * parts * headDim); // (R, nHeads, parts, headDim)
-  const partMl = storageBuffer(ctx.device, `${owner}.partMl`, 8 * R * nHeads * parts); // (R, nHeads, parts, 2)
+  const parts = decodeParts(choice);
+  const accBytes = 4 * R * nHeads * parts * headDim; // (R, nHeads, parts, headDim)
+  const mlBytes = 8 * R * nHeads * parts; // (R, nHeads, parts, 2)
+  if (bufs.scratch && (bufs.scratch.partAcc.size < accBytes || bufs.scratch.partMl.size < mlBytes)) {
+    throw new RangeError(`${owner}: the shared decode partials are too small for ${R} rows × ${parts} partials`);
+  }
+  const own = bufs.scratch ? [] : [storageBuffer(ctx.device, `${owner}.partAcc`, accBytes), storageBuffer(ctx.device, `${owner}.partMl`, mlBytes)];
+  const { partAcc, partMl } = bufs.scratch ?? { partAcc: own[0], partMl: own[1] };
   const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim), shape.window);
   const partial = await makeDispatch(
     ctx,
@@ -153,7 +178,7 @@ export async function attentionDecode(
       bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params],
       workgroups: [splits, shape.nKvHeads, R],
       cost: ZERO_COST,
-      owned: [params, partAcc, partMl],
+      owned: [params, ...own],
     },
   );
   const count = R * nHeads * d4;

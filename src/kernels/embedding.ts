@@ -5,6 +5,7 @@
  */
 import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { embeddingWorkgroupSize } from './select.ts';
@@ -14,6 +15,11 @@ import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightF
 /** R table rows read (quants + scales), R ids read, R rows of f32 written. */
 export function embeddingCost(format: WeightFormat, cols: number, R: number): Cost {
   return { flops: 0, bytes: weightBytes(format, R, cols) + 4 * R + 4 * R * cols };
+}
+
+/** The gather's pipeline for a table in `format`: the kernel joined with the format's weight library. */
+export function embeddingSpec(format: WeightFormat, wgSize: number): ShaderSpec {
+  return { name: `embedding+${format}`, code: [SHADERS.embedding, WEIGHT_LIBRARY[format]].join('\n'), constants: { WG_SIZE: wgSize } };
 }
 
 /**
@@ -32,12 +38,7 @@ export async function embedding(
 ): Promise<Dispatch[]> {
   if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
   if (tokens.size < R * 4 || out.size < R * table.cols * 4) throw new RangeError(`${owner}: buffers too small for ${R} tokens of ${table.cols}`);
-  const WG_SIZE = embeddingWorkgroupSize(ctx.caps);
-  const spec = {
-    name: `embedding+${table.format}`,
-    code: [SHADERS.embedding, WEIGHT_LIBRARY[table.format]].join('\n'),
-    constants: { WG_SIZE },
-  };
+  const spec = embeddingSpec(table.format, embeddingWorkgroupSize(ctx.caps));
   const last = table.shards.length - 1;
   return Promise.all(
     table.shards.map((shard, i) => {

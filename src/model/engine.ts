@@ -5,18 +5,23 @@
  *
  * A step is described by its rows (slot, pos) — one mechanism for prefill, prefill chunks,
  * single-stream decode and batched decode (see kernels/rows.ts).
+ *
+ * Programs are cached in two bounded LRUs: bodies by (rows, layout), heads by (sampled rows,
+ * sampler). Serving pads its steps to row buckets (buckets.ts, StepRequest.pad), so a few
+ * programs — all built in its warm-up — serve every step; the latency run keeps exact sizes.
  */
 import { TokenscopeError } from '../errors.ts';
 import { readBuffer, storageBuffer, storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
-import type { RowLayout } from '../kernels/attention.ts';
+import { decodeScratchSize, type RowLayout } from '../kernels/attention.ts';
 import { addCost, encodeDispatches, releaseDispatches, totalCost, ZERO_COST, type Cost, type Dispatch, type KernelClass } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import { kvBytesPerElement } from '../kernels/select.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
-import { buildStep, dispatchCount, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
+import { bucketOf, buckets, LruCache } from './buckets.ts';
+import { buildBody, buildHead, dispatchCount, type BodyProgram, type HeadProgram, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
 import { ropeInvFreq } from './variants.ts';
 import { destroyWeights, type GpuWeights } from './gpu-weights.ts';
 import type { EngineShape, MemoryPlan } from './memory.ts';
@@ -29,6 +34,13 @@ export interface StepRequest {
   sample: readonly number[];
   /** How to pick them: greedy (argmax) when absent or at temperature 0, else drawn on the GPU. */
   sampling?: SamplingParams;
+  /**
+   * Run the step as its bucket (buckets.ts): the rows rounded up with padding rows that repeat the
+   * last row exactly (token, slot, pos), the sampled rows rounded up by repeating the last one. A
+   * few programs then serve every step size (serving); without it the step runs its exact size
+   * (latency, where padding would be measured as the model's work).
+   */
+  pad?: boolean;
 }
 
 export interface StepTiming {
@@ -54,8 +66,23 @@ export interface TimingOptions {
 
 const READBACK_RING = 4;
 
+/** Programs kept per engine: bodies (per rows and layout) and heads (per sampled rows and sampler). */
+export interface ProgramCapacity {
+  bodies: number;
+  heads: number;
+}
+
+/** Room for every bucket in both layouts and both samplers, and as many exact sizes besides. */
+export function defaultCapacity(shape: EngineShape): ProgramCapacity {
+  return { bodies: 4 * buckets(shape.maxRows).length, heads: 4 * buckets(headRowsOf(shape), 0).length };
+}
+
 export class Engine {
-  private readonly programs = new Map<string, Promise<StepProgram>>();
+  private readonly bodies: LruCache<BodyProgram>;
+  private readonly heads: LruCache<HeadProgram>;
+  /** Programs the caches dropped, freed once no submit is between looking one up and submitting it. */
+  private retired: (BodyProgram | HeadProgram)[] = [];
+  private recording = 0;
   private readonly readback: GPUBuffer[];
   private readonly readbackBusy: (Promise<void> | null)[];
   private ring = 0;
@@ -68,7 +95,14 @@ export class Engine {
     readonly shape: EngineShape,
     readonly memory: MemoryPlan,
     private readonly buffers: StepBuffers,
+    capacity: ProgramCapacity,
   ) {
+    const retire = (p: BodyProgram | HeadProgram) => {
+      this.retired.push(p);
+      this.freeRetired();
+    };
+    this.bodies = new LruCache<BodyProgram>(capacity.bodies, retire);
+    this.heads = new LruCache<HeadProgram>(capacity.heads, retire);
     this.readback = Array.from({ length: READBACK_RING }, (_, i) =>
       ctx.device.createBuffer({ label: `Engine.readback${i}`, size: Math.max(16, headRowsOf(shape) * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
@@ -79,12 +113,13 @@ export class Engine {
    * Allocate activations and the KV cache for `weights` (already on the GPU). The caller has
    * checked `plan` against the device before uploading anything (see load.ts).
    */
-  static create(ctx: GpuContext, config: ModelConfig, weights: GpuWeights, shape: EngineShape, plan: MemoryPlan): Engine {
+  static create(ctx: GpuContext, config: ModelConfig, weights: GpuWeights, shape: EngineShape, plan: MemoryPlan, capacity = defaultCapacity(shape)): Engine {
     const qDim = config.nHeads * config.headDim;
     const kvDim = config.nKvHeads * config.headDim;
     const R = shape.maxRows;
     const H = headRowsOf(shape);
     const d = ctx.device;
+    const scratch = decodeScratchSize(ctx.caps, config, R);
     // 4-byte elements: f32 activations, u32 token ids.
     const f32 = (label: string, n: number) => storageBuffer(d, `Engine.${label}`, n * 4);
     // The cache's element type was decided with the plan (kvElement of the device's capabilities).
@@ -107,22 +142,57 @@ export class Engine {
       headIn: f32('headIn', H * config.dim),
       logits: f32('logits', H * config.vocabSize),
       tokensOut: f32('tokensOut', H),
+      attnScratch: { partAcc: f32('attnPartAcc', scratch.partAcc / 4), partMl: f32('attnPartMl', scratch.partMl / 4) },
     };
-    return new Engine(ctx, config, weights, shape, plan, buffers);
+    return new Engine(ctx, config, weights, shape, plan, buffers, capacity);
   }
 
-  /** The cached program for a step of R rows with `headRows` sampled rows. */
-  program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy'): Promise<StepProgram> {
+  /** The cached program for a step of exactly R rows with `headRows` sampled rows. */
+  async program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy'): Promise<StepProgram> {
     if (R < 1 || R > this.shape.maxRows) throw new RangeError(`A step has 1…${this.shape.maxRows} rows, not ${R}.`);
     if (headRows > R || headRows > headRowsOf(this.shape)) throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
-    const key = `${R}/${headRows}/${layout}/${sampler}`;
-    let p = this.programs.get(key);
-    if (!p) {
-      p = buildStep(this.ctx, this.config, this.weights, this.buffers, this.shape, R, headRows, layout, sampler);
-      this.programs.set(key, p);
-      p.catch(() => this.programs.delete(key));
+    // One row attends alone with the decode kernel whatever the layout, so both share a program.
+    const bodyLayout = R > 1 ? layout : 'any';
+    const [body, head] = await Promise.all([
+      this.bodies.get(`${R}/${bodyLayout}`, () => buildBody(this.ctx, this.config, this.weights, this.buffers, this.shape, R, bodyLayout)),
+      this.headProgram(headRows, sampler),
+    ]);
+    return { ...body, ...head };
+  }
+
+  private headProgram(headRows: number, sampler: Sampler): Promise<HeadProgram> {
+    return this.heads.get(`${headRows}/${sampler}`, () => buildHead(this.ctx, this.config, this.weights, this.buffers, headRows, sampler));
+  }
+
+  /** Programs held now: bodies and heads. */
+  get programsHeld(): { bodies: number; heads: number } {
+    return { bodies: this.bodies.size, heads: this.heads.size };
+  }
+
+  /**
+   * Build every program a padded step (`pad: true`) of at most `maxRows` rows sampling at most
+   * `maxSampled` of them can use, so none is built — and no pipeline compiled — inside a measured step.
+   */
+  async warmBuckets(maxRows: number, maxSampled: number, layouts: readonly RowLayout[] = ['one-slot', 'any'], sampler: Sampler = 'greedy'): Promise<void> {
+    const top = bucketOf(Math.min(maxRows, this.shape.maxRows), this.shape.maxRows);
+    const headTop = bucketOf(Math.min(maxSampled, headRowsOf(this.shape)), headRowsOf(this.shape));
+    for (const R of buckets(this.shape.maxRows).filter((b) => b <= top)) {
+      for (const layout of layouts) await this.program(R, 0, layout, sampler);
     }
-    return p;
+    for (const h of buckets(headRowsOf(this.shape), 0).filter((b) => b <= headTop)) await this.headProgram(h, sampler);
+  }
+
+  /** The rows, tokens and sampled rows a request runs as (its bucket when `pad`, see StepRequest). */
+  private shapeOf(req: StepRequest): { rows: readonly RowDesc[]; tokens: readonly number[] | 'device'; sample: readonly number[] } {
+    const R = req.rows.length;
+    if (!req.pad || R === 0) return req;
+    const rows = padTo(req.rows, bucketOf(R, this.shape.maxRows));
+    const sample = req.sample.length > 0 ? padTo(req.sample, bucketOf(req.sample.length, headRowsOf(this.shape))) : req.sample;
+    if (req.tokens === 'device') {
+      if (rows.length > R) throw new RangeError(`'device' tokens feed one row; a padded step of ${R} rows needs its tokens.`);
+      return { rows, tokens: 'device', sample };
+    }
+    return { rows, tokens: padTo(req.tokens, rows.length), sample };
   }
 
   /**
@@ -134,10 +204,11 @@ export class Engine {
     return { prefill: dispatchCount(await this.program(R, 1, 'one-slot')), decode: dispatchCount(await this.program(1, 1, 'one-slot')) };
   }
 
-  /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions. */
+  /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions: the work the GPU does, padding rows included. */
   async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost; byKind: Partial<Record<KernelClass, Cost>> }> {
-    const program = await this.program(req.rows.length, req.sample.length, layoutOf(req.rows), samplerOf(req));
-    for (const a of program.attention) a.setRows(req.rows);
+    const step = this.shapeOf(req);
+    const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
+    for (const a of program.attention) a.setRows(step.rows);
     const body = totalCost(program.body);
     const head = totalCost(program.head);
     const byKind: Partial<Record<KernelClass, Cost>> = {};
@@ -152,46 +223,55 @@ export class Engine {
    */
   async submit(req: StepRequest, timing: TimingOptions = {}): Promise<StepOutcome> {
     this.checkAlive();
-    const R = req.rows.length;
     for (const row of req.rows) {
       if (row.slot >= this.shape.slots || row.pos >= this.shape.maxSeq || row.slot < 0 || row.pos < 0) {
         throw new TokenscopeError('bad-input', `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`, 'Use a shorter prompt/output or a longer context.');
       }
     }
-    const program = await this.program(R, req.sample.length, layoutOf(req.rows), samplerOf(req));
-    // Costs are not needed to run a step (stepCost sets them when asked), so nothing per token here.
-    if (req.sampling) program.sampler?.write(req.sampling);
+    if (req.tokens !== 'device' && req.tokens.length !== req.rows.length) throw new RangeError(`${req.rows.length} rows need ${req.rows.length} tokens, got ${req.tokens.length}.`);
+    const sampled = req.sample.length;
     const { device } = this.ctx;
     const b = this.buffers;
     const slot = this.ring++ % READBACK_RING;
-    await this.readbackBusy[slot];
-
-    writeRowTable(device.queue, b.rows, req.rows);
-    if (req.tokens !== 'device') {
-      if (req.tokens.length !== R) throw new RangeError(`${R} rows need ${R} tokens, got ${req.tokens.length}.`);
-      device.queue.writeBuffer(b.tokensIn, 0, Uint32Array.from(req.tokens));
+    // Padding rows repeat the last row: same token, slot and pos, so the same computation stores
+    // the same K/V bytes where the last row stores them, and their outputs are never read (the
+    // head gathers only real rows; its padding rows repeat the last sampled one).
+    const step = this.shapeOf(req);
+    let tSubmit: number;
+    this.recording++;
+    try {
+      const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
+      await this.readbackBusy[slot];
+      this.checkAlive();
+      // Costs are not needed to run a step (stepCost sets them when asked), so nothing per token here.
+      if (req.sampling) program.sampler?.write(req.sampling);
+      writeRowTable(device.queue, b.rows, step.rows);
+      if (step.tokens !== 'device') device.queue.writeBuffer(b.tokensIn, 0, Uint32Array.from(step.tokens));
+      const encoder = device.createCommandEncoder({ label: timing.phase ?? 'step' });
+      const phase = timing.phase ?? 'step';
+      const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
+      record(program.body);
+      if (sampled > 0) {
+        const rowBytes = this.config.dim * 4;
+        step.sample.forEach((r, j) => encoder.copyBufferToBuffer(b.x, r * rowBytes, b.headIn, j * rowBytes, rowBytes));
+        record(program.head);
+        // The sampled token of row 0 becomes the next step's input on the GPU.
+        encoder.copyBufferToBuffer(b.tokensOut, 0, b.tokensIn, 0, 4);
+        encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, sampled * 4);
+      }
+      const commands = encoder.finish();
+      tSubmit = performance.now();
+      device.queue.submit([commands]);
+    } finally {
+      this.recording--;
+      this.freeRetired();
     }
-    const encoder = device.createCommandEncoder({ label: timing.phase ?? 'step' });
-    const phase = timing.phase ?? 'step';
-    const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
-    record(program.body);
-    if (req.sample.length > 0) {
-      const rowBytes = this.config.dim * 4;
-      req.sample.forEach((r, j) => encoder.copyBufferToBuffer(b.x, r * rowBytes, b.headIn, j * rowBytes, rowBytes));
-      record(program.head);
-      // The sampled token of row 0 becomes the next step's input on the GPU.
-      encoder.copyBufferToBuffer(b.tokensOut, 0, b.tokensIn, 0, 4);
-      encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, req.sample.length * 4);
-    }
-    const commands = encoder.finish();
-    const tSubmit = performance.now();
-    device.queue.submit([commands]);
     const staging = this.readback[slot];
-    const done = (req.sample.length > 0 ? staging.mapAsync(GPUMapMode.READ, 0, req.sample.length * 4) : device.queue.onSubmittedWorkDone()).then(() => {
+    const done = (sampled > 0 ? staging.mapAsync(GPUMapMode.READ, 0, sampled * 4) : device.queue.onSubmittedWorkDone()).then(() => {
       const tDone = performance.now();
       let tokens: number[] = [];
-      if (req.sample.length > 0) {
-        tokens = Array.from(new Uint32Array(staging.getMappedRange(0, req.sample.length * 4)));
+      if (sampled > 0) {
+        tokens = Array.from(new Uint32Array(staging.getMappedRange(0, sampled * 4)));
         staging.unmap();
       }
       return { tokens, tSubmit, tDone };
@@ -214,6 +294,17 @@ export class Engine {
     return new Float32Array(await readBuffer(this.ctx.device, this.buffers.logits, j * bytes, bytes));
   }
 
+  /**
+   * Free the programs the caches dropped — only while no submit is between looking up its program
+   * and submitting it, so no dropped program is recorded after its buffers are gone. (Work already
+   * submitted may still use them: WebGPU keeps a destroyed buffer alive for it.)
+   */
+  private freeRetired(): void {
+    if (this.recording > 0 || this.retired.length === 0) return;
+    for (const p of this.retired) releaseDispatches('body' in p ? p.body : p.head);
+    this.retired = [];
+  }
+
   private checkAlive(): void {
     if (this.destroyed) throw new TokenscopeError('bad-input', 'This engine was released.', 'Load the model again.');
     this.ctx.assertAlive();
@@ -224,18 +315,20 @@ export class Engine {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled(this.readbackBusy);
-    for (const p of this.programs.values()) {
-      const program = await p.catch(() => null);
-      if (program) releaseDispatches([...program.body, ...program.head]);
-    }
-    this.programs.clear();
+    this.retired.push(...(await this.bodies.clear()), ...(await this.heads.clear()));
+    this.freeRetired();
     const b = this.buffers;
-    for (const buf of [b.tokensIn, b.rows, b.x, b.qkv, b.q, b.att, b.hb, b.hb2, b.headIn, b.logits, b.tokensOut, ...b.kCache, ...b.vCache, ...b.invFreq]) buf.destroy();
+    for (const buf of [b.tokensIn, b.rows, b.x, b.qkv, b.q, b.att, b.hb, b.hb2, b.headIn, b.logits, b.tokensOut, b.attnScratch.partAcc, b.attnScratch.partMl, ...b.kCache, ...b.vCache, ...b.invFreq]) buf.destroy();
     b.proj?.destroy();
     b.projNormed?.destroy();
     for (const r of this.readback) r.destroy();
     destroyWeights(this.weights);
   }
+}
+
+/** `items` followed by copies of its last item, to `length` in all. */
+function padTo<T>(items: readonly T[], length: number): T[] {
+  return [...items, ...Array.from({ length: length - items.length }, () => items[items.length - 1])];
 }
 
 function samplerOf(req: StepRequest): Sampler {

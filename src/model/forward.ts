@@ -1,5 +1,5 @@
 /**
- * The forward pass, recorded once per step shape: R rows in, the dispatches of every op in the
+ * The forward pass, recorded once per step shape (body per row count, head per sampled-row count): R rows in, the dispatches of every op in the
  * order the math runs. Read it top to bottom like llama2.c's forward(); no timing, caching or
  * feature checks in here — those live in the engine and in kernels/select.ts.
  *
@@ -10,7 +10,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { attention, type AttentionKernel, type RowLayout } from '../kernels/attention.ts';
+import { attention, type AttentionKernel, type DecodeScratch, type RowLayout } from '../kernels/attention.ts';
 import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
@@ -44,20 +44,27 @@ export interface StepBuffers {
   headIn: GPUBuffer; // (maxRows, dim): rows gathered for the LM head
   logits: GPUBuffer; // (maxRows, vocab)
   tokensOut: GPUBuffer; // (maxRows) u32: the sampled token per LM-head row
+  attnScratch: DecodeScratch; // decode attention's partials, for the largest step (every layer reuses them)
 }
 
-export interface StepProgram {
+/** Embedding and every layer for R rows: pass one of a step. */
+export interface BodyProgram {
   R: number;
-  /** Embedding and every layer: pass one. */
   body: Dispatch[];
-  /** Final norm, LM head and sampling over `headRows` gathered rows: pass two. */
-  head: Dispatch[];
-  headRows: number;
   /** Attention kernels, whose cost depends on the step's positions. */
   attention: AttentionKernel[];
+}
+
+/** Final norm, LM head and sampling over `headRows` gathered rows: pass two. */
+export interface HeadProgram {
+  headRows: number;
+  head: Dispatch[];
   /** The sampler when the program draws tokens (temperature > 0); greedy programs use argmax. */
   sampler: SampleKernel | null;
 }
+
+/** A step: a body of R rows and a head of `headRows` rows, built and cached apart. */
+export type StepProgram = BodyProgram & HeadProgram;
 
 /** How a program picks each row's next token. */
 export type Sampler = 'greedy' | 'sample';
@@ -72,18 +79,8 @@ export function dispatchCount(p: StepProgram): number {
   return p.body.length + p.head.length;
 }
 
-/** Record the dispatches of one step of R rows (headRows of them feed the LM head). */
-export async function buildStep(
-  ctx: GpuContext,
-  c: ModelConfig,
-  w: GpuWeights,
-  b: StepBuffers,
-  cache: CacheShape,
-  R: number,
-  headRows: number,
-  layout: RowLayout,
-  sampler: Sampler = 'greedy',
-): Promise<StepProgram> {
+/** Record the embedding and every layer of a step of R rows. */
+export async function buildBody(ctx: GpuContext, c: ModelConfig, w: GpuWeights, b: StepBuffers, cache: CacheShape, R: number, layout: RowLayout): Promise<BodyProgram> {
   const body: Dispatch[] = [];
   const attentionKernels: AttentionKernel[] = [];
   const emit = (d: Dispatch | Dispatch[]) => body.push(...(Array.isArray(d) ? d : [d]));
@@ -98,7 +95,7 @@ export async function buildStep(
     // attention
     emit(await joinedLinear(ctx, `${at}.qkv`, L.qkv, b.x, b.qkv, R, { norm: { weight: L.attnNorm, eps: c.rmsEps }, bias: L.bqkv }));
     emit(await ropeStore(ctx, `${at}.rope_store`, { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[l], q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], headNorm }, R, rope));
-    const attn = await attention(ctx, `${at}.attention`, { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att }, R, heads, layout);
+    const attn = await attention(ctx, `${at}.attention`, { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att, scratch: b.attnScratch }, R, heads, layout);
     attentionKernels.push(attn);
     emit(attn.dispatches);
     emit(await residual(ctx, `${at}.wo`, L.wo, b.att, b, R, L.postAttnNorm, c));
@@ -106,7 +103,11 @@ export async function buildStep(
     emit(await gatedFeedForward(ctx, `${at}.ffn_gate_up`, L.gateUp, b, R, { weight: L.ffnNorm, eps: c.rmsEps }, gateActivation(c)));
     emit(await residual(ctx, `${at}.w_down`, L.wDown, b.hb, b, R, L.postFfnNorm, c));
   }
+  return { R, body, attention: attentionKernels };
+}
 
+/** Record the final norm, LM head and sampler over `headRows` rows gathered into headIn (none when 0). */
+export async function buildHead(ctx: GpuContext, c: ModelConfig, w: GpuWeights, b: StepBuffers, headRows: number, sampler: Sampler = 'greedy'): Promise<HeadProgram> {
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
   if (headRows > 0) {
@@ -118,7 +119,7 @@ export async function buildStep(
       head.push(drawer.dispatch);
     }
   }
-  return { R, body, head, headRows, attention: attentionKernels, sampler: drawer };
+  return { headRows, head, sampler: drawer };
 }
 
 /**

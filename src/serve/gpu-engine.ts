@@ -80,7 +80,8 @@ export class GpuServingEngine implements ServingEngine {
         sampledSeqs.push(p.seq);
       }
     }
-    return { req: { rows, tokens, sample }, sampledSeqs };
+    // Padded to the engine's row buckets: a few programs, all built in the warm-up, serve every step.
+    return { req: { rows, tokens, sample, pad: true }, sampledSeqs };
   }
 
   async step(plan: StepPlan): Promise<Map<number, number>> {

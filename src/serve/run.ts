@@ -133,20 +133,26 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
 }
 
 /**
- * One workload at `rate` with `maxBatch` concurrent sequences, after an untimed warm-up of a few
- * requests sent at once (it builds the step programs and pipelines of this batch size, so no
- * compilation lands in the measured steps).
+ * The untimed warm-up before a measured workload: every step program a run with `maxBatch`
+ * sequences can use (steps are padded to row buckets, so that is a few), then a few requests sent
+ * at once. No pipeline compiles and no program is built inside the measured steps.
  */
-async function serveOnce(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, rate: number, maxBatch: number, requests = settings.requests): Promise<ServeRun> {
+export async function warmUpServing(engine: Engine, settings: ServeSettings, maxBatch: number, requests = settings.requests): Promise<void> {
+  await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'any'] : ['one-slot']);
   const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), seed: settings.seed + 1 });
   await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, schedulerOptions(settings));
+}
+
+/** One workload at `rate` with `maxBatch` concurrent sequences, after the warm-up. */
+async function serveOnce(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, rate: number, maxBatch: number, requests = settings.requests): Promise<ServeRun> {
+  await warmUpServing(engine, settings, maxBatch, requests);
   const workload = generateWorkload(workloadSpec(engine, settings, rate, requests));
   const gpu = new GpuServingEngine(engine, maxBatch);
   const trace = await runServe(workload, gpu, realClock, schedulerOptions(settings));
   return summarizeRun(trace, gpu.work, settings, roofs);
 }
 
-function workloadSpec(engine: Engine, settings: ServeSettings, rate: number, requests: number) {
+export function workloadSpec(engine: Engine, settings: ServeSettings, rate: number, requests: number) {
   return {
     requests,
     rate,
@@ -158,7 +164,7 @@ function workloadSpec(engine: Engine, settings: ServeSettings, rate: number, req
   };
 }
 
-function schedulerOptions(settings: ServeSettings) {
+export function schedulerOptions(settings: ServeSettings) {
   return { maxTokensPerStep: settings.max_tokens_per_step, chunkSize: settings.chunk ?? undefined };
 }
 
