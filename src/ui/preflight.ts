@@ -4,7 +4,9 @@
  * after the roofs. Pure, unit-tested.
  */
 import { findPreset } from '../model/catalog.ts';
-import { BYTES_PER_WEIGHT, decodeShapeOf } from '../measure/what-if.ts';
+import { decodeShapeOf } from '../measure/what-if.ts';
+import { plannedMatrices, presetChoice } from '../model/load.ts';
+import { decodeWeightBytes } from '../model/memory.ts';
 import type { RunSetup } from './setup.ts';
 
 export interface Preflight {
@@ -97,8 +99,8 @@ export function modelFloorSeconds(setup: RunSetup, roofs: { bandwidthGBps: numbe
   const p = findPreset(m.id);
   if (!p) return null;
   const params = decodeShapeOf(p.config).parameters;
-  const bytesPerWeight = BYTES_PER_WEIGHT[m.quant as keyof typeof BYTES_PER_WEIGHT] ?? 4;
-  const weightS = (params * bytesPerWeight) / (roofs.bandwidthGBps * 1e9);
+  // The bytes of the formats this preset's quantization gives each matrix (a llama-quantize mix included).
+  const weightS = decodeWeightBytes(p.config, plannedMatrices(presetChoice(m.id, m.quant))) / (roofs.bandwidthGBps * 1e9);
   const prefill = (P: number) => Math.max((2 * params * P) / (roofs.matmulGflops * 1e9), weightS);
   const step = Math.max(weightS, (2 * params) / (roofs.computeGflops * 1e9));
   if (setup.mode === 'latency') {

@@ -3,6 +3,7 @@ import { checkPresetFits, contextFor } from '../../../src/jobs/job.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import { modelFloorSeconds, phasePlan, preflight, stepOf } from '../../../src/ui/preflight.ts';
 import { defaultSetup, jobOf, type RunSetup } from '../../../src/ui/setup.ts';
+import type { Quantization } from '../../../src/model/recipes.ts';
 
 const cpu = { cpuLike: true };
 
@@ -70,5 +71,19 @@ describe('phase plan and duration floor', () => {
     const slow = modelFloorSeconds(setup, { bandwidthGBps: 50, computeGflops: 1e6, matmulGflops: 1e6 })!;
     expect(slow / fast).toBeCloseTo(2, 6);
     expect(modelFloorSeconds({ ...setup, mode: 'roofs' }, { bandwidthGBps: 1, computeGflops: 1, matmulGflops: 1 })).toBeNull();
+  });
+
+  it('reads the bytes of the formats a quantization gives each matrix (a llama-quantize mix too)', () => {
+    const roofs = { bandwidthGBps: 100, computeGflops: 1e9, matmulGflops: 1e9 };
+    const floor = (quant: Quantization) => {
+      const setup = { ...defaultSetup(cpu), model: { kind: 'preset' as const, id: 'llama-3.2-1b', quant }, sweep: { promptLengths: [1], gen: 101, reps: 0, profile: false } };
+      return modelFloorSeconds(setup, roofs)!;
+    };
+    // Bandwidth-bound at these roofs: the floor scales with bytes per weight. Q4_0 is 18/32 bytes,
+    // F16 2, and Q4_K_M (Q4_K 144/256 with a Q6_K LM head and Q6_K attn_v/ffn_down in some layers)
+    // lies between Q4_0 and Q8_0 — never the 4 bytes of f32 it was taken for.
+    expect(floor('f16') / floor('q4_0')).toBeCloseTo(2 / (18 / 32), 1);
+    expect(floor('q4_k_m')).toBeGreaterThan(floor('q4_0'));
+    expect(floor('q4_k_m')).toBeLessThan(floor('q8_0'));
   });
 });
