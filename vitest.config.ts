@@ -12,7 +12,9 @@ import { chromiumArgs, chromiumPath } from './cli/chromium.ts';
  *  - e2e:         the built page (`dist/`) driven by Playwright in Chromium.
  */
 /** Where GPU tests find the real test model: ../shared/models, else models/cache (see src/model/catalog.ts). */
-const MODEL_DIR = [resolve(import.meta.dirname, '../shared/models'), resolve(import.meta.dirname, 'models/cache')].find((d) => existsSync(resolve(d, 'stories260K.gguf'))) ?? '';
+const MODEL_DIR =
+  [resolve(import.meta.dirname, '../shared/models'), resolve(import.meta.dirname, 'models/cache')].find((d) => existsSync(resolve(d, 'stories260K.gguf'))) ??
+  '';
 
 export default defineConfig({
   server: { fs: { allow: ['..'] } },

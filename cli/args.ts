@@ -63,7 +63,10 @@ function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
       return n;
     }
     case 'list':
-      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     case 'string':
       if (spec.choices && !spec.choices.includes(raw)) {
         throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}; got "${raw}".`);

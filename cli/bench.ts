@@ -7,7 +7,17 @@ import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/c
 import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
-import { formatCeilings, formatEnvironment, formatGeneration, formatLatency, formatLlamaBench, formatModel, formatServe, formatWebLLM, table } from '../src/jobs/report.ts';
+import {
+  formatCeilings,
+  formatEnvironment,
+  formatGeneration,
+  formatLatency,
+  formatLlamaBench,
+  formatModel,
+  formatServe,
+  formatWebLLM,
+  table,
+} from '../src/jobs/report.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
@@ -21,10 +31,22 @@ import { parseFlags, usage, UsageError, type FlagSpec } from './args.ts';
 
 const FLAGS: Record<string, FlagSpec> = {
   runtime: { type: 'string', choices: ['node', 'browser'], help: 'where to run: Node + Dawn (default) or the built page in Chromium' },
-  engine: { type: 'string', choices: ['tokenscope', 'webllm'], help: "whose inference to time: tokenscope's WGSL engine (default) or WebLLM (browser runtime only)" },
+  engine: {
+    type: 'string',
+    choices: ['tokenscope', 'webllm'],
+    help: "whose inference to time: tokenscope's WGSL engine (default) or WebLLM (browser runtime only)",
+  },
   browser: { type: 'string', value: 'PATH', help: 'Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
-  model: { type: 'string', value: 'PRESET|FILE|URL', help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id' },
-  quant: { type: 'string', choices: [...QUANTIZATIONS], help: 'weight format or llama-quantize mix (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0): synthesised for presets, quantized on load for F32/F16 files' },
+  model: {
+    type: 'string',
+    value: 'PRESET|FILE|URL',
+    help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id',
+  },
+  quant: {
+    type: 'string',
+    choices: [...QUANTIZATIONS],
+    help: 'weight format or llama-quantize mix (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0): synthesised for presets, quantized on load for F32/F16 files',
+  },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
   chat: { type: 'boolean', help: "with --prompt: send it as a user message through the model file's chat template" },
   temperature: { type: 'number', value: 'T', help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy)' },
@@ -60,7 +82,11 @@ const FLAGS: Record<string, FlagSpec> = {
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE' },
   share: { type: 'boolean', help: 'print a permalink that opens this report in the page (no server, no re-run)' },
   'share-base': { type: 'string', value: 'URL', help: 'where the page is hosted (default $TOKENSCOPE_URL, else the npm start address)' },
-  inspect: { type: 'string', value: 'URL|PATH|ID', help: "read only a GGUF's header (Range requests for a URL) and print its architecture, parameters, tensor types' shares of bytes, memory against this device and the decode tokens/s the read roof allows (with --probe; --json writes it)" },
+  inspect: {
+    type: 'string',
+    value: 'URL|PATH|ID',
+    help: "read only a GGUF's header (Range requests for a URL) and print its architecture, parameters, tensor types' shares of bytes, memory against this device and the decode tokens/s the read roof allows (with --probe; --json writes it)",
+  },
   'list-models': { type: 'boolean', help: 'print the model catalog and exit' },
   quiet: { type: 'boolean', help: 'no progress lines' },
   help: { type: 'boolean', help: 'show this help' },
@@ -74,7 +100,13 @@ const SUMMARY =
   'embedded default model (a small synthetic-weight preset on CPU adapters, Llama-3.2-1B-shaped on GPUs).';
 
 function listModels(): string {
-  const presets = PRESETS.map((p) => [p.id, p.title, p.config.architecture, `${(parameterCount(p.config) / 1e6).toFixed(1)} M`, 'synthetic weights — speed only']);
+  const presets = PRESETS.map((p) => [
+    p.id,
+    p.title,
+    p.config.architecture,
+    `${(parameterCount(p.config) / 1e6).toFixed(1)} M`,
+    'synthetic weights — speed only',
+  ]);
   const files = KNOWN_FILES.map((f) => [f.id, f.title, '', f.size ? `${(f.size / 2 ** 20).toFixed(1)} MiB` : '?', f.url]);
   return `${table(['id', 'model', 'arch', 'params/size', 'source'], [...presets, ...files])}\n\nPresets take --quant ${QUANTIZATIONS.join('|')} (default q4_0). Files: --model PATH or URL.\n`;
 }
@@ -122,7 +154,8 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
   if (prompt !== undefined) {
     const temperature = get<number>('temperature') ?? 0;
     job.generate = { prompt, gen, chat: Boolean(flags.get('chat')) };
-    if (temperature > 0) job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
+    if (temperature > 0)
+      job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
   }
   if (get('mode') === 'serve') {
     job.serve = serveSettingsFromFlags(get, cpuLike);
@@ -251,12 +284,23 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const sections = [formatEnvironment(result), result.ceilings ? formatCeilings(result.ceilings) : '', formatModel(result), formatGeneration(result), formatLatency(result), formatServe(result), formatLlamaBench(result), formatWebLLM(result)];
+  const sections = [
+    formatEnvironment(result),
+    result.ceilings ? formatCeilings(result.ceilings) : '',
+    formatModel(result),
+    formatGeneration(result),
+    formatLatency(result),
+    formatServe(result),
+    formatLlamaBench(result),
+    formatWebLLM(result),
+  ];
   process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
   if (flags.get('share')) {
     const base = (flags.get('share-base') as string | undefined) ?? process.env.TOKENSCOPE_URL ?? DEFAULT_PAGE_URL;
     const fragment = await encodeReport(result);
-    process.stdout.write(`\nPermalink (${fragment.length.toLocaleString('en-US')} characters${(await shareable(result)).notes?.some((n) => /trimmed/i.test(n)) ? '; raw samples trimmed — the JSON has them' : ''}):\n${base.replace(/#.*$/, '')}${fragment}\n`);
+    process.stdout.write(
+      `\nPermalink (${fragment.length.toLocaleString('en-US')} characters${(await shareable(result)).notes?.some((n) => /trimmed/i.test(n)) ? '; raw samples trimmed — the JSON has them' : ''}):\n${base.replace(/#.*$/, '')}${fragment}\n`,
+    );
   }
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {

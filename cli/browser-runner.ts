@@ -49,7 +49,12 @@ export async function runInBrowser(buildJob: (cpuLike: boolean) => BenchJob, opt
       return (await api.capabilities().catch(() => ({ cpuLike: true }))).cpuLike;
     });
     const job = buildJob(cpuLike);
-    if (job.model?.path) job.model = { ...job.model, path: undefined, url: `${server.url.replace(/\/$/, '')}${LOCAL_MODEL_PREFIX}${encodeURIComponent(basename(job.model.path))}` };
+    if (job.model?.path)
+      job.model = {
+        ...job.model,
+        path: undefined,
+        url: `${server.url.replace(/\/$/, '')}${LOCAL_MODEL_PREFIX}${encodeURIComponent(basename(job.model.path))}`,
+      };
     const outcome = await page.evaluate(async (j) => {
       const api = (window as unknown as { tokenscope: { runJob(job: unknown, onProgress: (s: string, f: number) => void): Promise<unknown> } }).tokenscope;
       const progress = (window as unknown as { __tokenscopeProgress: (s: string, f: number) => void }).__tokenscopeProgress;

@@ -15,10 +15,10 @@ export function summaryLine(name: string, latency: Pick<LatencySection, 'rows'>,
   const prefillRow = rows[rows.length - 1];
   const peak = ceilings.f16_gflops ?? ceilings.f32_gflops;
   const peakName = ceilings.f16_gflops !== null ? 'f16' : 'f32';
-  const decode = decodeRow.decode_efficiency === null
-    ? 'decode n/a'
-    : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
+  const decode =
+    decodeRow.decode_efficiency === null
+      ? 'decode n/a'
+      : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
   const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${gflops(prefillRow.prefill_gflops)} of ${gflops(peak)} GFLOP/s)`;
   return `${name}: ${decode}; ${prefill}`;
 }
-

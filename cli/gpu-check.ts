@@ -42,7 +42,10 @@ const FULL: Plan = {
 
 /** The same steps at toy size, to check the bundle end to end on a CPU adapter (lavapipe). */
 const QUICK: Plan = {
-  models: [{ id: 'stories260k', quant: 'q4_0' }, { id: 'stories260k', quant: 'f16' }],
+  models: [
+    { id: 'stories260k', quant: 'q4_0' },
+    { id: 'stories260k', quant: 'f16' },
+  ],
   promptLengths: [8, 32],
   gen: 8,
   reps: 1,
@@ -61,15 +64,18 @@ function parseArgs(argv: string[], here: string): Args {
   let out: string | undefined;
   let plan = FULL;
   let models: Plan['models'] | undefined;
-  let storiesDir = [join(here, 'models'), resolve(here, '../../shared/models'), resolve(here, '../shared/models')].find((d) => existsSync(join(d, 'stories260K.gguf'))) ?? join(here, 'models');
+  let storiesDir =
+    [join(here, 'models'), resolve(here, '../../shared/models'), resolve(here, '../shared/models')].find((d) => existsSync(join(d, 'stories260K.gguf'))) ??
+    join(here, 'models');
   let budgetS = 330;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') plan = QUICK;
-    else if (a === '--models') models = (argv[++i] ?? '').split(',').map((m) => {
-      const [id, quant = 'q4_0'] = m.split(':');
-      return { id, quant: quant as Quantization };
-    });
+    else if (a === '--models')
+      models = (argv[++i] ?? '').split(',').map((m) => {
+        const [id, quant = 'q4_0'] = m.split(':');
+        return { id, quant: quant as Quantization };
+      });
     else if (a === '--stories') storiesDir = resolve(argv[++i] ?? '.');
     else if (a === '--budget-s') budgetS = Number(argv[++i]);
     else if (!a.startsWith('--') && out === undefined) out = resolve(a);
@@ -92,7 +98,14 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
     result.model = loaded.info;
     result.cold_start = loaded.cold;
     result.latency = await runLatency(loaded.engine, loaded.cold, ceilings, {
-      prompt_lengths: plan.promptLengths, output_tokens: plan.gen, reps: plan.reps, warmup: 1, cooldown_ms: 0, seed: 42, chunk: Math.min(512, maxSeq), profile: false,
+      prompt_lengths: plan.promptLengths,
+      output_tokens: plan.gen,
+      reps: plan.reps,
+      warmup: 1,
+      cooldown_ms: 0,
+      seed: 42,
+      chunk: Math.min(512, maxSeq),
+      profile: false,
     });
   } finally {
     await loaded.engine.destroy();
@@ -112,7 +125,9 @@ async function golden(ctx: GpuContext, dir: string): Promise<{ line: string; ok:
       const got = [expected.token_ids[0], ...g.outputTokens];
       const mismatch = got.findIndex((t, i) => t !== expected.token_ids[i]);
       const ok = mismatch === -1 && got.length === expected.token_ids.length;
-      const line = ok ? `stories260K: all ${steps} golden tokens match` : `stories260K: golden tokens DIFFER from position ${mismatch} (expected ${expected.token_ids[mismatch]}, got ${got[mismatch]})`;
+      const line = ok
+        ? `stories260K: all ${steps} golden tokens match`
+        : `stories260K: golden tokens DIFFER from position ${mismatch} (expected ${expected.token_ids[mismatch]}, got ${got[mismatch]})`;
       return { ok, line, record: { ok, steps, first_mismatch: mismatch, token_ids: got, expected: expected.token_ids } };
     } finally {
       await loaded.engine.destroy();

@@ -77,24 +77,35 @@ export function formatInspection(run: InspectRun): string {
   const i = run.inspection;
   const lines: string[] = [];
   lines.push(`${i.name ?? i.source} — ${i.architecture}, GGUF v${i.ggufVersion}`);
-  lines.push(`file: ${mib(i.fileBytes)}; header ${mib(i.headerBytes)}; read ${mib(run.bytesRead)} in ${run.reads} reads ` +
-    `(${((100 * run.bytesRead) / Math.max(1, i.fileBytes)).toFixed(2)}% of the file)`);
+  lines.push(
+    `file: ${mib(i.fileBytes)}; header ${mib(i.headerBytes)}; read ${mib(run.bytesRead)} in ${run.reads} reads ` +
+      `(${((100 * run.bytesRead) / Math.max(1, i.fileBytes)).toFixed(2)}% of the file)`,
+  );
   lines.push(`parameters: ${millions(i.parameters)} (every tensor's elements)`);
   lines.push('');
-  lines.push(table(['tensor type', 'tensors', 'bytes', 'share'],
-    i.types.map((t) => [t.type, String(t.tensors), mib(t.bytes), `${(100 * t.share).toFixed(1)}%`]), [false, true, true, true]));
+  lines.push(
+    table(
+      ['tensor type', 'tensors', 'bytes', 'share'],
+      i.types.map((t) => [t.type, String(t.tensors), mib(t.bytes), `${(100 * t.share).toFixed(1)}%`]),
+      [false, true, true, true],
+    ),
+  );
   lines.push('');
   if (i.unsupported) lines.push(`tokenscope cannot run this file yet: ${i.unsupported}`);
   else if (i.memory) {
     const p = i.memory.plan;
-    lines.push(`memory for a ${i.memory.context}-token context: ${mib(p.totalBytes)} (weights ${mib(p.weightBytes)}, ` +
-      `KV cache ${mib(p.kvCacheBytes)} of ${p.kvElement}, activations ${mib(p.activationBytes)}, vectors ${mib(p.vectorBytes)})`);
-    lines.push(i.memory.problem ? `does not fit: ${i.memory.problem}` : i.memory.checked ? 'fits this device\'s limits' : 'not checked against a device');
+    lines.push(
+      `memory for a ${i.memory.context}-token context: ${mib(p.totalBytes)} (weights ${mib(p.weightBytes)}, ` +
+        `KV cache ${mib(p.kvCacheBytes)} of ${p.kvElement}, activations ${mib(p.activationBytes)}, vectors ${mib(p.vectorBytes)})`,
+    );
+    lines.push(i.memory.problem ? `does not fit: ${i.memory.problem}` : i.memory.checked ? "fits this device's limits" : 'not checked against a device');
   }
   if (run.deviceNote) lines.push(run.deviceNote);
   const d = i.decode;
-  lines.push(d.tokensPerS === null
-    ? `decode: ${mib(d.bytesPerToken)} read per token; no roof measured yet (add --probe to measure the read roof)`
-    : `decode: at most ${d.tokensPerS.toFixed(1)} tokens/s = read roof ${d.readRoofGBs!.toFixed(2)} GB/s ÷ ${mib(d.bytesPerToken)} per token`);
+  lines.push(
+    d.tokensPerS === null
+      ? `decode: ${mib(d.bytesPerToken)} read per token; no roof measured yet (add --probe to measure the read roof)`
+      : `decode: at most ${d.tokensPerS.toFixed(1)} tokens/s = read roof ${d.readRoofGBs!.toFixed(2)} GB/s ÷ ${mib(d.bytesPerToken)} per token`,
+  );
   return lines.join('\n');
 }

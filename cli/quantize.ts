@@ -40,9 +40,11 @@ export async function quantizeFile(inPath: string, outPath: string, target: Quan
     const gguf = await readGGUF(source);
     const quantizedInput = gguf.tensors.find((t) => GGML_BLOCK[t.type].elements > 1);
     if (quantizedInput) {
-      throw new TokenscopeError('bad-input',
+      throw new TokenscopeError(
+        'bad-input',
         `${source.name} is already quantized ('${quantizedInput.name}' is ${ggmlTypeName(quantizedInput.type)})`,
-        'Quantize from the F32 or F16 file: requantizing adds the errors of both formats.');
+        'Quantize from the F32 or F16 file: requantizing adds the errors of both formats.',
+      );
     }
     const config = readModelConfig(gguf);
     const model = { nLayers: config.nLayers, hasOutput: gguf.tensor('output.weight') !== undefined };
@@ -85,13 +87,20 @@ async function main(args: string[]): Promise<void> {
   const [inPath, outPath, target] = args;
   const wanted = target?.toLowerCase();
   if (args.length !== 3 || !isQuantization(wanted)) {
-    throw new TokenscopeError('bad-input', `usage: npm run quantize -- IN.gguf OUT.gguf ${QUANTIZATIONS.filter((q) => q !== 'f32').join('|')}`,
-      'Give the input model, the output path and the target type or llama-quantize mix.');
+    throw new TokenscopeError(
+      'bad-input',
+      `usage: npm run quantize -- IN.gguf OUT.gguf ${QUANTIZATIONS.filter((q) => q !== 'f32').join('|')}`,
+      'Give the input model, the output path and the target type or llama-quantize mix.',
+    );
   }
   const s = await quantizeFile(inPath, outPath, wanted);
-  const types = Object.entries(s.types).map(([t, n]) => `${n} ${t}`).join(', ');
-  console.log(`${outPath}: ${wanted.toUpperCase()}: ${s.quantized} tensors converted, ${s.kept.length} kept as they were ` +
-    `(norms, 1-D, or rows no block fits); tensors now ${types}; ${s.inBytes.toLocaleString('en')} → ${s.outBytes.toLocaleString('en')} bytes`);
+  const types = Object.entries(s.types)
+    .map(([t, n]) => `${n} ${t}`)
+    .join(', ');
+  console.log(
+    `${outPath}: ${wanted.toUpperCase()}: ${s.quantized} tensors converted, ${s.kept.length} kept as they were ` +
+      `(norms, 1-D, or rows no block fits); tensors now ${types}; ${s.inBytes.toLocaleString('en')} → ${s.outBytes.toLocaleString('en')} bytes`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

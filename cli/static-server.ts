@@ -54,8 +54,7 @@ export async function serveStatic(root: string, opts: StaticOptions = {}): Promi
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = decodeURIComponent(url.pathname);
-    const served = (status: number, bytes: number) =>
-      opts.onServe?.({ method: req.method ?? 'GET', path, range: req.headers.range ?? null, status, bytes });
+    const served = (status: number, bytes: number) => opts.onServe?.({ method: req.method ?? 'GET', path, range: req.headers.range ?? null, status, bytes });
     const virtual = opts.virtual?.[path];
     if (virtual) {
       serveVirtual(virtual, req.headers.range, req.method === 'HEAD', res, served);
@@ -108,7 +107,13 @@ export async function serveStatic(root: string, opts: StaticOptions = {}): Promi
 /** At most this much of a virtual file is produced per chunk, so a whole-file GET streams. */
 const VIRTUAL_CHUNK = 1 << 20;
 
-function serveVirtual(file: VirtualFile, rangeHeader: string | undefined, head: boolean, res: ServerResponse, served: (status: number, bytes: number) => void): void {
+function serveVirtual(
+  file: VirtualFile,
+  rangeHeader: string | undefined,
+  head: boolean,
+  res: ServerResponse,
+  served: (status: number, bytes: number) => void,
+): void {
   const headers = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes', 'cache-control': 'no-store' };
   const range = /^bytes=(\d+)-(\d*)$/.exec(rangeHeader ?? '');
   let [start, end, status] = [0, file.size - 1, 200];

@@ -64,9 +64,7 @@ export async function withErrorScopes<T>(device: GPUDevice, what: string, fn: ()
   } catch (error) {
     failure = { error };
   }
-  const errors = (await Promise.all([device.popErrorScope(), device.popErrorScope(), device.popErrorScope()])).filter(
-    (e): e is GPUError => e !== null,
-  );
+  const errors = (await Promise.all([device.popErrorScope(), device.popErrorScope(), device.popErrorScope()])).filter((e): e is GPUError => e !== null);
   if (errors.length > 0) {
     const oom = errors.some((e) => e.constructor.name === 'GPUOutOfMemoryError');
     throw new TokenscopeError(

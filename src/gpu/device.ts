@@ -1,11 +1,5 @@
 import { TokenscopeError } from '../errors.ts';
-import {
-  OPTIONAL_FEATURES,
-  REQUESTED_LIMITS,
-  readCapabilities,
-  type Capabilities,
-  type Fallbacks,
-} from './capabilities.ts';
+import { OPTIONAL_FEATURES, REQUESTED_LIMITS, readCapabilities, type Capabilities, type Fallbacks } from './capabilities.ts';
 import { GpuTimer, type TimestampQuantization } from './timer.ts';
 
 /** Where the device lives: the page (navigator.gpu) or Node (the `webgpu` package). */
@@ -138,4 +132,3 @@ export function deviceLostError(info?: GPUDeviceLostInfo): TokenscopeError {
     'Start again to continue on a fresh device; if it keeps happening, close other GPU-heavy tabs or update your driver.',
   );
 }
-

@@ -184,4 +184,3 @@ export class GpuTimer {
 export function hostNow(): number {
   return performance.now();
 }
-

@@ -126,9 +126,10 @@ export function checkPresetFits(job: BenchJob): void {
   const need = Math.max(positionsNeeded(job), job.context ?? 0);
   if (need <= context) return;
   const lb = job.llamaBench ? llamaBenchSettings(job) : null;
-  const hint = lb && (lb.nPrompt > context || lb.nGen + 1 > context)
-    ? `Run llama-bench with pp${Math.min(lb.nPrompt, context)} and tg${Math.min(lb.nGen, context - 1)} instead.`
-    : `Choose prompt and output lengths that add up to at most ${context} tokens, or a model with a longer context.`;
+  const hint =
+    lb && (lb.nPrompt > context || lb.nGen + 1 > context)
+      ? `Run llama-bench with pp${Math.min(lb.nPrompt, context)} and tg${Math.min(lb.nGen, context - 1)} instead.`
+      : `Choose prompt and output lengths that add up to at most ${context} tokens, or a model with a longer context.`;
   throw new TokenscopeError('bad-input', `This job needs ${need} positions; ${preset.title} holds ${context}.`, hint);
 }
 
@@ -146,8 +147,11 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
   if (job.context !== undefined) return job.context;
   const maxSeq = contextFor(job, model.contextLength, promptIds);
   if (maxSeq > model.contextLength) {
-    throw new TokenscopeError('bad-input', `This run needs ${maxSeq} positions (its longest prompt plus output), but ${model.name} holds ${model.contextLength} (its context_length).`,
-      'Use shorter prompts or fewer output tokens.');
+    throw new TokenscopeError(
+      'bad-input',
+      `This run needs ${maxSeq} positions (its longest prompt plus output), but ${model.name} holds ${model.contextLength} (its context_length).`,
+      'Use shorter prompts or fewer output tokens.',
+    );
   }
   return maxSeq;
 }
@@ -226,7 +230,12 @@ async function runTokenscope(
 
     if (job.generate && promptIds) {
       hooks.onProgress?.('generating', probeEnd + 0.15);
-      const g = await generate(engine, promptIds, job.generate.gen, { stopAt: resolved.tokenizer ? engine.config.eosId : undefined, signal: hooks.signal, sampling: job.generate.sampling, checkLogits: true });
+      const g = await generate(engine, promptIds, job.generate.gen, {
+        stopAt: resolved.tokenizer ? engine.config.eosId : undefined,
+        signal: hooks.signal,
+        sampling: job.generate.sampling,
+        checkLogits: true,
+      });
       result.generation = {
         prompt_token_ids: promptIds,
         token_ids: g.outputTokens,
@@ -289,34 +298,54 @@ async function runTokenscope(
 async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks, hooks: JobHooks): Promise<BenchResult> {
   if (ctx.runtime === 'node') throw new TokenscopeError('bad-input', 'WebLLM runs in the browser runtime only.', 'Use --runtime browser.');
   const { webllm, latency } = job;
-  if (!webllm || !latency) throw new TokenscopeError('bad-input', 'A WebLLM run needs a WebLLM model id and the latency settings.', 'Pass --model with a WebLLM model id.');
+  if (!webllm || !latency)
+    throw new TokenscopeError('bad-input', 'A WebLLM run needs a WebLLM model id and the latency settings.', 'Pass --model with a WebLLM model id.');
   const family = parseModelId(webllm.model)?.family ?? webllm.model;
   const preset = matchingPreset(family);
   if (!preset) {
-    throw new TokenscopeError('bad-input', `No tokenscope preset is of ${webllm.model}'s family (${family}): its random prompt ids need the vocabulary size.`, 'Pick a WebLLM model of a family tokenscope has a preset of (npm run bench -- --list-models).');
+    throw new TokenscopeError(
+      'bad-input',
+      `No tokenscope preset is of ${webllm.model}'s family (${family}): its random prompt ids need the vocabulary size.`,
+      'Pick a WebLLM model of a family tokenscope has a preset of (npm run bench -- --list-models).',
+    );
   }
   const oursEnd = job.model ? 0.5 : 0.15;
   let costModel: WebLLMCostModel | undefined;
-  const result = await runTokenscope(ctx, job, disabled, { ...hooks, onProgress: (step, f) => hooks.onProgress?.(step, f * oursEnd) }, async ({ engine, info }, ours) => {
-    if (!ours.ceilings || !sameFamily(info, family)) return;
-    const costs = new Map<number, LengthCosts>();
-    for (const P of latency.promptLengths) costs.set(P, await lengthCosts(engine, P, latency.gen, engine.shape.maxRows));
-    costModel = { model_id: info.id, quantization: info.quantization, costsAt: (P) => costs.get(P)!, roofs: ours.ceilings };
-  });
+  const result = await runTokenscope(
+    ctx,
+    job,
+    disabled,
+    { ...hooks, onProgress: (step, f) => hooks.onProgress?.(step, f * oursEnd) },
+    async ({ engine, info }, ours) => {
+      if (!ours.ceilings || !sameFamily(info, family)) return;
+      const costs = new Map<number, LengthCosts>();
+      for (const P of latency.promptLengths) costs.set(P, await lengthCosts(engine, P, latency.gen, engine.shape.maxRows));
+      costModel = { model_id: info.id, quantization: info.quantization, costsAt: (P) => costs.get(P)!, roofs: ours.ceilings };
+    },
+  );
   const { loadWebLLM } = await import('../webllm/adapter.ts');
-  const adapter = await loadWebLLM(webllm.model, { capabilities: ctx.caps, signal: hooks.signal, onProgress: progressSlice(hooks, oursEnd, oursEnd + 0.2, 'WebLLM model') });
+  const adapter = await loadWebLLM(webllm.model, {
+    capabilities: ctx.caps,
+    signal: hooks.signal,
+    onProgress: progressSlice(hooks, oursEnd, oursEnd + 0.2, 'WebLLM model'),
+  });
   const settings: WebLLMSettings = { ...sweepSettings(latency), vocab_size: preset.config.vocabSize, bos_id: preset.config.bosId };
   let section: WebLLMSection;
   try {
-    section = await runWebLLMLatency(adapter, settings, {
-      signal: hooks.signal,
-      waitUntilVisible: hooks.waitUntilVisible,
-      onProgress: progressSlice(hooks, oursEnd + 0.2, 1, 'WebLLM latency'),
-      onRequest: (partial) => {
-        result.webllm = partial;
-        hooks.onPartial?.(result);
+    section = await runWebLLMLatency(
+      adapter,
+      settings,
+      {
+        signal: hooks.signal,
+        waitUntilVisible: hooks.waitUntilVisible,
+        onProgress: progressSlice(hooks, oursEnd + 0.2, 1, 'WebLLM latency'),
+        onRequest: (partial) => {
+          result.webllm = partial;
+          hooks.onPartial?.(result);
+        },
       },
-    }, costModel);
+      costModel,
+    );
   } finally {
     await adapter.unload();
   }
@@ -337,8 +366,11 @@ async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boole
   if (chat) {
     const template = tokenizer && choice.kind === 'gguf' ? chatTemplateOf(choice.model.gguf.metadata, tokenizer) : undefined;
     if (!tokenizer || !template) {
-      throw new TokenscopeError('bad-input', 'A chat prompt needs the chat template of a model file, and this model has none.',
-        'Drop --chat / chat=1, or load a GGUF that carries tokenizer.chat_template (an instruct model).');
+      throw new TokenscopeError(
+        'bad-input',
+        'A chat prompt needs the chat template of a model file, and this model has none.',
+        'Drop --chat / chat=1, or load a GGUF that carries tokenizer.chat_template (an instruct model).',
+      );
     }
     return encodeChat(tokenizer, template, [{ role: 'user', content: prompt }]);
   }

@@ -20,7 +20,10 @@ function fmt(x: number): string {
 export function table(header: string[], rows: string[][], rightAlign: boolean[] = []): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (rightAlign[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -59,10 +62,18 @@ export function formatModel(r: BenchResult): string {
   if (!m) return '';
   const cold = r.cold_start;
   const size = m.weight_bytes >= 2 ** 30 ? `${(m.weight_bytes / 2 ** 30).toFixed(2)} GiB` : `${(m.weight_bytes / 2 ** 20).toFixed(1)} MiB`;
-  const lines = [`Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights, ${m.kv_cache ?? 'f32'} KV cache — ${m.label}`];
-  if (cold) lines.push(`Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${ms(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${ms(cold.compile_ms, 1)} ms`);
+  const lines = [
+    `Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights, ${m.kv_cache ?? 'f32'} KV cache — ${m.label}`,
+  ];
+  if (cold)
+    lines.push(
+      `Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${ms(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${ms(cold.compile_ms, 1)} ms`,
+    );
   const shapes = r.kernel_shapes as import('../model/load.ts').KernelShapes | undefined;
-  if (shapes) lines.push(`Kernel shapes: ${shapes.source === 'autotuned' ? `autotuned for ${Object.keys(shapes.linear).length} linear problems` : `static (${shapes.note ?? "select.ts's defaults"})`}`);
+  if (shapes)
+    lines.push(
+      `Kernel shapes: ${shapes.source === 'autotuned' ? `autotuned for ${Object.keys(shapes.linear).length} linear problems` : `static (${shapes.note ?? "select.ts's defaults"})`}`,
+    );
   return lines.join('\n');
 }
 
@@ -75,7 +86,16 @@ export function formatGeneration(r: BenchResult): string {
 
 /** prompt, out, n, TTFT p50/p99, TPOT p50/p99, prefill tok/s: the cells both engines' latency tables start with. */
 function timingCells(row: import('../measure/latency-summary.ts').TimingRow): string[] {
-  return [String(row.prompt_tokens), String(row.output_tokens), String(row.n), ms(row.ttft.p50), ms(row.ttft.p99), ms(row.tpot?.p50), ms(row.tpot?.p99), row.prefill_tokens_per_s.toFixed(1)];
+  return [
+    String(row.prompt_tokens),
+    String(row.output_tokens),
+    String(row.n),
+    ms(row.ttft.p50),
+    ms(row.ttft.p99),
+    ms(row.tpot?.p50),
+    ms(row.tpot?.p99),
+    row.prefill_tokens_per_s.toFixed(1),
+  ];
 }
 
 /** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
@@ -95,18 +115,44 @@ export function formatLatency(r: BenchResult): string {
   const out = [
     `Latency by prompt length (host clock; n requests each; GPU time from ${l.gpu_clock === 'gpu-timestamp' ? 'timestamp queries' : 'the host clock'}):`,
     table(
-      ['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'prefill GFLOP/s', 'of matmul roof', 'decode tok/s', 'GPU ms/tok', 'host ms/tok', 'decode GB/s', 'of read roof'],
+      [
+        'prompt',
+        'out',
+        'n',
+        'TTFT p50',
+        'TTFT p99',
+        'TPOT p50',
+        'TPOT p99',
+        'prefill tok/s',
+        'prefill GFLOP/s',
+        'of matmul roof',
+        'decode tok/s',
+        'GPU ms/tok',
+        'host ms/tok',
+        'decode GB/s',
+        'of read roof',
+      ],
       rows,
       rows[0]?.map(() => true),
     ),
     'TTFT = first token − request start; TPOT = (E2EL − TTFT)/(N_out − 1) (vLLM, MLPerf); ms. p99 of fewer than 20 samples is close to the maximum.',
     'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
   ];
-  if (l.dispatches_per_step) out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
-  if (l.cold_start) out.push(`First request (cold): TTFT ${ms(l.cold_start.first_ttft_ms)} ms at ${l.cold_start.first_prompt_tokens} tokens vs warm median ${ms(l.cold_start.warm_ttft_ms)} ms.`);
+  if (l.dispatches_per_step)
+    out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
+  if (l.cold_start)
+    out.push(
+      `First request (cold): TTFT ${ms(l.cold_start.first_ttft_ms)} ms at ${l.cold_start.first_prompt_tokens} tokens vs warm median ${ms(l.cold_start.warm_ttft_ms)} ms.`,
+    );
   if (l.depth_curve?.length) {
     out.push('', 'TPOT by context depth (median ITL of the steps at that depth; ceiling = read roof / bytes per token):');
-    out.push(table(['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'], l.depth_curve.map((d) => [String(d.depth), ms(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]), [true, true, true, true, true]));
+    out.push(
+      table(
+        ['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'],
+        l.depth_curve.map((d) => [String(d.depth), ms(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]),
+        [true, true, true, true, true],
+      ),
+    );
   }
   if (l.kernels?.length) {
     const inflation = (phase: 'prefill' | 'decode', headline: number | null | undefined) => {
@@ -116,7 +162,13 @@ export function formatLatency(r: BenchResult): string {
     const first = l.rows[0];
     out.push('', 'GPU time per step by kernel class (profile mode: one timed pass per kernel — it perturbs timing, so these are never in the numbers above):');
     out.push(`  ${[inflation('prefill', first?.gpu_prefill_ms), inflation('decode', first?.gpu_decode_ms)].filter(Boolean).join('; ')}`);
-    out.push(table(['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'], l.kernels.map((k) => [k.phase, k.kind, ms(k.ms_per_step, 3), pct(k.share), k.dispatches_per_step.toFixed(0)]), [false, false, true, true, true]));
+    out.push(
+      table(
+        ['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'],
+        l.kernels.map((k) => [k.phase, k.kind, ms(k.ms_per_step, 3), pct(k.share), k.dispatches_per_step.toFixed(0)]),
+        [false, false, true, true, true],
+      ),
+    );
   }
   if (l.verdicts?.length) {
     out.push('', 'Roofline verdict (roofs: streaming-read bandwidth and the f32 FMA peak):');
@@ -141,28 +193,71 @@ export function formatServe(r: BenchResult): string {
   const run = s.run;
   const out = [formatServeSummary(run.result, { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 95, 99] }).trimEnd()];
   const settings = s.settings;
-  const slo = Object.entries(settings?.slo ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ≤ ${v} ms`).join(', ');
-  if (run.slo_attainment !== null) out.push(`SLO attainment (${slo}): ${pct(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
+  const slo = Object.entries(settings?.slo ?? {})
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} ≤ ${v} ms`)
+    .join(', ');
+  if (run.slo_attainment !== null)
+    out.push(`SLO attainment (${slo}): ${pct(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
   out.push(`Error rate: ${pct(run.error_rate)}.`);
   if (s.cost) {
-    out.push(`Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` + (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'));
+    out.push(
+      `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +
+        (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'),
+    );
   }
   if (run.decode_roofline.length) {
     out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
-    out.push(table(['batch', 'steps', 'step ms', 'FLOP/byte', 'GB/s', 'GFLOP/s', 'bound'], run.decode_roofline.map((d) => [String(d.batch), String(d.steps), ms(d.step_ms, 3), d.intensity.toFixed(2), (d.verdict.achievedBytesPerS / 1e9).toFixed(2), (d.verdict.achievedFlopsPerS / 1e9).toFixed(2), d.verdict.bound]), [true, true, true, true, true, true, false]));
+    out.push(
+      table(
+        ['batch', 'steps', 'step ms', 'FLOP/byte', 'GB/s', 'GFLOP/s', 'bound'],
+        run.decode_roofline.map((d) => [
+          String(d.batch),
+          String(d.steps),
+          ms(d.step_ms, 3),
+          d.intensity.toFixed(2),
+          (d.verdict.achievedBytesPerS / 1e9).toFixed(2),
+          (d.verdict.achievedFlopsPerS / 1e9).toFixed(2),
+          d.verdict.bound,
+        ]),
+        [true, true, true, true, true, true, false],
+      ),
+    );
   }
   if (s.batch_sweep?.length) {
     out.push('', 'Batch-size sweep (all requests at t = 0):');
-    out.push(table(
-      ['max batch', 'output tok/s', 'req/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'decode GB/s', 'of read roof', 'bound'],
-      s.batch_sweep.map((b) => [String(b.batch), b.output_throughput.toFixed(1), b.request_throughput.toFixed(2), ms(b.median_ttft_ms), ms(b.p99_ttft_ms), ms(b.median_tpot_ms), ms(b.p99_tpot_ms), b.decode ? (b.decode.verdict.achievedBytesPerS / 1e9).toFixed(2) : '—', b.decode ? pct(b.decode.verdict.bandwidthShare) : '—', b.decode?.verdict.bound ?? '—']),
-      [true, true, true, true, true, true, true, true, true, false],
-    ));
+    out.push(
+      table(
+        ['max batch', 'output tok/s', 'req/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'decode GB/s', 'of read roof', 'bound'],
+        s.batch_sweep.map((b) => [
+          String(b.batch),
+          b.output_throughput.toFixed(1),
+          b.request_throughput.toFixed(2),
+          ms(b.median_ttft_ms),
+          ms(b.p99_ttft_ms),
+          ms(b.median_tpot_ms),
+          ms(b.p99_tpot_ms),
+          b.decode ? (b.decode.verdict.achievedBytesPerS / 1e9).toFixed(2) : '—',
+          b.decode ? pct(b.decode.verdict.bandwidthShare) : '—',
+          b.decode?.verdict.bound ?? '—',
+        ]),
+        [true, true, true, true, true, true, true, true, true, false],
+      ),
+    );
   }
   if (s.rate_sweep) {
     const c = s.rate_sweep;
-    out.push('', `Capacity (highest rate with ≥ ${pct(c.target)} of requests within the SLOs): ${c.rate === null ? 'none — even the lowest rate missed' : `${c.rate.toFixed(2)} req/s${c.status === 'above-range' ? ' or more' : ''}`}.`);
-    out.push(table(['rate req/s', 'attainment'], [...c.probes].sort((a, b) => a.rate - b.rate).map((p) => [p.rate.toFixed(2), pct(p.attainment)]), [true, true]));
+    out.push(
+      '',
+      `Capacity (highest rate with ≥ ${pct(c.target)} of requests within the SLOs): ${c.rate === null ? 'none — even the lowest rate missed' : `${c.rate.toFixed(2)} req/s${c.status === 'above-range' ? ' or more' : ''}`}.`,
+    );
+    out.push(
+      table(
+        ['rate req/s', 'attainment'],
+        [...c.probes].sort((a, b) => a.rate - b.rate).map((p) => [p.rate.toFixed(2), pct(p.attainment)]),
+        [true, true],
+      ),
+    );
   }
   return out.join('\n');
 }
@@ -185,7 +280,11 @@ export function formatWebLLM(r: BenchResult): string {
   const cost = w.cost_source;
   const out = [
     `WebLLM ${w.model.id} (${w.model.quantization}; ~${Math.ceil(w.model.vramMB)} MB GPU memory by WebLLM's estimate), latency by prompt length (host clock, token-id prompts, our protocol):`,
-    table(['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'decode tok/s', 'decode GB/s', 'of read roof'], rows, rows[0]?.map(() => true)),
+    table(
+      ['prompt', 'out', 'n', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'prefill tok/s', 'decode tok/s', 'decode GB/s', 'of read roof'],
+      rows,
+      rows[0]?.map(() => true),
+    ),
     cost
       ? `decode GB/s is an estimate: bytes per token from tokenscope's cost model of ${cost.model_id} (${cost.quantization}); WebLLM's kernels and ${w.model.quantization} weights move other bytes.`
       : 'WebLLM reports no bytes or FLOPs and no tokenscope model of its family ran in this job, so the byte-derived columns are empty.',
@@ -196,24 +295,44 @@ export function formatWebLLM(r: BenchResult): string {
   ];
   const flagged = w.comparisons.filter((c) => c.flagged.length > 0);
   for (const c of flagged.slice(0, FLAGGED_SHOWN)) {
-    out.push(`  prompt ${c.prompt_tokens}, repetition ${c.rep + 1}: ${c.flagged.map((m) => `${m} ${ms(c.ours[m])} vs ${ms(c.webllm[m])} (${signedPct(c.disagreement[m])})`).join('; ')}`);
+    out.push(
+      `  prompt ${c.prompt_tokens}, repetition ${c.rep + 1}: ${c.flagged.map((m) => `${m} ${ms(c.ours[m])} vs ${ms(c.webllm[m])} (${signedPct(c.disagreement[m])})`).join('; ')}`,
+    );
   }
   if (flagged.length > FLAGGED_SHOWN) out.push(`  … and ${flagged.length - FLAGGED_SHOWN} more (all in the JSON's webllm.comparisons).`);
   const s = r.side_by_side;
   if (s) {
     out.push('', `Side by side, tokenscope ${s.tokenscope_model} vs WebLLM ${s.webllm_model} (medians; × = WebLLM ÷ tokenscope):`);
-    out.push(table(
-      ['prompt', 'TTFT ms', 'WebLLM', '×', 'TPOT ms', 'WebLLM', '×', 'prefill tok/s', 'WebLLM', '×', 'decode tok/s', 'WebLLM', '×'],
-      s.rows.map((x) => [
-        String(x.prompt_tokens),
-        ...(['ttft_ms', 'tpot_ms', 'prefill_tokens_per_s', 'decode_tokens_per_s'] as const).flatMap((m) => [ms(x.tokenscope[m]), ms(x.webllm[m]), ratio(x.ratio[m])]),
-      ]),
-      new Array(13).fill(true),
-    ));
+    out.push(
+      table(
+        ['prompt', 'TTFT ms', 'WebLLM', '×', 'TPOT ms', 'WebLLM', '×', 'prefill tok/s', 'WebLLM', '×', 'decode tok/s', 'WebLLM', '×'],
+        s.rows.map((x) => [
+          String(x.prompt_tokens),
+          ...(['ttft_ms', 'tpot_ms', 'prefill_tokens_per_s', 'decode_tokens_per_s'] as const).flatMap((m) => [
+            ms(x.tokenscope[m]),
+            ms(x.webllm[m]),
+            ratio(x.ratio[m]),
+          ]),
+        ]),
+        new Array(13).fill(true),
+      ),
+    );
     const decode = s.points.filter((p) => p.phase === 'decode');
     if (decode.length) {
-      out.push('', 'Decode on the roofline (WebLLM\'s bytes and FLOPs estimated from tokenscope\'s cost model):');
-      out.push(table(['engine', 'prompt', 'FLOP/byte', 'GFLOP/s', 'GB/s'], decode.map((p) => [p.estimate ? `${p.engine} (est.)` : p.engine, String(p.prompt_tokens), p.intensity.toFixed(2), p.gflops.toFixed(2), p.gbps.toFixed(2)]), [false, true, true, true, true]));
+      out.push('', "Decode on the roofline (WebLLM's bytes and FLOPs estimated from tokenscope's cost model):");
+      out.push(
+        table(
+          ['engine', 'prompt', 'FLOP/byte', 'GFLOP/s', 'GB/s'],
+          decode.map((p) => [
+            p.estimate ? `${p.engine} (est.)` : p.engine,
+            String(p.prompt_tokens),
+            p.intensity.toFixed(2),
+            p.gflops.toFixed(2),
+            p.gbps.toFixed(2),
+          ]),
+          [false, true, true, true, true],
+        ),
+      );
     }
     out.push('', 'What differs between the two runs:', ...s.differences.map((d) => `  - ${d}`));
   }

@@ -53,13 +53,30 @@ export interface SideBySide {
 const METRICS: readonly ComparedMetric[] = ['ttft_ms', 'tpot_ms', 'prefill_tokens_per_s', 'decode_tokens_per_s'];
 
 function medians(row: TimingRow): ComparedMetrics {
-  return { ttft_ms: row.ttft.p50, tpot_ms: row.tpot?.p50 ?? null, prefill_tokens_per_s: row.prefill_tokens_per_s, decode_tokens_per_s: row.decode_tokens_per_s };
+  return {
+    ttft_ms: row.ttft.p50,
+    tpot_ms: row.tpot?.p50 ?? null,
+    prefill_tokens_per_s: row.prefill_tokens_per_s,
+    decode_tokens_per_s: row.decode_tokens_per_s,
+  };
 }
 
 function pointsOf(engine: RooflinePoint['engine'], verdicts: LatencySection['verdicts']): RooflinePoint[] {
   return verdicts.flatMap(({ prompt_tokens, prefill, decode }) =>
     [['prefill', prefill] as const, ['decode', decode] as const].flatMap(([phase, v]) =>
-      v ? [{ engine, prompt_tokens, phase, intensity: v.intensity, gflops: v.achievedFlopsPerS / 1e9, gbps: v.achievedBytesPerS / 1e9, estimate: engine === 'webllm' }] : [],
+      v
+        ? [
+            {
+              engine,
+              prompt_tokens,
+              phase,
+              intensity: v.intensity,
+              gflops: v.achievedFlopsPerS / 1e9,
+              gbps: v.achievedBytesPerS / 1e9,
+              estimate: engine === 'webllm',
+            },
+          ]
+        : [],
     ),
   );
 }

@@ -48,8 +48,17 @@ type CostKey = Exclude<keyof LatencyRow, keyof TimingRow>;
 export type WebLLMRow = TimingRow & { [K in CostKey]: LatencyRow[K] | null };
 
 const COST_KEYS: readonly CostKey[] = [
-  'prefill_flops', 'prefill_gflops', 'prefill_of_matmul_roof', 'decode_bytes_per_token', 'decode_bandwidth_gbps', 'decode_efficiency',
-  'decode_ceiling_tokens_per_s', 'gpu_prefill_ms', 'gpu_decode_ms', 'host_overhead_ms', 'overhead_vs_floor_ms',
+  'prefill_flops',
+  'prefill_gflops',
+  'prefill_of_matmul_roof',
+  'decode_bytes_per_token',
+  'decode_bandwidth_gbps',
+  'decode_efficiency',
+  'decode_ceiling_tokens_per_s',
+  'gpu_prefill_ms',
+  'gpu_decode_ms',
+  'host_overhead_ms',
+  'overhead_vs_floor_ms',
 ];
 
 /** Our clock against WebLLM's own statistics for one timed request. */
@@ -104,7 +113,11 @@ export async function runWebLLMLatency(
   const gen = settings.output_tokens;
   for (const P of settings.prompt_lengths) {
     if (P < 1 || (model.contextWindow !== null && P + gen - 1 > model.contextWindow)) {
-      throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit ${model.id}'s ${model.contextWindow}-position context.`, 'Use shorter prompt lengths or fewer output tokens.');
+      throw new TokenscopeError(
+        'bad-input',
+        `Prompt length ${P} with ${gen} output tokens does not fit ${model.id}'s ${model.contextWindow}-position context.`,
+        'Use shorter prompt lengths or fewer output tokens.',
+      );
     }
   }
   const section: WebLLMSection = {

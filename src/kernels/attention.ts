@@ -18,7 +18,14 @@ import { gridInvocations } from './grid.ts';
 import { makeDispatch, ZERO_COST, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES, type RowDesc } from './rows.ts';
 import {
-  attentionShapes, elementwiseShape, kvBytesPerElement, SUBGROUP_DECODE_SLOTS, type AttentionHeads, type DecodeAttentionShape, type KvElement, type PrefillAttentionShape,
+  attentionShapes,
+  elementwiseShape,
+  kvBytesPerElement,
+  SUBGROUP_DECODE_SLOTS,
+  type AttentionHeads,
+  type DecodeAttentionShape,
+  type KvElement,
+  type PrefillAttentionShape,
 } from './select.ts';
 import { SHADERS } from './shaders.ts';
 
@@ -32,11 +39,11 @@ export interface AttentionShape extends AttentionHeads {
 }
 
 export interface AttentionBuffers {
-  q: GPUBuffer;       // (R, nHeads·headDim)
-  kCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim) of shape.kv
-  vCache: GPUBuffer;  // (slots, maxSeq, nKvHeads·headDim) of shape.kv
-  rows: GPUBuffer;    // (R): (slot, pos); keys 0…pos of slot must already be in the cache
-  out: GPUBuffer;     // (R, nHeads·headDim)
+  q: GPUBuffer; // (R, nHeads·headDim)
+  kCache: GPUBuffer; // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  vCache: GPUBuffer; // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  rows: GPUBuffer; // (R): (slot, pos); keys 0…pos of slot must already be in the cache
+  out: GPUBuffer; // (R, nHeads·headDim)
   /** The decode kernel's partials, shared by every layer and step (the engine's); absent: the kernel allocates its own. */
   scratch?: DecodeScratch;
 }
@@ -44,7 +51,7 @@ export interface AttentionBuffers {
 /** Split-decode partials written by pass 1 and merged by pass 2, sized by decodeScratchSize for the largest step. */
 export interface DecodeScratch {
   partAcc: GPUBuffer; // (R, nHeads, splits, headDim)
-  partMl: GPUBuffer;  // (R, nHeads, splits, 2)
+  partMl: GPUBuffer; // (R, nHeads, splits, 2)
 }
 
 /** Partials per (row, head) the decode kernel writes: one per split, times the teams of a subgroup workgroup. */
@@ -183,15 +190,23 @@ export async function attentionDecode(
   );
   const count = R * nHeads * d4;
   const grid = elementwiseShape(ctx.caps, count);
-  const combineParams = uniformBufferWith(ctx.device, `${owner}.combineParams`, new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), parts, d4]));
-  const combine = await makeDispatch(ctx, { name: 'attention_combine', code: SHADERS.attention_combine, constants: { WG_SIZE: grid.wgSize } }, {
-    owner,
-    kind: 'attention',
-    bindings: [partAcc, partMl, bufs.out, combineParams],
-    workgroups: grid.workgroups,
-    cost: ZERO_COST,
-    owned: [combineParams],
-  });
+  const combineParams = uniformBufferWith(
+    ctx.device,
+    `${owner}.combineParams`,
+    new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), parts, d4]),
+  );
+  const combine = await makeDispatch(
+    ctx,
+    { name: 'attention_combine', code: SHADERS.attention_combine, constants: { WG_SIZE: grid.wgSize } },
+    {
+      owner,
+      kind: 'attention',
+      bindings: [partAcc, partMl, bufs.out, combineParams],
+      workgroups: grid.workgroups,
+      cost: ZERO_COST,
+      owned: [combineParams],
+    },
+  );
   return {
     dispatches: [partial, combine],
     setRows(rows) {
@@ -254,7 +269,14 @@ export async function attentionPrefill(
  * guarantees all rows share one slot, there are several of them and the device wants it
  * (select.ts), else the decode kernel.
  */
-export function attention(ctx: GpuContext, owner: string, bufs: AttentionBuffers, R: number, shape: AttentionShape, layout: RowLayout): Promise<AttentionKernel> {
+export function attention(
+  ctx: GpuContext,
+  owner: string,
+  bufs: AttentionBuffers,
+  R: number,
+  shape: AttentionShape,
+  layout: RowLayout,
+): Promise<AttentionKernel> {
   const choice = attentionShapes(ctx.caps, shape, R);
   return layout === 'one-slot' && R > 1 && choice.tiledPrefill
     ? attentionPrefill(ctx, owner, bufs, R, shape, choice.prefill)

@@ -149,7 +149,12 @@ function median(xs: number[]): number {
 }
 
 /** A synthetic (rows, cols) weight with zeroed X (R, cols) and Y (R, rows), freed after `use`. */
-async function withProblem<T>(ctx: GpuContext, format: WeightFormat, p: { R: number; rows: number; cols: number }, use: (run: (shape: LinearShape) => Promise<Dispatch[]>) => Promise<T>): Promise<T> {
+async function withProblem<T>(
+  ctx: GpuContext,
+  format: WeightFormat,
+  p: { R: number; rows: number; cols: number },
+  use: (run: (shape: LinearShape) => Promise<Dispatch[]>) => Promise<T>,
+): Promise<T> {
   const w = await syntheticWeight(ctx, 'autotune.w', format, p.rows, p.cols, 1, 0.05);
   const x = storageBuffer(ctx.device, 'autotune.x', p.R * p.cols * 4);
   const y = storageBuffer(ctx.device, 'autotune.y', p.R * p.rows * 4);
@@ -193,7 +198,15 @@ export interface TuneOptions {
  * The fastest linear shape for `format` and a problem of R × (rows × cols) on this device:
  * from `cache` when tuned before, else measured now and stored there.
  */
-export async function autotuneLinear(ctx: GpuContext, cache: TuneCache, format: WeightFormat, rows: number, cols: number, R: number, opts: TuneOptions = {}): Promise<LinearShape> {
+export async function autotuneLinear(
+  ctx: GpuContext,
+  cache: TuneCache,
+  format: WeightFormat,
+  rows: number,
+  cols: number,
+  R: number,
+  opts: TuneOptions = {},
+): Promise<LinearShape> {
   const key = tuneKey(ctx.caps, format, rows, cols, R);
   const cached = cache.get(key);
   if (cached !== undefined) {

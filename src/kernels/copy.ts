@@ -16,12 +16,16 @@ export async function copyKernel(ctx: GpuContext, src: GPUBuffer, dst: GPUBuffer
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
   const params = uniformBufferWith(ctx.device, 'copy.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, WG_SIZE), 0, 0]));
-  return makeDispatch(ctx, { name: 'copy', code: SHADERS.copy, constants: { WG_SIZE } }, {
-    owner: 'probe.copy',
-    kind: 'probe',
-    bindings: [{ buffer: src, offset: 0, size: bytes }, { buffer: dst, offset: 0, size: bytes }, params],
-    workgroups: grid,
-    owned: [params],
-    cost: copyCost(bytes),
-  });
+  return makeDispatch(
+    ctx,
+    { name: 'copy', code: SHADERS.copy, constants: { WG_SIZE } },
+    {
+      owner: 'probe.copy',
+      kind: 'probe',
+      bindings: [{ buffer: src, offset: 0, size: bytes }, { buffer: dst, offset: 0, size: bytes }, params],
+      workgroups: grid,
+      owned: [params],
+      cost: copyCost(bytes),
+    },
+  );
 }

@@ -45,12 +45,16 @@ function gridStride(
 ): Promise<Dispatch> {
   const shape = elementwiseShape(ctx.caps, n);
   const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([n, gridInvocations(shape.workgroups, shape.wgSize), 0, 0]));
-  return makeDispatch(ctx, { name, code: SHADERS[name], entryPoint, constants: { WG_SIZE: shape.wgSize } }, {
-    owner,
-    kind: 'elementwise',
-    bindings: [...before, params, ...after],
-    workgroups: shape.workgroups,
-    cost,
-    owned: [params],
-  });
+  return makeDispatch(
+    ctx,
+    { name, code: SHADERS[name], entryPoint, constants: { WG_SIZE: shape.wgSize } },
+    {
+      owner,
+      kind: 'elementwise',
+      bindings: [...before, params, ...after],
+      workgroups: shape.workgroups,
+      cost,
+      owned: [params],
+    },
+  );
 }

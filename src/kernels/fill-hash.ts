@@ -10,14 +10,18 @@ const WG_SIZE = 256;
 export async function fillHash(ctx: GpuContext, data: GPUBuffer, words: number, seed: number, workgroups: number): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const params = uniformBufferWith(ctx.device, 'fillHash.params', new Uint32Array([words, seed, gridInvocations(grid, WG_SIZE), 0]));
-  return makeDispatch(ctx, { name: 'fill_hash', code: SHADERS.fill_hash, constants: { WG_SIZE } }, {
-    owner: 'probe.fill',
-    kind: 'probe',
-    bindings: [data, params],
-    workgroups: grid,
-    owned: [params],
-    cost: { flops: 0, bytes: words * 4 },
-  });
+  return makeDispatch(
+    ctx,
+    { name: 'fill_hash', code: SHADERS.fill_hash, constants: { WG_SIZE } },
+    {
+      owner: 'probe.fill',
+      kind: 'probe',
+      bindings: [data, params],
+      workgroups: grid,
+      owned: [params],
+      cost: { flops: 0, bytes: words * 4 },
+    },
+  );
 }
 
 /** The CPU twin of the shader's hash (same bits). */

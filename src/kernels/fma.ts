@@ -31,14 +31,18 @@ export async function fmaKernel(
   new Float32Array(raw, 8, 1)[0] = m;
   const params = uniformBufferWith(ctx.device, `fma_${precision}.params`, raw);
   const code = precision === 'f32' ? SHADERS.fma_f32 : SHADERS.fma_f16;
-  return makeDispatch(ctx, { name: `fma_${precision}`, code, constants: { WG_SIZE } }, {
-    owner: 'probe.fma',
-    kind: 'probe',
-    bindings: [out, params],
-    workgroups: grid,
-    owned: [params],
-    cost: fmaCost(invocations, iterations, precision),
-  });
+  return makeDispatch(
+    ctx,
+    { name: `fma_${precision}`, code, constants: { WG_SIZE } },
+    {
+      owner: 'probe.fma',
+      kind: 'probe',
+      bindings: [out, params],
+      workgroups: grid,
+      owned: [params],
+      cost: fmaCost(invocations, iterations, precision),
+    },
+  );
 }
 
 /**

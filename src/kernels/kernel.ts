@@ -10,16 +10,7 @@ import { getPipeline, pipelineKey, type ShaderSpec } from '../gpu/pipelines.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
 
 /** Kernel classes for the per-kernel breakdown. */
-export type KernelClass =
-  | 'matmul'
-  | 'matvec'
-  | 'attention'
-  | 'norm'
-  | 'rope'
-  | 'elementwise'
-  | 'embedding'
-  | 'sampling'
-  | 'probe';
+export type KernelClass = 'matmul' | 'matvec' | 'attention' | 'norm' | 'rope' | 'elementwise' | 'embedding' | 'sampling' | 'probe';
 
 export interface Cost {
   /** Floating-point operations (an FMA counts 2). */
@@ -110,7 +101,10 @@ export interface EncodeOptions {
 export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], opts: EncodeOptions = {}): void {
   if (opts.perKernel && opts.timer) {
     for (const d of dispatches) {
-      const pass = encoder.beginComputePass({ label: d.label, timestampWrites: opts.timer.timestampWrites({ phase: opts.phase ?? '', step: opts.step, kind: d.kind, label: d.label }) });
+      const pass = encoder.beginComputePass({
+        label: d.label,
+        timestampWrites: opts.timer.timestampWrites({ phase: opts.phase ?? '', step: opts.step, kind: d.kind, label: d.label }),
+      });
       encodeOne(pass, d);
       pass.end();
     }

@@ -29,12 +29,16 @@ export function rmsnorm(
   data.setFloat32(4, eps, true);
   const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
   const name = shape.subgroups ? 'rmsnorm_subgroups' : 'rmsnorm';
-  return makeDispatch(ctx, { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } }, {
-    owner,
-    kind: 'norm',
-    bindings: [x, weight, out, params],
-    workgroups: [R, 1, 1],
-    cost: rmsnormCost(R, dim),
-    owned: [params],
-  });
+  return makeDispatch(
+    ctx,
+    { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } },
+    {
+      owner,
+      kind: 'norm',
+      bindings: [x, weight, out, params],
+      workgroups: [R, 1, 1],
+      cost: rmsnormCost(R, dim),
+      owned: [params],
+    },
+  );
 }

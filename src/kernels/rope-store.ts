@@ -29,12 +29,12 @@ export interface RopeStoreShape extends RopeConfig {
 }
 
 export interface RopeStoreBuffers {
-  qkv: GPUBuffer;      // (R, (nHeads + 2·nKvHeads)·headDim): a Q|K|V linear's output
-  rows: GPUBuffer;     // (R): (slot, pos)
-  invFreq: GPUBuffer;  // (ropeDim/2) f32, from ropeInvFreq
-  q: GPUBuffer;        // (R, nHeads·headDim): rotated queries out
-  kCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim) of shape.kv
-  vCache: GPUBuffer;   // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  qkv: GPUBuffer; // (R, (nHeads + 2·nKvHeads)·headDim): a Q|K|V linear's output
+  rows: GPUBuffer; // (R): (slot, pos)
+  invFreq: GPUBuffer; // (ropeDim/2) f32, from ropeInvFreq
+  q: GPUBuffer; // (R, nHeads·headDim): rotated queries out
+  kCache: GPUBuffer; // (slots, maxSeq, nKvHeads·headDim) of shape.kv
+  vCache: GPUBuffer; // (slots, maxSeq, nKvHeads·headDim) of shape.kv
   /** Per-head RMSNorm of q and k before RoPE: (headDim) f32 weights each, and eps. */
   headNorm?: { q: GPUBuffer; k: GPUBuffer; eps: number };
 }
@@ -65,12 +65,16 @@ export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R
   const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
   const constants = { WG_SIZE: shape.wgSize, NEOX: s.ropeStyle === 'neox' ? 1 : 0, HEAD_NORM: b.headNorm ? 1 : 0 };
   const store = s.kv === 'f16' ? 'kv_store_f16' : 'kv_store_f32';
-  return makeDispatch(ctx, { name: `rope_store+${store}`, code: [SHADERS.rope_store, SHADERS[store]].join('\n'), constants }, {
-    owner,
-    kind: 'rope',
-    bindings: [b.qkv, b.rows, b.invFreq, b.headNorm?.q ?? b.invFreq, b.headNorm?.k ?? b.invFreq, b.q, b.kCache, b.vCache, params],
-    workgroups: [s.nHeads + 2 * s.nKvHeads, shape.rowGroups, 1],
-    cost: ropeStoreCost(R, s, b.headNorm !== undefined),
-    owned: [params],
-  });
+  return makeDispatch(
+    ctx,
+    { name: `rope_store+${store}`, code: [SHADERS.rope_store, SHADERS[store]].join('\n'), constants },
+    {
+      owner,
+      kind: 'rope',
+      bindings: [b.qkv, b.rows, b.invFreq, b.headNorm?.q ?? b.invFreq, b.headNorm?.k ?? b.invFreq, b.q, b.kCache, b.vCache, params],
+      workgroups: [s.nHeads + 2 * s.nKvHeads, shape.rowGroups, 1],
+      cost: ropeStoreCost(R, s, b.headNorm !== undefined),
+      owned: [params],
+    },
+  );
 }

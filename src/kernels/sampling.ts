@@ -62,14 +62,18 @@ export async function argmax(
     const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, 0, 0, 0]));
     const name = shape.subgroups ? 'argmax_subgroups' : 'argmax';
     return [
-      await makeDispatch(ctx, { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } }, {
-        owner,
-        kind: 'sampling',
-        bindings: [logits, tokens, params],
-        workgroups: [R, 1, 1],
-        cost: argmaxCost(R, vocab),
-        owned: [params],
-      }),
+      await makeDispatch(
+        ctx,
+        { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } },
+        {
+          owner,
+          kind: 'sampling',
+          bindings: [logits, tokens, params],
+          workgroups: [R, 1, 1],
+          cost: argmaxCost(R, vocab),
+          owned: [params],
+        },
+      ),
     ];
   }
   if (!(Number.isInteger(chunk) && chunk >= 1)) throw new RangeError(`${owner}: chunk must be a positive integer, got ${chunk}`);
@@ -78,22 +82,30 @@ export async function argmax(
   const partials = storageBuffer(ctx.device, `${owner}.partials`, 8 * R * chunks);
   const mergeWg = 64;
   return [
-    await makeDispatch(ctx, { name: 'argmax_partials', code: SHADERS.argmax_partials, constants: { WG_SIZE: shape.wgSize } }, {
-      owner: `${owner}.partials`,
-      kind: 'sampling',
-      bindings: [logits, partials, params],
-      workgroups: [chunks, R, 1],
-      cost: { flops: R * vocab, bytes: 4 * R * vocab + 8 * R * chunks },
-      owned: [params, partials],
-    }),
-    await makeDispatch(ctx, { name: 'argmax_merge', code: SHADERS.argmax_merge, constants: { WG_SIZE: mergeWg } }, {
-      owner: `${owner}.merge`,
-      kind: 'sampling',
-      bindings: [partials, tokens, params],
-      workgroups: [R, 1, 1],
-      cost: { flops: R * chunks, bytes: 8 * R * chunks + 4 * R },
-      owned: [],
-    }),
+    await makeDispatch(
+      ctx,
+      { name: 'argmax_partials', code: SHADERS.argmax_partials, constants: { WG_SIZE: shape.wgSize } },
+      {
+        owner: `${owner}.partials`,
+        kind: 'sampling',
+        bindings: [logits, partials, params],
+        workgroups: [chunks, R, 1],
+        cost: { flops: R * vocab, bytes: 4 * R * vocab + 8 * R * chunks },
+        owned: [params, partials],
+      },
+    ),
+    await makeDispatch(
+      ctx,
+      { name: 'argmax_merge', code: SHADERS.argmax_merge, constants: { WG_SIZE: mergeWg } },
+      {
+        owner: `${owner}.merge`,
+        kind: 'sampling',
+        bindings: [partials, tokens, params],
+        workgroups: [R, 1, 1],
+        cost: { flops: R * chunks, bytes: 8 * R * chunks + 4 * R },
+        owned: [],
+      },
+    ),
   ];
 }
 
@@ -126,14 +138,18 @@ export async function sample(
   params: SamplingParams,
 ): Promise<SampleKernel> {
   const uniform = uniformBuffer(ctx.device, `${owner}.params`, 32);
-  const dispatch = await makeDispatch(ctx, { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: sampleWorkgroupSize(ctx.caps) } }, {
-    owner,
-    kind: 'sampling',
-    bindings: [logits, tokens, uniform],
-    workgroups: [R, 1, 1],
-    cost: sampleCost(R, vocab, params),
-    owned: [uniform],
-  });
+  const dispatch = await makeDispatch(
+    ctx,
+    { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: sampleWorkgroupSize(ctx.caps) } },
+    {
+      owner,
+      kind: 'sampling',
+      bindings: [logits, tokens, uniform],
+      workgroups: [R, 1, 1],
+      cost: sampleCost(R, vocab, params),
+      owned: [uniform],
+    },
+  );
   const write = (p: SamplingParams) => {
     ctx.device.queue.writeBuffer(uniform, 0, new Uint8Array(sampleParamsData(vocab, p)));
     dispatch.cost = sampleCost(R, vocab, p);

@@ -16,25 +16,22 @@ export function streamReadCost(bytes: number, workgroups: number): Cost {
  * (one u32 per workgroup; size it with `workgroups * 4`); each invocation reads `run`
  * consecutive 16-byte words per step.
  */
-export async function streamRead(
-  ctx: GpuContext,
-  data: GPUBuffer,
-  bytes: number,
-  partials: GPUBuffer,
-  workgroups: number,
-  run = 1,
-): Promise<Dispatch> {
+export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, workgroups: number, run = 1): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
   const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, STREAM_READ_WG * run), 0, 0]));
-  return makeDispatch(ctx, { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG, RUN: run } }, {
-    owner: 'probe.read',
-    kind: 'probe',
-    bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
-    workgroups: grid,
-    owned: [params],
-    cost: streamReadCost(bytes, total),
-  });
+  return makeDispatch(
+    ctx,
+    { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG, RUN: run } },
+    {
+      owner: 'probe.read',
+      kind: 'probe',
+      bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
+      workgroups: grid,
+      owned: [params],
+      cost: streamReadCost(bytes, total),
+    },
+  );
 }
 
 /** Wrapping u32 sum of the partials the kernel wrote. */

@@ -106,7 +106,11 @@ export function packWeight(format: WeightFormat, rows: number, cols: number, ggu
 function checkGgufBytes(format: WeightFormat, rows: number, cols: number, ggufBytes: Uint8Array): number {
   const need = weightBytes(format, rows, cols);
   if (ggufBytes.byteLength < need) {
-    throw new TokenscopeError('model-format', `A ${format} tensor of ${rows}×${cols} needs ${need} bytes but has ${ggufBytes.byteLength}.`, 'The model file is truncated or corrupt; download it again.');
+    throw new TokenscopeError(
+      'model-format',
+      `A ${format} tensor of ${rows}×${cols} needs ${need} bytes but has ${ggufBytes.byteLength}.`,
+      'The model file is truncated or corrupt; download it again.',
+    );
   }
   return need;
 }
@@ -117,7 +121,11 @@ export function shardRows(format: WeightFormat, rows: number, cols: number, maxS
   // 16 bytes of slack for the padding of a shard's scale region.
   const rowsPerShard = rowMultiple * Math.floor((maxShardBytes - 16) / ((perRow.valueWords + perRow.scaleWords) * 4 * rowMultiple));
   if (rowsPerShard < 1) {
-    throw new TokenscopeError('model-too-large', `One row of a ${format} matrix with ${cols} columns exceeds the ${maxShardBytes}-byte buffer limit.`, 'Pick a smaller model.');
+    throw new TokenscopeError(
+      'model-too-large',
+      `One row of a ${format} matrix with ${cols} columns exceeds the ${maxShardBytes}-byte buffer limit.`,
+      'Pick a smaller model.',
+    );
   }
   const out: { rowStart: number; rows: number }[] = [];
   for (let rowStart = 0; rowStart < rows; rowStart += rowsPerShard) out.push({ rowStart, rows: Math.min(rowsPerShard, rows - rowStart) });
@@ -189,18 +197,30 @@ export async function syntheticWeight(
       const params = new Uint32Array(8);
       const firstElement = s.rowStart * cols;
       const firstBlock = firstElement / FORMATS[format].block;
-      params.set([layout.valueWords, layout.scaleWords, (firstBlock * mainBlockBytes(format)) / 4, firstBlock, seed >>> 0, 0, gridInvocations(grid, FILL_WG_SIZE)]);
+      params.set([
+        layout.valueWords,
+        layout.scaleWords,
+        (firstBlock * mainBlockBytes(format)) / 4,
+        firstBlock,
+        seed >>> 0,
+        0,
+        gridInvocations(grid, FILL_WG_SIZE),
+      ]);
       new Float32Array(params.buffer)[5] = scale;
       const uniform = uniformBufferWith(ctx.device, `${label}.fill${i}.params`, params);
       fills.push(
-        await makeDispatch(ctx, { name: 'weights_fill', code: SHADERS.weights_fill, entryPoint: `fill_${format}`, constants: { WG_SIZE: FILL_WG_SIZE } }, {
-          owner: `${label}.fill${i}`,
-          kind: 'elementwise',
-          bindings: [buffer, uniform],
-          workgroups: grid,
-          cost: { flops: 0, bytes: layout.bytes },
-          owned: [uniform],
-        }),
+        await makeDispatch(
+          ctx,
+          { name: 'weights_fill', code: SHADERS.weights_fill, entryPoint: `fill_${format}`, constants: { WG_SIZE: FILL_WG_SIZE } },
+          {
+            owner: `${label}.fill${i}`,
+            kind: 'elementwise',
+            bindings: [buffer, uniform],
+            workgroups: grid,
+            cost: { flops: 0, bytes: layout.bytes },
+            owned: [uniform],
+          },
+        ),
       );
     }
     encodeDispatches(encoder, fills);

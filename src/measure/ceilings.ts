@@ -137,7 +137,18 @@ class Runner {
     // GB/s and GFLOP/s: 1e9 per second.
     const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
     const stats = summarize(values);
-    return { value: stats.p50, unit, min: stats.min, max: stats.max, samples: values, n: values.length, clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host', work_per_rep: work, shape, verified: true };
+    return {
+      value: stats.p50,
+      unit,
+      min: stats.min,
+      max: stats.max,
+      samples: values,
+      n: values.length,
+      clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host',
+      work_per_rep: work,
+      shape,
+      verified: true,
+    };
   }
 }
 
@@ -226,7 +237,9 @@ async function measureBandwidth(run: Runner, bytes: number, shapes: ProbeShapes,
     }
     const work = mode === 'read' ? bytes : 2 * bytes;
     const shape =
-      mode === 'b2b' ? `copyBufferToBuffer ${bytes / MiB} MiB` : `${best.workgroups} workgroups × 256 invocations${best.run > 1 ? `, ${best.run} words each per step` : ''}`;
+      mode === 'b2b'
+        ? `copyBufferToBuffer ${bytes / MiB} MiB`
+        : `${best.workgroups} workgroups × 256 invocations${best.run > 1 ? `, ${best.run} words each per step` : ''}`;
     return run.measurement(samples, work, 'GB/s', shape);
   } finally {
     releaseDispatches(made);

@@ -52,7 +52,9 @@ export interface KernelPoint {
 export function kernelPoints(prompt: number, rows: readonly KernelRow[], byKind: NonNullable<LengthCosts['byKind']>): KernelPoint[] {
   return rows.flatMap((r) => {
     const cost = byKind[r.phase][r.kind];
-    return cost && r.ms_per_step > 0 && cost.bytes > 0 ? [{ prompt_tokens: prompt, phase: r.phase, kind: r.kind, flops: cost.flops, bytes: cost.bytes, ms: r.ms_per_step }] : [];
+    return cost && r.ms_per_step > 0 && cost.bytes > 0
+      ? [{ prompt_tokens: prompt, phase: r.phase, kind: r.kind, flops: cost.flops, bytes: cost.bytes, ms: r.ms_per_step }]
+      : [];
   });
 }
 

@@ -152,19 +152,17 @@ export async function lengthCosts(engine: Engine, P: number, gen: number, chunk:
   return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
-export async function runLatency(
-  engine: Engine,
-  cold: ColdStart,
-  roofs: Roofs,
-  settings: LatencySettings,
-  hooks: LatencyHooks = {},
-): Promise<LatencySection> {
+export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, settings: LatencySettings, hooks: LatencyHooks = {}): Promise<LatencySection> {
   const c = engine.config;
   const gen = settings.output_tokens;
   const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
   for (const P of lengths) {
     if (P < 1 || P + gen - 1 > engine.shape.maxSeq) {
-      throw new TokenscopeError('bad-input', `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`, 'Use shorter prompt lengths or a longer context.');
+      throw new TokenscopeError(
+        'bad-input',
+        `Prompt length ${P} with ${gen} output tokens does not fit the ${engine.shape.maxSeq}-position context.`,
+        'Use shorter prompt lengths or a longer context.',
+      );
     }
   }
   const promptFor = (P: number, rep: number) => settings.prompt_ids ?? sweepPrompt(P, rep, settings.seed, c.vocabSize, c.bosId);
@@ -203,7 +201,13 @@ export async function runLatency(
       requests.push(toRecord(g, rep, disturbed));
       hooks.onRequest?.({ requests, rows });
     }
-    rows.push(latencyRow(requests.filter((r) => r.prompt_tokens === P), costs.get(P)!, roofs));
+    rows.push(
+      latencyRow(
+        requests.filter((r) => r.prompt_tokens === P),
+        costs.get(P)!,
+        roofs,
+      ),
+    );
     hooks.onRequest?.({ requests, rows });
     if (settings.profile) {
       progress(`per-kernel profile, prompt ${P}`);
@@ -238,6 +242,11 @@ export async function runLatency(
     verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
     kernel_points: settings.profile ? points : null,
-    profile_step_ms: settings.profile ? { prefill: medianOrNull(spans.filter((s) => s.phase === 'prefill').map((s) => s.ms)), decode: medianOrNull(spans.filter((s) => s.phase === 'decode').map((s) => s.ms)) } : null,
+    profile_step_ms: settings.profile
+      ? {
+          prefill: medianOrNull(spans.filter((s) => s.phase === 'prefill').map((s) => s.ms)),
+          decode: medianOrNull(spans.filter((s) => s.phase === 'decode').map((s) => s.ms)),
+        }
+      : null,
   };
 }

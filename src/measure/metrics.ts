@@ -181,10 +181,7 @@ export function llamaBenchRow(
 /** llama-bench markdown columns: header, printf width (negative = left-aligned), cell text. */
 const LLAMA_BENCH_COLUMNS: readonly [string, number, (r: LlamaBenchRow) => string][] = [
   ['model', -30, (r) => r.model],
-  ['size', 10, (r) =>
-    r.sizeBytes < 1024 ** 3
-      ? `${formatFixed(r.sizeBytes / 1024 ** 2, 2)} MiB`
-      : `${formatFixed(r.sizeBytes / 1024 ** 3, 2)} GiB`],
+  ['size', 10, (r) => (r.sizeBytes < 1024 ** 3 ? `${formatFixed(r.sizeBytes / 1024 ** 2, 2)} MiB` : `${formatFixed(r.sizeBytes / 1024 ** 3, 2)} GiB`)],
   ['params', 10, (r) => (r.params < 1e9 ? `${formatFixed(r.params / 1e6, 2)} M` : `${formatFixed(r.params / 1e9, 2)} B`)],
   ['backend', -10, (r) => r.backend],
   ['ngl', 3, (r) => String(r.ngl)],
@@ -203,9 +200,11 @@ function pad(text: string, width: number): string {
  */
 export function formatLlamaBenchTable(rows: readonly LlamaBenchRow[]): string {
   const line = (cells: string[]) => `|${cells.map((c) => ` ${c} |`).join('')}`;
-  return [
-    line(LLAMA_BENCH_COLUMNS.map(([name, width]) => pad(name, width))),
-    line(LLAMA_BENCH_COLUMNS.map(([, width]) => '-'.repeat(Math.abs(width) - 1) + (width > 0 ? ':' : '-'))),
-    ...rows.map((r) => line(LLAMA_BENCH_COLUMNS.map(([, width, cell]) => pad(cell(r), width)))),
-  ].join('\n') + '\n';
+  return (
+    [
+      line(LLAMA_BENCH_COLUMNS.map(([name, width]) => pad(name, width))),
+      line(LLAMA_BENCH_COLUMNS.map(([, width]) => '-'.repeat(Math.abs(width) - 1) + (width > 0 ? ':' : '-'))),
+      ...rows.map((r) => line(LLAMA_BENCH_COLUMNS.map(([, width, cell]) => pad(cell(r), width)))),
+    ].join('\n') + '\n'
+  );
 }

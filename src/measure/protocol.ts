@@ -26,11 +26,7 @@ export function throwIfCancelled(signal?: AbortSignal): void {
   if (signal?.aborted) throw new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.');
 }
 
-export async function repeat(
-  protocol: RepeatProtocol,
-  once: () => Promise<RepSample>,
-  signal?: AbortSignal,
-): Promise<RepSample[]> {
+export async function repeat(protocol: RepeatProtocol, once: () => Promise<RepSample>, signal?: AbortSignal): Promise<RepSample[]> {
   for (let i = 0; i < protocol.warmup; i++) {
     throwIfCancelled(signal);
     await once();

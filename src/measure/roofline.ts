@@ -131,16 +131,22 @@ export function verdict(phase: PhaseWork, roofs: Roofs): Verdict {
   } else if (memoryMs >= computeMs) {
     bound = 'memory-bound';
     sentence =
-      `Memory-bound: ${giga(achievedBytesPerS)} GB/s of ${giga(bandwidthBytesPerS)} GB/s peak bandwidth ` +
-      `(${percent(bandwidthShare)}) ${at}; ${timing}.`;
+      `Memory-bound: ${giga(achievedBytesPerS)} GB/s of ${giga(bandwidthBytesPerS)} GB/s peak bandwidth ` + `(${percent(bandwidthShare)}) ${at}; ${timing}.`;
   } else {
     bound = 'compute-bound';
     sentence =
-      `Compute-bound: ${giga(achievedFlopsPerS)} GFLOP/s of ${giga(computeFlopsPerS)} GFLOP/s peak compute ` +
-      `(${percent(computeShare)}) ${at}; ${timing}.`;
+      `Compute-bound: ${giga(achievedFlopsPerS)} GFLOP/s of ${giga(computeFlopsPerS)} GFLOP/s peak compute ` + `(${percent(computeShare)}) ${at}; ${timing}.`;
   }
   return {
-    bound, sentence, achievedFlopsPerS, achievedBytesPerS, computeShare, bandwidthShare,
-    intensity, ridgePoint: ridge, floorMs, efficiency,
+    bound,
+    sentence,
+    achievedFlopsPerS,
+    achievedBytesPerS,
+    computeShare,
+    bandwidthShare,
+    intensity,
+    ridgePoint: ridge,
+    floorMs,
+    efficiency,
   };
 }

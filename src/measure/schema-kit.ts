@@ -95,7 +95,10 @@ class EnumSchema<T extends string> extends Schema<T> {
 }
 
 class ArraySchema<T> extends Schema<T[]> {
-  constructor(readonly item: Schema<T>, readonly maxItems: number) {
+  constructor(
+    readonly item: Schema<T>,
+    readonly maxItems: number,
+  ) {
     super();
   }
   check(v: unknown, path: string): void {
@@ -148,7 +151,10 @@ export interface ObjectOptions {
 }
 
 export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
-  constructor(readonly shape: S, readonly options: ObjectOptions = {}) {
+  constructor(
+    readonly shape: S,
+    readonly options: ObjectOptions = {},
+  ) {
     super();
   }
   check(v: unknown, path: string): void {
@@ -162,7 +168,9 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
     this.options.refine?.(o, path);
   }
   protected jsonNode(): JsonSchema {
-    const required = Object.entries(this.shape).filter(([, s]) => !(s instanceof OptionalSchema)).map(([k]) => k);
+    const required = Object.entries(this.shape)
+      .filter(([, s]) => !(s instanceof OptionalSchema))
+      .map(([k]) => k);
     return { type: 'object', properties: Object.fromEntries(Object.entries(this.shape).map(([k, s]) => [k, s.toJson()])), required };
   }
   /** The declaration with more fields (a section that extends another). */
@@ -172,7 +180,11 @@ export class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
 }
 
 class RecordSchema<K extends string, T> extends Schema<Partial<Record<K, T>>> {
-  constructor(readonly value: Schema<T>, readonly keys: readonly K[] | undefined, readonly maxKeys: number) {
+  constructor(
+    readonly value: Schema<T>,
+    readonly keys: readonly K[] | undefined,
+    readonly maxKeys: number,
+  ) {
     super();
   }
   check(v: unknown, path: string): void {
@@ -193,7 +205,11 @@ class RecordSchema<K extends string, T> extends Schema<Partial<Record<K, T>>> {
 
 /** One of two shapes, told apart by `pick` (JSON Schema: anyOf). */
 class EitherSchema<A, B> extends Schema<A | B> {
-  constructor(readonly pick: (v: unknown) => 'a' | 'b', readonly a: Schema<A>, readonly b: Schema<B>) {
+  constructor(
+    readonly pick: (v: unknown) => 'a' | 'b',
+    readonly a: Schema<A>,
+    readonly b: Schema<B>,
+  ) {
     super();
   }
   check(v: unknown, path: string): void {
@@ -228,4 +244,12 @@ export function fieldsOf<K extends string, T>(keys: readonly K[], value: Schema<
  * (a layer the result schema cannot import, or one with its own doc comments): each must be
  * assignable to the other and name the same keys. Use as `const x: Agrees<A, B> = true`.
  */
-export type Agrees<A, B> = [A] extends [B] ? ([B] extends [A] ? ([keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false) : false) : false;
+export type Agrees<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? [keyof A] extends [keyof B]
+      ? [keyof B] extends [keyof A]
+        ? true
+        : false
+      : false
+    : false
+  : false;

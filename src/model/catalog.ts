@@ -17,11 +17,25 @@ export interface ModelPreset {
 }
 
 /** What a preset states; the rest follows from the architecture as readModelConfig derives it. */
-type Shape = Pick<ModelConfig, 'architecture' | 'dim' | 'hiddenDim' | 'nLayers' | 'nHeads' | 'nKvHeads' | 'headDim' | 'vocabSize'
-  | 'contextLength' | 'ropeTheta' | 'rmsEps' | 'tiedEmbeddings'> & Partial<Pick<ModelConfig, 'ropeDim' | 'slidingWindow'>> & {
-  /** config.json rope_scaling of rope_type llama3 (the converter writes it as rope_freqs.weight). */
-  llama3Scaling?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalContext: number };
-};
+type Shape = Pick<
+  ModelConfig,
+  | 'architecture'
+  | 'dim'
+  | 'hiddenDim'
+  | 'nLayers'
+  | 'nHeads'
+  | 'nKvHeads'
+  | 'headDim'
+  | 'vocabSize'
+  | 'contextLength'
+  | 'ropeTheta'
+  | 'rmsEps'
+  | 'tiedEmbeddings'
+> &
+  Partial<Pick<ModelConfig, 'ropeDim' | 'slidingWindow'>> & {
+    /** config.json rope_scaling of rope_type llama3 (the converter writes it as rope_freqs.weight). */
+    llama3Scaling?: { factor: number; lowFreqFactor: number; highFreqFactor: number; originalContext: number };
+  };
 
 function preset(id: string, title: string, { llama3Scaling, ...s }: Shape): ModelPreset {
   const ropeDim = s.ropeDim ?? s.headDim;
@@ -56,48 +70,162 @@ const LLAMA32_SCALING = { factor: 32, lowFreqFactor: 1, highFreqFactor: 4, origi
 
 export const PRESETS: readonly ModelPreset[] = [
   preset('stories260k', 'TinyStories stories260K', {
-    architecture: 'llama', dim: 64, hiddenDim: 172, nLayers: 5, nHeads: 8, nKvHeads: 4, headDim: 8, vocabSize: 512,
-    contextLength: 512, ropeTheta: 10000, rmsEps: 1e-5, tiedEmbeddings: false,
+    architecture: 'llama',
+    dim: 64,
+    hiddenDim: 172,
+    nLayers: 5,
+    nHeads: 8,
+    nKvHeads: 4,
+    headDim: 8,
+    vocabSize: 512,
+    contextLength: 512,
+    ropeTheta: 10000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: false,
   }),
   preset('stories15m', 'TinyStories stories15M', {
-    architecture: 'llama', dim: 288, hiddenDim: 768, nLayers: 6, nHeads: 6, nKvHeads: 6, headDim: 48, vocabSize: 32000,
-    contextLength: 256, ropeTheta: 10000, rmsEps: 1e-5, tiedEmbeddings: false,
+    architecture: 'llama',
+    dim: 288,
+    hiddenDim: 768,
+    nLayers: 6,
+    nHeads: 6,
+    nKvHeads: 6,
+    headDim: 48,
+    vocabSize: 32000,
+    contextLength: 256,
+    ropeTheta: 10000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: false,
   }),
   preset('smollm2-135m', 'SmolLM2-135M', {
-    architecture: 'llama', dim: 576, hiddenDim: 1536, nLayers: 30, nHeads: 9, nKvHeads: 3, headDim: 64, vocabSize: 49152,
-    contextLength: 8192, ropeTheta: 100000, rmsEps: 1e-5, tiedEmbeddings: true,
+    architecture: 'llama',
+    dim: 576,
+    hiddenDim: 1536,
+    nLayers: 30,
+    nHeads: 9,
+    nKvHeads: 3,
+    headDim: 64,
+    vocabSize: 49152,
+    contextLength: 8192,
+    ropeTheta: 100000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: true,
   }),
   preset('smollm2-360m', 'SmolLM2-360M', {
-    architecture: 'llama', dim: 960, hiddenDim: 2560, nLayers: 32, nHeads: 15, nKvHeads: 5, headDim: 64, vocabSize: 49152,
-    contextLength: 8192, ropeTheta: 100000, rmsEps: 1e-5, tiedEmbeddings: true,
+    architecture: 'llama',
+    dim: 960,
+    hiddenDim: 2560,
+    nLayers: 32,
+    nHeads: 15,
+    nKvHeads: 5,
+    headDim: 64,
+    vocabSize: 49152,
+    contextLength: 8192,
+    ropeTheta: 100000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: true,
   }),
   preset('qwen2.5-0.5b', 'Qwen2.5-0.5B', {
-    architecture: 'qwen2', dim: 896, hiddenDim: 4864, nLayers: 24, nHeads: 14, nKvHeads: 2, headDim: 64, vocabSize: 151936,
-    contextLength: 32768, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+    architecture: 'qwen2',
+    dim: 896,
+    hiddenDim: 4864,
+    nLayers: 24,
+    nHeads: 14,
+    nKvHeads: 2,
+    headDim: 64,
+    vocabSize: 151936,
+    contextLength: 32768,
+    ropeTheta: 1000000,
+    rmsEps: 1e-6,
+    tiedEmbeddings: true,
   }),
   preset('llama-3.2-1b', 'Llama-3.2-1B', {
-    architecture: 'llama', dim: 2048, hiddenDim: 8192, nLayers: 16, nHeads: 32, nKvHeads: 8, headDim: 64, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true, llama3Scaling: LLAMA32_SCALING,
+    architecture: 'llama',
+    dim: 2048,
+    hiddenDim: 8192,
+    nLayers: 16,
+    nHeads: 32,
+    nKvHeads: 8,
+    headDim: 64,
+    vocabSize: 128256,
+    contextLength: 131072,
+    ropeTheta: 500000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: true,
+    llama3Scaling: LLAMA32_SCALING,
   }),
   preset('llama-3.2-3b', 'Llama-3.2-3B', {
-    architecture: 'llama', dim: 3072, hiddenDim: 8192, nLayers: 28, nHeads: 24, nKvHeads: 8, headDim: 128, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: true, llama3Scaling: LLAMA32_SCALING,
+    architecture: 'llama',
+    dim: 3072,
+    hiddenDim: 8192,
+    nLayers: 28,
+    nHeads: 24,
+    nKvHeads: 8,
+    headDim: 128,
+    vocabSize: 128256,
+    contextLength: 131072,
+    ropeTheta: 500000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: true,
+    llama3Scaling: LLAMA32_SCALING,
   }),
   preset('llama-3.1-8b', 'Llama-3.1-8B', {
-    architecture: 'llama', dim: 4096, hiddenDim: 14336, nLayers: 32, nHeads: 32, nKvHeads: 8, headDim: 128, vocabSize: 128256,
-    contextLength: 131072, ropeTheta: 500000, rmsEps: 1e-5, tiedEmbeddings: false, llama3Scaling: { ...LLAMA32_SCALING, factor: 8 },
+    architecture: 'llama',
+    dim: 4096,
+    hiddenDim: 14336,
+    nLayers: 32,
+    nHeads: 32,
+    nKvHeads: 8,
+    headDim: 128,
+    vocabSize: 128256,
+    contextLength: 131072,
+    ropeTheta: 500000,
+    rmsEps: 1e-5,
+    tiedEmbeddings: false,
+    llama3Scaling: { ...LLAMA32_SCALING, factor: 8 },
   }),
   preset('qwen3-0.6b', 'Qwen3-0.6B', {
-    architecture: 'qwen3', dim: 1024, hiddenDim: 3072, nLayers: 28, nHeads: 16, nKvHeads: 8, headDim: 128, vocabSize: 151936,
-    contextLength: 40960, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+    architecture: 'qwen3',
+    dim: 1024,
+    hiddenDim: 3072,
+    nLayers: 28,
+    nHeads: 16,
+    nKvHeads: 8,
+    headDim: 128,
+    vocabSize: 151936,
+    contextLength: 40960,
+    ropeTheta: 1000000,
+    rmsEps: 1e-6,
+    tiedEmbeddings: true,
   }),
   preset('qwen3-1.7b', 'Qwen3-1.7B', {
-    architecture: 'qwen3', dim: 2048, hiddenDim: 6144, nLayers: 28, nHeads: 16, nKvHeads: 8, headDim: 128, vocabSize: 151936,
-    contextLength: 40960, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true,
+    architecture: 'qwen3',
+    dim: 2048,
+    hiddenDim: 6144,
+    nLayers: 28,
+    nHeads: 16,
+    nKvHeads: 8,
+    headDim: 128,
+    vocabSize: 151936,
+    contextLength: 40960,
+    ropeTheta: 1000000,
+    rmsEps: 1e-6,
+    tiedEmbeddings: true,
   }),
   preset('gemma-3-1b', 'Gemma-3-1B', {
-    architecture: 'gemma3', dim: 1152, hiddenDim: 6912, nLayers: 26, nHeads: 4, nKvHeads: 1, headDim: 256, vocabSize: 262144,
-    contextLength: 32768, ropeTheta: 1000000, rmsEps: 1e-6, tiedEmbeddings: true, slidingWindow: 512,
+    architecture: 'gemma3',
+    dim: 1152,
+    hiddenDim: 6912,
+    nLayers: 26,
+    nHeads: 4,
+    nKvHeads: 1,
+    headDim: 256,
+    vocabSize: 262144,
+    contextLength: 32768,
+    ropeTheta: 1000000,
+    rmsEps: 1e-6,
+    tiedEmbeddings: true,
+    slidingWindow: 512,
   }),
 ];
 
@@ -199,8 +327,15 @@ export function findKnownFile(id: string): KnownModelFile | undefined {
 export function parameterCount(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;
   const kvDim = c.nKvHeads * c.headDim;
-  const perLayer = 2 * c.dim + c.dim * qDim + 2 * c.dim * kvDim + qDim * c.dim + 3 * c.dim * c.hiddenDim + (c.qkvBias ? qDim + 2 * kvDim : 0)
-    + (c.qkNorm ? 2 * c.headDim : 0) + (c.postNorms ? 2 * c.dim : 0);
+  const perLayer =
+    2 * c.dim +
+    c.dim * qDim +
+    2 * c.dim * kvDim +
+    qDim * c.dim +
+    3 * c.dim * c.hiddenDim +
+    (c.qkvBias ? qDim + 2 * kvDim : 0) +
+    (c.qkNorm ? 2 * c.headDim : 0) +
+    (c.postNorms ? 2 * c.dim : 0);
   const embeddings = c.vocabSize * c.dim * (c.tiedEmbeddings ? 1 : 2);
   return embeddings + c.nLayers * perLayer + c.dim;
 }

@@ -98,9 +98,11 @@ function readConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
   const meta = gguf.metadata;
   const arch = required(metaString(meta, 'general.architecture'), 'general.architecture');
   if (!isArchitecture(arch)) {
-    throw new TokenscopeError('model-unsupported',
+    throw new TokenscopeError(
+      'model-unsupported',
       `${gguf.source.name}: general.architecture is '${arch}'; tokenscope runs ${ARCHITECTURES.join(' and ')}`,
-      'Pick a Llama (2, 3.x), Qwen2, Qwen3 or Gemma 3 GGUF.');
+      'Pick a Llama (2, 3.x), Qwen2, Qwen3 or Gemma 3 GGUF.',
+    );
   }
   const uint = (key: string) => metaUint(meta, `${arch}.${key}`);
   const need = (key: string) => required(positive(uint(key), `${arch}.${key}`), `${arch}.${key}`);
@@ -117,7 +119,7 @@ function readConfig(gguf: GGUF, ropeFreqs?: Float32Array): ModelConfig {
   if (valueDim !== headDim) unsupported(gguf, `${arch}.attention.value_length ${valueDim} differs from key_length ${headDim}`);
   const scaling = metaString(meta, `${arch}.rope.scaling.type`) ?? 'none';
   if (scaling !== 'none' && scaling !== 'linear') unsupported(gguf, `RoPE scaling (${scaling}); tokenscope runs none, linear and Llama 3's rope_freqs.weight`);
-  const scalingFactor = scaling === 'linear' ? metaFloat(meta, `${arch}.rope.scaling.factor`) ?? 1 : 1;
+  const scalingFactor = scaling === 'linear' ? (metaFloat(meta, `${arch}.rope.scaling.factor`) ?? 1) : 1;
   check(scalingFactor > 0, `${arch}.rope.scaling.factor ${scalingFactor} must be positive`);
   const ropeFreqFactors = readRopeFreqs(gguf, ropeDim, ropeFreqs);
   const gemma = arch === 'gemma3';
@@ -173,8 +175,11 @@ function checkPlausible(c: ModelConfig): void {
   const arch = c.architecture;
   const within = (value: number, key: string, lo: number, hi: number) => {
     if (Number.isFinite(value) && value >= lo && value <= hi) return;
-    throw new TokenscopeError('model-format', `implausible hyperparameter: ${key} is ${value}; real models use ${lo} to ${hi}`,
-      'The file is damaged or was written by a buggy converter; nothing was allocated for it.');
+    throw new TokenscopeError(
+      'model-format',
+      `implausible hyperparameter: ${key} is ${value}; real models use ${lo} to ${hi}`,
+      'The file is damaged or was written by a buggy converter; nothing was allocated for it.',
+    );
   };
   within(c.rmsEps, `${arch}.attention.layer_norm_rms_epsilon`, 1e-12, 0.1);
   within(c.ropeTheta, `${arch}.rope.freq_base`, 1, 1e10);
@@ -203,7 +208,14 @@ function readRopeFreqs(gguf: GGUF, ropeDim: number, values: Float32Array | undef
  * their frequency, longer than originalContext / lowFreqFactor are slowed by `factor`, and those in
  * between are blended.
  */
-export function llama3RopeFactors(p: { ropeTheta: number; ropeDim: number; factor: number; lowFreqFactor: number; highFreqFactor: number; originalContext: number }): Float32Array {
+export function llama3RopeFactors(p: {
+  ropeTheta: number;
+  ropeDim: number;
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalContext: number;
+}): Float32Array {
   const lowWavelen = p.originalContext / p.lowFreqFactor;
   const highWavelen = p.originalContext / p.highFreqFactor;
   return Float32Array.from({ length: p.ropeDim / 2 }, (_, i) => {
@@ -229,6 +241,9 @@ function check(ok: boolean, what: string): void {
 }
 
 function unsupported(gguf: GGUF, what: string): never {
-  throw new TokenscopeError('model-unsupported', `${gguf.source.name} uses ${what}, which tokenscope does not implement`,
-    'Pick a model without it (Llama 2/3.x, SmolLM, Qwen2/3 or Gemma 3 style).');
+  throw new TokenscopeError(
+    'model-unsupported',
+    `${gguf.source.name} uses ${what}, which tokenscope does not implement`,
+    'Pick a model without it (Llama 2/3.x, SmolLM, Qwen2/3 or Gemma 3 style).',
+  );
 }

@@ -104,7 +104,11 @@ export class Engine {
     this.bodies = new LruCache<BodyProgram>(capacity.bodies, retire);
     this.heads = new LruCache<HeadProgram>(capacity.heads, retire);
     this.readback = Array.from({ length: READBACK_RING }, (_, i) =>
-      ctx.device.createBuffer({ label: `Engine.readback${i}`, size: Math.max(16, headRowsOf(shape) * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+      ctx.device.createBuffer({
+        label: `Engine.readback${i}`,
+        size: Math.max(16, headRowsOf(shape) * 4),
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      }),
     );
     this.readbackBusy = this.readback.map(() => null);
   }
@@ -150,7 +154,8 @@ export class Engine {
   /** The cached program for a step of exactly R rows with `headRows` sampled rows. */
   async program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy'): Promise<StepProgram> {
     if (R < 1 || R > this.shape.maxRows) throw new RangeError(`A step has 1…${this.shape.maxRows} rows, not ${R}.`);
-    if (headRows > R || headRows > headRowsOf(this.shape)) throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
+    if (headRows > R || headRows > headRowsOf(this.shape))
+      throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
     // One row attends alone with the decode kernel whatever the layout, so both share a program.
     const bodyLayout = R > 1 ? layout : 'any';
     const [body, head] = await Promise.all([
@@ -225,10 +230,15 @@ export class Engine {
     this.checkAlive();
     for (const row of req.rows) {
       if (row.slot >= this.shape.slots || row.pos >= this.shape.maxSeq || row.slot < 0 || row.pos < 0) {
-        throw new TokenscopeError('bad-input', `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`, 'Use a shorter prompt/output or a longer context.');
+        throw new TokenscopeError(
+          'bad-input',
+          `Row (slot ${row.slot}, pos ${row.pos}) is outside the KV cache (${this.shape.slots} slots × ${this.shape.maxSeq} positions).`,
+          'Use a shorter prompt/output or a longer context.',
+        );
       }
     }
-    if (req.tokens !== 'device' && req.tokens.length !== req.rows.length) throw new RangeError(`${req.rows.length} rows need ${req.rows.length} tokens, got ${req.tokens.length}.`);
+    if (req.tokens !== 'device' && req.tokens.length !== req.rows.length)
+      throw new RangeError(`${req.rows.length} rows need ${req.rows.length} tokens, got ${req.tokens.length}.`);
     const sampled = req.sample.length;
     const { device } = this.ctx;
     const b = this.buffers;
@@ -318,7 +328,25 @@ export class Engine {
     this.retired.push(...(await this.bodies.clear()), ...(await this.heads.clear()));
     this.freeRetired();
     const b = this.buffers;
-    for (const buf of [b.tokensIn, b.rows, b.x, b.qkv, b.q, b.att, b.hb, b.hb2, b.headIn, b.logits, b.tokensOut, b.attnScratch.partAcc, b.attnScratch.partMl, ...b.kCache, ...b.vCache, ...b.invFreq]) buf.destroy();
+    for (const buf of [
+      b.tokensIn,
+      b.rows,
+      b.x,
+      b.qkv,
+      b.q,
+      b.att,
+      b.hb,
+      b.hb2,
+      b.headIn,
+      b.logits,
+      b.tokensOut,
+      b.attnScratch.partAcc,
+      b.attnScratch.partMl,
+      ...b.kCache,
+      ...b.vCache,
+      ...b.invFreq,
+    ])
+      buf.destroy();
     b.proj?.destroy();
     b.projNormed?.destroy();
     for (const r of this.readback) r.destroy();

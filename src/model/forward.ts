@@ -80,7 +80,15 @@ export function dispatchCount(p: StepProgram): number {
 }
 
 /** Record the embedding and every layer of a step of R rows. */
-export async function buildBody(ctx: GpuContext, c: ModelConfig, w: GpuWeights, b: StepBuffers, cache: CacheShape, R: number, layout: RowLayout): Promise<BodyProgram> {
+export async function buildBody(
+  ctx: GpuContext,
+  c: ModelConfig,
+  w: GpuWeights,
+  b: StepBuffers,
+  cache: CacheShape,
+  R: number,
+  layout: RowLayout,
+): Promise<BodyProgram> {
   const body: Dispatch[] = [];
   const attentionKernels: AttentionKernel[] = [];
   const emit = (d: Dispatch | Dispatch[]) => body.push(...(Array.isArray(d) ? d : [d]));
@@ -94,8 +102,23 @@ export async function buildBody(ctx: GpuContext, c: ModelConfig, w: GpuWeights, 
     const headNorm = L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
     // attention
     emit(await joinedLinear(ctx, `${at}.qkv`, L.qkv, b.x, b.qkv, R, { norm: { weight: L.attnNorm, eps: c.rmsEps }, bias: L.bqkv }));
-    emit(await ropeStore(ctx, `${at}.rope_store`, { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[l], q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], headNorm }, R, rope));
-    const attn = await attention(ctx, `${at}.attention`, { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att, scratch: b.attnScratch }, R, heads, layout);
+    emit(
+      await ropeStore(
+        ctx,
+        `${at}.rope_store`,
+        { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[l], q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], headNorm },
+        R,
+        rope,
+      ),
+    );
+    const attn = await attention(
+      ctx,
+      `${at}.attention`,
+      { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att, scratch: b.attnScratch },
+      R,
+      heads,
+      layout,
+    );
     attentionKernels.push(attn);
     emit(attn.dispatches);
     emit(await residual(ctx, `${at}.wo`, L.wo, b.att, b, R, L.postAttnNorm, c));
@@ -107,7 +130,14 @@ export async function buildBody(ctx: GpuContext, c: ModelConfig, w: GpuWeights, 
 }
 
 /** Record the final norm, LM head and sampler over `headRows` rows gathered into headIn (none when 0). */
-export async function buildHead(ctx: GpuContext, c: ModelConfig, w: GpuWeights, b: StepBuffers, headRows: number, sampler: Sampler = 'greedy'): Promise<HeadProgram> {
+export async function buildHead(
+  ctx: GpuContext,
+  c: ModelConfig,
+  w: GpuWeights,
+  b: StepBuffers,
+  headRows: number,
+  sampler: Sampler = 'greedy',
+): Promise<HeadProgram> {
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
   if (headRows > 0) {
@@ -127,7 +157,13 @@ export async function buildHead(ctx: GpuContext, c: ModelConfig, w: GpuWeights, 
  * projection, its RMSNorm and the add are three dispatches.
  */
 async function residual(
-  ctx: GpuContext, owner: string, w: WeightTensor, input: GPUBuffer, b: StepBuffers, R: number, postNorm: GPUBuffer | undefined,
+  ctx: GpuContext,
+  owner: string,
+  w: WeightTensor,
+  input: GPUBuffer,
+  b: StepBuffers,
+  R: number,
+  postNorm: GPUBuffer | undefined,
   c: ModelConfig,
 ): Promise<Dispatch[]> {
   if (!postNorm) return linear(ctx, owner, w, input, b.x, R, { accumulate: true });
@@ -139,7 +175,15 @@ async function residual(
 }
 
 /** A linear layer whose weight was joined at upload (one dispatch), or its parts side by side in Y. */
-async function joinedLinear(ctx: GpuContext, owner: string, parts: readonly WeightTensor[], x: GPUBuffer, y: GPUBuffer, R: number, opts: LinearOptions): Promise<Dispatch[]> {
+async function joinedLinear(
+  ctx: GpuContext,
+  owner: string,
+  parts: readonly WeightTensor[],
+  x: GPUBuffer,
+  y: GPUBuffer,
+  R: number,
+  opts: LinearOptions,
+): Promise<Dispatch[]> {
   if (parts.length === 1) return linear(ctx, owner, parts[0], x, y, R, opts);
   const stride = parts.reduce((n, p) => n + p.rows, 0);
   const out: Dispatch[] = [];
@@ -163,7 +207,11 @@ async function gatedFeedForward(
 ): Promise<Dispatch[]> {
   if (gateUp.length === 1) return linear(ctx, owner, gateUp[0], b.x, b.hb, R, { norm, gate: act });
   if (act !== 'silu') {
-    throw new TokenscopeError('model-unsupported', `${owner}: gate and up have different formats, and only SiLU runs apart from the gated matvec.`, 'Use a file whose gate and up tensors share one format.');
+    throw new TokenscopeError(
+      'model-unsupported',
+      `${owner}: gate and up have different formats, and only SiLU runs apart from the gated matvec.`,
+      'Use a file whose gate and up tensors share one format.',
+    );
   }
   const [gate, up] = gateUp;
   return [

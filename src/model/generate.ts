@@ -64,8 +64,11 @@ const MAX_TIMED_PASSES = 2048;
 
 /** The run's failure when the model's numbers are not numbers (damaged weights or hyperparameters). */
 export function nonFinite(where: string): TokenscopeError {
-  return new TokenscopeError('model-format', `The model produced non-finite values (NaN or ±Infinity) ${where}.`,
-    'Its weights or hyperparameters are damaged (a NaN or infinite value, or an out-of-range epsilon or RoPE base): re-download or re-convert the file.');
+  return new TokenscopeError(
+    'model-format',
+    `The model produced non-finite values (NaN or ±Infinity) ${where}.`,
+    'Its weights or hyperparameters are damaged (a NaN or infinite value, or an out-of-range epsilon or RoPE base): re-download or re-convert the file.',
+  );
 }
 
 function cancelled(): TokenscopeError {
@@ -80,7 +83,11 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
   if (nGen < 1) throw new TokenscopeError('bad-input', 'Generate at least one token.', 'Use --gen 1 or more.');
   const end = start + prompt.length + nGen - 1;
   if (end > engine.shape.maxSeq) {
-    throw new TokenscopeError('bad-input', `Prompt (${prompt.length}) + output (${nGen}) at depth ${start} needs ${end} positions; the context holds ${engine.shape.maxSeq}.`, 'Shorten the prompt or the output, or run with a longer context.');
+    throw new TokenscopeError(
+      'bad-input',
+      `Prompt (${prompt.length}) + output (${nGen}) at depth ${start} needs ${end} positions; the context holds ${engine.shape.maxSeq}.`,
+      'Shorten the prompt or the output, or run with a longer context.',
+    );
   }
   const mode = opts.gpuTiming ?? 'phases';
   const chunks = Math.ceil(prompt.length / chunk);
@@ -145,7 +152,10 @@ export async function generate(engine: Engine, prompt: readonly number[], nGen: 
     while (!done) {
       if (opts.signal?.aborted) throw cancelled();
       while (submitted < nGen && inflight.length <= ahead) {
-        const step = engine.submit({ rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) }, { timer, phase: 'decode', step: submitted, perKernel });
+        const step = engine.submit(
+          { rows: [{ slot, pos: pos++ }], tokens: 'device', sample: [0], sampling: drawAt(submitted) },
+          { timer, phase: 'decode', step: submitted, perKernel },
+        );
         // Handled here so that it may reject (a lost device) while the host awaits the step before it.
         step.catch(() => {});
         inflight.push(step);

@@ -80,7 +80,11 @@ function concatF32(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
  * bytes are the real file's. Rows that fit no block format stay f16.
  */
 export function syntheticFormat(quant: Quantization, label: string, cols: number, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>): WeightFormat {
-  const type = tensorTypeFor(quant, { name: `${label}.weight`, dims: [cols, 1], type: GGMLType.F16 }, { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings });
+  const type = tensorTypeFor(
+    quant,
+    { name: `${label}.weight`, dims: [cols, 1], type: GGMLType.F16 },
+    { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings },
+  );
   return formatOfType(type);
 }
 
@@ -126,7 +130,11 @@ export async function loadGgufWeights(
   const tick = () => opts.onProgress?.(++done / total);
 
   const values = async (info: GGUFTensorInfo): Promise<Float32Array> => {
-    const v = dequantize(info.type, await gguf.tensorBytes(info.name), info.dims.reduce((a, b) => a * b, 1));
+    const v = dequantize(
+      info.type,
+      await gguf.tensorBytes(info.name),
+      info.dims.reduce((a, b) => a * b, 1),
+    );
     tick();
     return v;
   };
@@ -154,16 +162,37 @@ export async function loadGgufWeights(
     const [gate, up] = [await encoded(t.wGate), await encoded(t.wUp)];
     layers.push({
       attnNorm,
-      qkv: sameFormat(qkv) ? [uploadWeight(ctx, `blk.${l}.attn_qkv`, qkv[0].format, qkv[0].rows + qkv[1].rows + qkv[2].rows, qkv[0].cols, stackRows(qkv[0].format, qkv[0].cols, qkv))] : qkv.map(upload),
+      qkv: sameFormat(qkv)
+        ? [
+            uploadWeight(
+              ctx,
+              `blk.${l}.attn_qkv`,
+              qkv[0].format,
+              qkv[0].rows + qkv[1].rows + qkv[2].rows,
+              qkv[0].cols,
+              stackRows(qkv[0].format, qkv[0].cols, qkv),
+            ),
+          ]
+        : qkv.map(upload),
       bqkv: biases && storageBufferWith(ctx.device, `blk.${l}.attn_qkv.bias`, concatF32(biases)),
-      qNorm: t.qNorm && await vector(t.qNorm),
-      kNorm: t.kNorm && await vector(t.kNorm),
+      qNorm: t.qNorm && (await vector(t.qNorm)),
+      kNorm: t.kNorm && (await vector(t.kNorm)),
       wo,
-      postAttnNorm: t.postAttnNorm && await vector(t.postAttnNorm),
-      postFfnNorm: t.postFfnNorm && await vector(t.postFfnNorm),
+      postAttnNorm: t.postAttnNorm && (await vector(t.postAttnNorm)),
+      postFfnNorm: t.postFfnNorm && (await vector(t.postFfnNorm)),
       ffnNorm,
       gateUp: sameFormat([gate, up])
-        ? [uploadWeight(ctx, `blk.${l}.ffn_gate_up`, gate.format, 2 * gate.rows, gate.cols, interleaveRows(gate.format, gate.rows, gate.cols, gate.bytes, up.bytes), { rowMultiple: 2 })]
+        ? [
+            uploadWeight(
+              ctx,
+              `blk.${l}.ffn_gate_up`,
+              gate.format,
+              2 * gate.rows,
+              gate.cols,
+              interleaveRows(gate.format, gate.rows, gate.cols, gate.bytes, up.bytes),
+              { rowMultiple: 2 },
+            ),
+          ]
         : [upload(gate), upload(up)],
       wDown: await matrix(t.wDown),
     });

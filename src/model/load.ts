@@ -18,8 +18,7 @@ import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, t
 import type { OpenModel } from './open.ts';
 
 export type ModelChoice =
-  | { kind: 'preset'; preset: ModelPreset; quant: Quantization; seed?: number }
-  | { kind: 'gguf'; model: OpenModel; quant?: Quantization; id: string };
+  { kind: 'preset'; preset: ModelPreset; quant: Quantization; seed?: number } | { kind: 'gguf'; model: OpenModel; quant?: Quantization; id: string };
 
 /** What a result says about the model it measured. */
 export interface ModelInfo {
@@ -120,7 +119,8 @@ function linearProblems(weights: unknown, out = new Map<string, LinearProblem>()
     if (typeof w.format === 'string' && typeof w.rows === 'number' && typeof w.cols === 'number' && Array.isArray(w.shards)) {
       out.set(`${w.format} ${w.rows}x${w.cols}`, { format: w.format, rows: w.rows, cols: w.cols });
     } else {
-      for (const v of Object.values(weights)) if (v && typeof v === 'object' && !ArrayBuffer.isView(v) && !(typeof GPUBuffer !== 'undefined' && v instanceof GPUBuffer)) linearProblems(v, out);
+      for (const v of Object.values(weights))
+        if (v && typeof v === 'object' && !ArrayBuffer.isView(v) && !(typeof GPUBuffer !== 'undefined' && v instanceof GPUBuffer)) linearProblems(v, out);
     }
   }
   return [...out.values()];
@@ -129,7 +129,7 @@ function linearProblems(weights: unknown, out = new Map<string, LinearProblem>()
 /** Tune the shapes of every linear problem of `weights` for the step sizes `Rs` (see tuneLinears). */
 async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[], opts: AutotuneOptions): Promise<TuneReport> {
   if (ctx.caps.cpuLike && !opts.onCpu) {
-    return { ms: 0, shapes: {}, skipped: 'CPU adapter: tuning every layer would take tens of seconds; select.ts\'s static shapes run' };
+    return { ms: 0, shapes: {}, skipped: "CPU adapter: tuning every layer would take tens of seconds; select.ts's static shapes run" };
   }
   return tuneLinears(ctx, opts.cache, linearProblems(weights), Rs, opts.budgetMs ?? 3000, opts.candidates);
 }
@@ -138,7 +138,12 @@ async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[],
  * The memory plan of `choice` at `shape`, refused with a typed error when it cannot fit this
  * device's limits or the budget: nothing is allocated, so jobs call it before measuring anything.
  */
-export function checkModelFits(caps: Pick<GpuContext['caps'], 'limits' | 'shaderF16'>, choice: ModelChoice, shape: EngineShape, budgetBytes?: number): MemoryPlan {
+export function checkModelFits(
+  caps: Pick<GpuContext['caps'], 'limits' | 'shaderF16'>,
+  choice: ModelChoice,
+  shape: EngineShape,
+  budgetBytes?: number,
+): MemoryPlan {
   const config = configOf(choice);
   const plan = planMemory(config, plannedMatrices(choice), shape, kvElement(caps));
   checkFits(plan, caps, config.name, budgetBytes);

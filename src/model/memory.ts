@@ -119,7 +119,11 @@ export function checkFits(
   const { maxBufferSize, maxStorageBufferBindingSize } = caps.limits;
   const shrink = 'Choose a smaller model, a shorter context or fewer batch slots, or a more compact quantization.';
   if (plan.largestBufferBytes > maxBufferSize) {
-    throw new TokenscopeError('model-too-large', `${what} needs a ${fmtBytes(plan.largestBufferBytes)} buffer, but this device allows at most ${fmtBytes(maxBufferSize)} per buffer.`, shrink);
+    throw new TokenscopeError(
+      'model-too-large',
+      `${what} needs a ${fmtBytes(plan.largestBufferBytes)} buffer, but this device allows at most ${fmtBytes(maxBufferSize)} per buffer.`,
+      shrink,
+    );
   }
   if (plan.largestBindingBytes > maxStorageBufferBindingSize) {
     throw new TokenscopeError(

@@ -26,8 +26,11 @@ export function dequantize(type: GGMLType, bytes: Uint8Array, elements: number):
   const block = GGML_BLOCK[type];
   const expected = (elements / block.elements) * block.bytes;
   if (!Number.isInteger(expected) || bytes.length !== expected) {
-    throw new TokenscopeError('bad-input', `${bytes.length} bytes cannot hold ${elements} ${ggmlTypeName(type)} values`,
-      'Pass the bytes of exactly one tensor (GGUF.tensorBytes).');
+    throw new TokenscopeError(
+      'bad-input',
+      `${bytes.length} bytes cannot hold ${elements} ${ggmlTypeName(type)} values`,
+      'Pass the bytes of exactly one tensor (GGUF.tensorBytes).',
+    );
   }
   const out = new Float32Array(elements);
   const half = halfTable();

@@ -29,7 +29,16 @@ function putF16(out: Uint8Array, at: number, value: number): number {
  * make_qkx2_quants: levels L ∈ [0, nmax] with x ≈ scale·L − min (min ≥ 0), choosing among
  * nstep+1 trial scales the one with the least weighted error. Returns [scale, min].
  */
-function makeQkx2Quants(n: number, nmax: number, x: Float32Array, w: Float32Array, L: Uint8Array, rmin: number, rdelta: number, nstep: number): [number, number] {
+function makeQkx2Quants(
+  n: number,
+  nmax: number,
+  x: Float32Array,
+  w: Float32Array,
+  L: Uint8Array,
+  rmin: number,
+  rdelta: number,
+  nstep: number,
+): [number, number] {
   const aux = new Uint8Array(n);
   let min = x[0];
   let max = x[0];

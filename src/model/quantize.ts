@@ -131,21 +131,35 @@ export function encodeF16(x: Float32Array): Uint8Array<ArrayBuffer> {
 export function encodeTensor(x: Float32Array, type: GGMLTypeId): Uint8Array<ArrayBuffer> {
   const block = GGML_BLOCK[type].elements;
   if (x.length % block !== 0) {
-    throw new TokenscopeError('bad-input', `cannot quantize ${x.length} values to ${ggmlTypeName(type)}: not a multiple of its ${block}-value block`,
-      'Quantize whole rows whose length is a multiple of the block; keep other tensors in F32/F16.');
+    throw new TokenscopeError(
+      'bad-input',
+      `cannot quantize ${x.length} values to ${ggmlTypeName(type)}: not a multiple of its ${block}-value block`,
+      'Quantize whole rows whose length is a multiple of the block; keep other tensors in F32/F16.',
+    );
   }
   switch (type) {
-    case GGMLType.F32: return new Uint8Array(Float32Array.from(x).buffer);
-    case GGMLType.F16: return encodeF16(x);
-    case GGMLType.BF16: return encodeBf16(x);
-    case GGMLType.Q8_0: return quantizeQ8_0(x);
-    case GGMLType.Q4_0: return quantizeQ4_0(x);
-    case GGMLType.Q4_1: return quantizeQ4_1(x);
-    case GGMLType.Q5_0: return quantizeQ5_0(x);
-    case GGMLType.Q5_1: return quantizeQ5_1(x);
-    case GGMLType.Q4_K: return quantizeQ45K(x, false);
-    case GGMLType.Q5_K: return quantizeQ45K(x, true);
-    case GGMLType.Q6_K: return quantizeQ6K(x);
+    case GGMLType.F32:
+      return new Uint8Array(Float32Array.from(x).buffer);
+    case GGMLType.F16:
+      return encodeF16(x);
+    case GGMLType.BF16:
+      return encodeBf16(x);
+    case GGMLType.Q8_0:
+      return quantizeQ8_0(x);
+    case GGMLType.Q4_0:
+      return quantizeQ4_0(x);
+    case GGMLType.Q4_1:
+      return quantizeQ4_1(x);
+    case GGMLType.Q5_0:
+      return quantizeQ5_0(x);
+    case GGMLType.Q5_1:
+      return quantizeQ5_1(x);
+    case GGMLType.Q4_K:
+      return quantizeQ45K(x, false);
+    case GGMLType.Q5_K:
+      return quantizeQ45K(x, true);
+    case GGMLType.Q6_K:
+      return quantizeQ6K(x);
   }
 }
 
@@ -161,8 +175,11 @@ export function quantizedType(tensor: { name: string; type: GGMLTypeId; dims: re
 
 function blockCount(x: Float32Array): number {
   if (x.length % QK !== 0) {
-    throw new TokenscopeError('bad-input', `cannot block-quantize ${x.length} values: not a multiple of ${QK}`,
-      'Quantize whole rows whose length is a multiple of 32; keep other tensors in F32/F16.');
+    throw new TokenscopeError(
+      'bad-input',
+      `cannot block-quantize ${x.length} values: not a multiple of ${QK}`,
+      'Quantize whole rows whose length is a multiple of 32; keep other tensors in F32/F16.',
+    );
   }
   return x.length / QK;
 }

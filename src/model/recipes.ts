@@ -15,13 +15,35 @@ export const QUANTIZATIONS = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'q5_
 export type Quantization = (typeof QUANTIZATIONS)[number];
 
 const PLAIN: Record<Exclude<Quantization, 'q4_k_m' | 'q4_k_s' | 'q5_k_m'>, GGMLType> = {
-  f32: GGMLType.F32, f16: GGMLType.F16, bf16: GGMLType.BF16, q8_0: GGMLType.Q8_0, q4_0: GGMLType.Q4_0, q4_1: GGMLType.Q4_1,
-  q5_0: GGMLType.Q5_0, q5_1: GGMLType.Q5_1, q4_k: GGMLType.Q4_K, q5_k: GGMLType.Q5_K, q6_k: GGMLType.Q6_K,
+  f32: GGMLType.F32,
+  f16: GGMLType.F16,
+  bf16: GGMLType.BF16,
+  q8_0: GGMLType.Q8_0,
+  q4_0: GGMLType.Q4_0,
+  q4_1: GGMLType.Q4_1,
+  q5_0: GGMLType.Q5_0,
+  q5_1: GGMLType.Q5_1,
+  q4_k: GGMLType.Q4_K,
+  q5_k: GGMLType.Q5_K,
+  q6_k: GGMLType.Q6_K,
 };
 
 /** llama.cpp's llama_ftype of each (general.file_type); a pure K type counts as its _M mix. */
 export const FILE_TYPE: Record<Quantization, number> = {
-  f32: 0, f16: 1, q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9, q4_k_s: 14, q4_k_m: 15, q4_k: 15, q5_k_m: 17, q5_k: 17, q6_k: 18, bf16: 32,
+  f32: 0,
+  f16: 1,
+  q4_0: 2,
+  q4_1: 3,
+  q8_0: 7,
+  q5_0: 8,
+  q5_1: 9,
+  q4_k_s: 14,
+  q4_k_m: 15,
+  q4_k: 15,
+  q5_k_m: 17,
+  q5_k: 17,
+  q6_k: 18,
+  bf16: 32,
 };
 
 export function isQuantization(s: string): s is Quantization {

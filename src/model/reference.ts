@@ -68,10 +68,10 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
     wGate: await load(t.wGate),
     wUp: await load(t.wUp),
     wDown: await load(t.wDown),
-    qNorm: t.qNorm && await load(t.qNorm),
-    kNorm: t.kNorm && await load(t.kNorm),
-    postAttnNorm: t.postAttnNorm && await load(t.postAttnNorm),
-    postFfnNorm: t.postFfnNorm && await load(t.postFfnNorm),
+    qNorm: t.qNorm && (await load(t.qNorm)),
+    kNorm: t.kNorm && (await load(t.kNorm)),
+    postAttnNorm: t.postAttnNorm && (await load(t.postAttnNorm)),
+    postFfnNorm: t.postFfnNorm && (await load(t.postFfnNorm)),
   });
   const layers: LayerWeights[] = [];
   for (const t of tensors.layers) layers.push(await layer(t));
@@ -102,7 +102,11 @@ export class ReferenceModel {
   private readonly logits: Float32Array; // (vocabSize)
   private readonly invFreq: Float32Array[]; // per layer (ropeDim/2): RoPE inverse frequencies
 
-  constructor(readonly config: ModelConfig, readonly weights: ReferenceWeights, options: ReferenceOptions = {}) {
+  constructor(
+    readonly config: ModelConfig,
+    readonly weights: ReferenceWeights,
+    options: ReferenceOptions = {},
+  ) {
     const c = config;
     const qDim = c.nHeads * c.headDim;
     const kvDim = c.nKvHeads * c.headDim;
@@ -125,8 +129,11 @@ export class ReferenceModel {
     const c = this.config;
     const w = this.weights;
     if (!(pos >= 0 && pos < this.seqLen) || !(token >= 0 && token < c.vocabSize)) {
-      throw new TokenscopeError('bad-input', `token ${token} at position ${pos} is outside vocab ${c.vocabSize} / sequence ${this.seqLen}`,
-        'Pass a larger seqLen or a valid token id.');
+      throw new TokenscopeError(
+        'bad-input',
+        `token ${token} at position ${pos} is outside vocab ${c.vocabSize} / sequence ${this.seqLen}`,
+        'Pass a larger seqLen or a valid token id.',
+      );
     }
     const qDim = c.nHeads * c.headDim;
     const kvDim = c.nKvHeads * c.headDim;
@@ -227,7 +234,10 @@ export function headRmsnorm(vec: Float32Array, weight: Float32Array, headDim: nu
  * adjacent: pairs (x[2i], x[2i+1]); neox: pairs (x[i], x[i + ropeDim/2]). Dims past ropeDim pass through.
  */
 export function rope(
-  vec: Float32Array, pos: number, nHeads: number, c: Pick<ModelConfig, 'headDim' | 'ropeDim' | 'ropeTheta' | 'ropeStyle'>,
+  vec: Float32Array,
+  pos: number,
+  nHeads: number,
+  c: Pick<ModelConfig, 'headDim' | 'ropeDim' | 'ropeTheta' | 'ropeStyle'>,
   invFreq: ArrayLike<number> = Float64Array.from({ length: c.ropeDim / 2 }, (_, i) => c.ropeTheta ** (-(2 * i) / c.ropeDim)),
 ): void {
   const half = c.ropeDim / 2;
@@ -252,8 +262,16 @@ export function rope(
  * last `window` positions (pos itself included) are seen, as llama.cpp's LLAMA_SWA_TYPE_STANDARD.
  */
 export function attention(
-  out: Float32Array, q: Float32Array, keyCache: Float32Array, valueCache: Float32Array, att: Float32Array,
-  layer: number, pos: number, seqLen: number, c: Pick<ModelConfig, 'nHeads' | 'nKvHeads' | 'headDim'>, window = 0,
+  out: Float32Array,
+  q: Float32Array,
+  keyCache: Float32Array,
+  valueCache: Float32Array,
+  att: Float32Array,
+  layer: number,
+  pos: number,
+  seqLen: number,
+  c: Pick<ModelConfig, 'nHeads' | 'nKvHeads' | 'headDim'>,
+  window = 0,
 ): void {
   const first = window > 0 ? Math.max(0, pos - window + 1) : 0;
   const kvDim = c.nKvHeads * c.headDim;

@@ -75,9 +75,13 @@ export function globalTensorSpecs(c: ShapeConfig): Record<Exclude<keyof ModelTen
 
 /** Roles present only when a config flag says so. */
 const OPTIONAL_ROLES: Partial<Record<keyof LayerTensors, (c: Pick<ModelConfig, 'qkvBias' | 'qkNorm' | 'postNorms'>) => boolean>> = {
-  bq: (c) => c.qkvBias, bk: (c) => c.qkvBias, bv: (c) => c.qkvBias,
-  qNorm: (c) => c.qkNorm, kNorm: (c) => c.qkNorm,
-  postAttnNorm: (c) => c.postNorms, postFfnNorm: (c) => c.postNorms,
+  bq: (c) => c.qkvBias,
+  bk: (c) => c.qkvBias,
+  bv: (c) => c.qkvBias,
+  qNorm: (c) => c.qkNorm,
+  kNorm: (c) => c.qkNorm,
+  postAttnNorm: (c) => c.postNorms,
+  postFfnNorm: (c) => c.postNorms,
 };
 
 /** Whether a model of this config has a tensor in `role`. */
@@ -89,8 +93,11 @@ export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   const get = (spec: { name: string; dims: number[] }) => {
     const t = gguf.tensor(spec.name);
     if (!t) {
-      throw new TokenscopeError('model-format', `${gguf.source.name}: tensor '${spec.name}' is missing`,
-        'The file is incomplete for its architecture; re-convert it.');
+      throw new TokenscopeError(
+        'model-format',
+        `${gguf.source.name}: tensor '${spec.name}' is missing`,
+        'The file is incomplete for its architecture; re-convert it.',
+      );
     }
     checkDims(gguf, t, spec.dims);
     return t;
@@ -105,8 +112,11 @@ export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
   for (const t of gguf.tensors) {
     const layer = /^blk\.(\d+)\./.exec(t.name);
     if (layer && Number(layer[1]) >= config.nLayers) {
-      throw new TokenscopeError('model-format', `${gguf.source.name}: tensor '${t.name}' is beyond block_count ${config.nLayers}`,
-        'The metadata and the tensor table disagree; the file is damaged.');
+      throw new TokenscopeError(
+        'model-format',
+        `${gguf.source.name}: tensor '${t.name}' is beyond block_count ${config.nLayers}`,
+        'The metadata and the tensor table disagree; the file is damaged.',
+      );
     }
   }
   const g = globalTensorSpecs(config);
@@ -116,8 +126,10 @@ export function modelTensors(gguf: GGUF, config: ModelConfig): ModelTensors {
 
 function checkDims(gguf: GGUF, t: GGUFTensorInfo, expected: readonly number[]): void {
   if (t.dims.length !== expected.length || t.dims.some((d, i) => d !== expected[i])) {
-    throw new TokenscopeError('model-format',
+    throw new TokenscopeError(
+      'model-format',
       `${gguf.source.name}: tensor '${t.name}' has dims [${t.dims.join(', ')}], expected [${expected.join(', ')}] from the hyperparameters`,
-      'The metadata and the tensor table disagree; the file is damaged.');
+      'The metadata and the tensor table disagree; the file is damaged.',
+    );
   }
 }

@@ -22,7 +22,10 @@ export function isSlidingLayer(c: Pick<ModelConfig, 'slidingWindow' | 'slidingPa
  * invFreq[i] = scale · base^(−2i/ropeDim) / factor[i], as ggml_rope_ext with freq_factors. The one
  * place the llama3 factors, linear scaling and Gemma's per-layer base enter RoPE (CPU and GPU).
  */
-export function ropeInvFreq(c: Pick<ModelConfig, 'ropeDim' | 'ropeTheta' | 'ropeThetaSliding' | 'ropeFreqScale' | 'ropeFreqFactors' | 'slidingWindow' | 'slidingPattern'>, l: number): Float32Array<ArrayBuffer> {
+export function ropeInvFreq(
+  c: Pick<ModelConfig, 'ropeDim' | 'ropeTheta' | 'ropeThetaSliding' | 'ropeFreqScale' | 'ropeFreqFactors' | 'slidingWindow' | 'slidingPattern'>,
+  l: number,
+): Float32Array<ArrayBuffer> {
   const sliding = isSlidingLayer(c, l);
   const base = sliding ? c.ropeThetaSliding : c.ropeTheta;
   const scale = sliding ? 1 : c.ropeFreqScale;

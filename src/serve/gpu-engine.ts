@@ -39,7 +39,11 @@ export class GpuServingEngine implements ServingEngine {
 
   admit(seq: number, contextTokens: number): void {
     if (contextTokens - 1 > this.engine.shape.maxSeq) {
-      throw new TokenscopeError('bad-input', `Request ${seq} needs ${contextTokens - 1} positions; the context holds ${this.engine.shape.maxSeq}.`, 'Use shorter prompts/outputs or a longer context.');
+      throw new TokenscopeError(
+        'bad-input',
+        `Request ${seq} needs ${contextTokens - 1} positions; the context holds ${this.engine.shape.maxSeq}.`,
+        'Use shorter prompts/outputs or a longer context.',
+      );
     }
     const slot = this.free.pop();
     if (slot === undefined) throw new TokenscopeError('bad-input', `No free KV-cache slot for request ${seq}.`, 'Raise --max-batch.');
@@ -87,7 +91,11 @@ export class GpuServingEngine implements ServingEngine {
   async step(plan: StepPlan): Promise<Map<number, number>> {
     const { req, sampledSeqs } = this.toRequest(plan);
     if (req.rows.length > this.engine.shape.maxRows) {
-      throw new TokenscopeError('bad-input', `A step of ${req.rows.length} tokens exceeds the engine's ${this.engine.shape.maxRows} rows.`, 'Lower --max-tokens-per-step.');
+      throw new TokenscopeError(
+        'bad-input',
+        `A step of ${req.rows.length} tokens exceeds the engine's ${this.engine.shape.maxRows} rows.`,
+        'Lower --max-tokens-per-step.',
+      );
     }
     let outcome;
     try {

@@ -3,8 +3,17 @@
  * (DistServe) and vLLM's printed summary. Per-request formulas come from measure/metrics.ts.
  */
 import {
-  e2elMs, formatFixed, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs,
-  type LatencyMetric, type LatencyStats, type RequestTiming,
+  e2elMs,
+  formatFixed,
+  isCompleted,
+  itlsMs,
+  latencyStats,
+  outputTokens,
+  tpotMs,
+  ttftMs,
+  type LatencyMetric,
+  type LatencyStats,
+  type RequestTiming,
 } from '../measure/metrics.ts';
 import { percentileNearestRank } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
@@ -136,7 +145,10 @@ export function mlperfCheck(timings: readonly RequestTiming[], preset: MlperfPre
   const done = timings.filter(isCompleted);
   if (done.length === 0) throw new TokenscopeError('bad-input', 'no completed requests to check', 'Fix the failing requests first.');
   const tpots = done.map(tpotMs).filter((x): x is number => x !== undefined);
-  const p99TtftMs = percentileNearestRank(done.map((r) => ttftMs(r) as number), 99);
+  const p99TtftMs = percentileNearestRank(
+    done.map((r) => ttftMs(r) as number),
+    99,
+  );
   const p99TpotMs = tpots.length > 0 ? percentileNearestRank(tpots, 99) : 0;
   const limits = MLPERF_SLOS[preset];
   return { p99TtftMs, p99TpotMs, withinLimits: p99TtftMs <= limits.ttft && p99TpotMs <= limits.tpot, longEnough: durationS >= MLPERF_MIN_DURATION_S };

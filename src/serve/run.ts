@@ -55,7 +55,16 @@ export interface ServeRun {
   slo_attainment: number | null;
   error_rate: number;
   /** Per request, ms from the run's start. */
-  timeline: { id: number; prompt_tokens: number; output_tokens: number; arrival_ms: number; admit_ms: number | null; first_token_ms: number | null; finish_ms: number; error: string | null }[];
+  timeline: {
+    id: number;
+    prompt_tokens: number;
+    output_tokens: number;
+    arrival_ms: number;
+    admit_ms: number | null;
+    first_token_ms: number | null;
+    finish_ms: number;
+    error: string | null;
+  }[];
   steps: { start_ms: number; end_ms: number; decode: number; prefill_tokens: number; running: number; waiting: number }[];
   decode_roofline: DecodeRoofline[];
 }
@@ -127,7 +136,14 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
       finish_ms: r.tFinish - t0,
       error: r.error ?? null,
     })),
-    steps: trace.steps.map((s) => ({ start_ms: s.tStart - t0, end_ms: s.tEnd - t0, decode: s.decode.length, prefill_tokens: s.prefill.reduce((n, p) => n + p.tokens, 0), running: s.running, waiting: s.waiting })),
+    steps: trace.steps.map((s) => ({
+      start_ms: s.tStart - t0,
+      end_ms: s.tEnd - t0,
+      decode: s.decode.length,
+      prefill_tokens: s.prefill.reduce((n, p) => n + p.tokens, 0),
+      running: s.running,
+      waiting: s.waiting,
+    })),
     decode_roofline: decodeRooflines(work, roofs),
   };
 }
@@ -144,7 +160,14 @@ export async function warmUpServing(engine: Engine, settings: ServeSettings, max
 }
 
 /** One workload at `rate` with `maxBatch` concurrent sequences, after the warm-up. */
-async function serveOnce(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, rate: number, maxBatch: number, requests = settings.requests): Promise<ServeRun> {
+async function serveOnce(
+  engine: Engine,
+  settings: ServeSettings,
+  roofs: ServeRoofs,
+  rate: number,
+  maxBatch: number,
+  requests = settings.requests,
+): Promise<ServeRun> {
   await warmUpServing(engine, settings, maxBatch, requests);
   const workload = generateWorkload(workloadSpec(engine, settings, rate, requests));
   const gpu = new GpuServingEngine(engine, maxBatch);
@@ -169,7 +192,8 @@ export function schedulerOptions(settings: ServeSettings) {
 }
 
 export async function runServing(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
-  if (settings.max_batch > engine.shape.slots) throw new TokenscopeError('bad-input', `max batch ${settings.max_batch} exceeds the engine's ${engine.shape.slots} slots.`);
+  if (settings.max_batch > engine.shape.slots)
+    throw new TokenscopeError('bad-input', `max batch ${settings.max_batch} exceeds the engine's ${engine.shape.slots} slots.`);
   const sweepBatch = settings.sweep_batch ?? [];
   const stages = 1 + sweepBatch.length + (settings.sweep_rate ? 6 : 0);
   let stage = 0;
@@ -179,7 +203,12 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
   const run = await serveOnce(engine, settings, roofs, settings.rate, settings.max_batch);
   const section: ServeSection = { settings, run, cost: null, batch_sweep: null, rate_sweep: null };
   if (settings.dollars_per_hour && run.result.output_throughput > 0) {
-    section.cost = costReport({ dollarsPerHour: settings.dollars_per_hour, watts: settings.watts, outputTokensPerS: run.result.output_throughput, totalTokensPerS: run.result.total_token_throughput });
+    section.cost = costReport({
+      dollarsPerHour: settings.dollars_per_hour,
+      watts: settings.watts,
+      outputTokensPerS: run.result.output_throughput,
+      totalTokensPerS: run.result.total_token_throughput,
+    });
   }
   hooks.onPartial?.(section);
 
@@ -206,7 +235,8 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
 
   if (settings.sweep_rate) {
     const hasSlo = Object.values(settings.slo).some((v) => v !== undefined);
-    if (!hasSlo) throw new TokenscopeError('bad-input', 'A rate sweep needs SLOs.', 'Give --slo ttft=MS,tpot=MS (or a preset such as llama3.1-8b-interactive).');
+    if (!hasSlo)
+      throw new TokenscopeError('bad-input', 'A rate sweep needs SLOs.', 'Give --slo ttft=MS,tpot=MS (or a preset such as llama3.1-8b-interactive).');
     // Bracket around the rate the device sustains with everything queued at once.
     const top = run.result.request_throughput > 0 ? run.result.request_throughput : 1;
     const capacity = await findCapacity(

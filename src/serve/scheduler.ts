@@ -171,17 +171,13 @@ function planStep(running: readonly Sequence[], options: SchedulerOptions): Step
  * recorded on the request with their message and the run continues; a lost device or non-finite
  * output fails the run instead (a run of failed requests is not a finished run).
  */
-export async function runServe(
-  requests: readonly ServeRequest[],
-  engine: ServingEngine,
-  clock: Clock,
-  options: SchedulerOptions,
-): Promise<ServeTrace> {
+export async function runServe(requests: readonly ServeRequest[], engine: ServingEngine, clock: Clock, options: SchedulerOptions): Promise<ServeTrace> {
   validate(requests, engine, options);
   const tStart = clock.now();
   const traces = requests.map((r): RequestTrace => ({ id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN }));
   // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
-  const byArrival = requests.map((request, i) => ({ request, trace: traces[i], prefilled: 0, lastToken: -1 }))
+  const byArrival = requests
+    .map((request, i) => ({ request, trace: traces[i], prefilled: 0, lastToken: -1 }))
     .sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
   const steps: StepRecord[] = [];
   const waiting: Sequence[] = [];
@@ -214,10 +210,12 @@ export async function runServe(
 
     const plan = planStep(running, options);
     const record: StepRecord = {
-      tStart: now, tEnd: now,
+      tStart: now,
+      tEnd: now,
       decode: plan.decode.map((d) => d.seq),
       prefill: plan.prefill.map((p) => ({ seq: p.seq, tokens: p.tokens.length })),
-      running: running.length, waiting: waiting.length,
+      running: running.length,
+      waiting: waiting.length,
     };
     let produced = new Map<number, number>();
     try {

@@ -7,7 +7,6 @@ import { mulberry32, type Random } from '../random.ts';
 
 export { mulberry32, type Random };
 
-
 /** One request of a workload, as the scheduler receives it. */
 export interface ServeRequest {
   id: number;

@@ -103,7 +103,8 @@ export async function decodeFragment(key: string, fragment: string): Promise<unk
   }
   const prefix = `${key}=`;
   const body = fragment.startsWith('#') ? fragment.slice(1) : fragment;
-  if (!body.startsWith(prefix)) throw badLink(`The link does not carry a tokenscope ${key === 'r' ? 'report' : 'comparison'} (it should start with #${prefix}).`);
+  if (!body.startsWith(prefix))
+    throw badLink(`The link does not carry a tokenscope ${key === 'r' ? 'report' : 'comparison'} (it should start with #${prefix}).`);
   const compressed = fromBase64Url(body.slice(prefix.length));
   const json = await inflateRawCapped(compressed, MAX_DECOMPRESSED_BYTES);
   let text: string;

@@ -70,7 +70,11 @@ const LATENCY_METRICS: readonly Metric<LatencyRow>[] = [
 
 type ServeKey = keyof ServeResult;
 const serveMetric = (key: ServeKey, metric: string, unit: string, direction: Direction): Metric<Partial<ServeResult>> => ({
-  key, metric, unit, direction, value: (s) => s[key] as number | null | undefined,
+  key,
+  metric,
+  unit,
+  direction,
+  value: (s) => s[key] as number | null | undefined,
 });
 
 const SERVE_METRICS: readonly Metric<Partial<ServeResult>>[] = [

@@ -49,7 +49,8 @@ function tooDeepAt(text: string, maxDepth: number): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {
@@ -64,7 +65,10 @@ export function parseJson(text: string, source: Source): unknown {
   const deep = tooDeepAt(text, MAX_JSON_DEPTH);
   if (deep >= 0) {
     const { line, column } = lineColumn(text, deep);
-    throw badInput(source, `The ${source} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels (line ${line}, column ${column}); a tokenscope result never does.`);
+    throw badInput(
+      source,
+      `The ${source} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels (line ${line}, column ${column}); a tokenscope result never does.`,
+    );
   }
   try {
     return JSON.parse(text);

@@ -94,7 +94,8 @@ function spread(xs: readonly number[], k: number): number[] {
 function trimCeilingSamples(r: BenchResult): BenchResult | null {
   const c = r.ceilings;
   if (!c || !Object.values(c.measurements).some((m) => m && m.samples.length > CEILING_SAMPLES_KEPT)) return null;
-  const trimmed = (m: CeilingMeasurement | null) => m && (m.samples.length > CEILING_SAMPLES_KEPT ? { ...m, samples: spread(m.samples, CEILING_SAMPLES_KEPT) } : m);
+  const trimmed = (m: CeilingMeasurement | null) =>
+    m && (m.samples.length > CEILING_SAMPLES_KEPT ? { ...m, samples: spread(m.samples, CEILING_SAMPLES_KEPT) } : m);
   const measurements = Object.fromEntries(Object.entries(c.measurements).map(([k, m]) => [k, trimmed(m)])) as Ceilings['measurements'];
   return { ...r, ceilings: { ...c, measurements } };
 }
@@ -132,7 +133,10 @@ const DERIVED_LATENCY: readonly (keyof LatencySection)[] = ['cold_start', 'depth
 /** The trimming order: cheapest loss first. */
 const TRIM_STEPS: readonly TrimStep[] = [
   { note: 'Raw per-token samples were trimmed for the link; the JSON export has them all.', trim: trimPerToken },
-  { note: 'Per-request records were left out of the link; the tables and charts are computed from all of them, and the JSON export has them.', trim: trimRequests },
+  {
+    note: 'Per-request records were left out of the link; the tables and charts are computed from all of them, and the JSON export has them.',
+    trim: trimRequests,
+  },
   {
     note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's median, min and max are from all of them.`,
     trim: trimCeilingSamples,

@@ -38,7 +38,8 @@ const MODE_NAMES = { roofs: 'roofs only', latency: 'latency sweep', 'llama-bench
 function describeSetup(s: RunSetup): string {
   if (s.mode === 'roofs') return 'roofs only';
   const m = s.model;
-  const model = m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? m.url.split('/').pop() : (m.file?.name ?? 'a local file');
+  const model =
+    m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? m.url.split('/').pop() : (m.file?.name ?? 'a local file');
   return `${model}${m.quant ? ` ${m.quant}` : ''}, ${MODE_NAMES[s.mode]}`;
 }
 
@@ -251,11 +252,21 @@ export class App extends LitElement {
   private entryBanner(e: ReportEntry) {
     if (e.state === 'running') return html`<p class="muted">Running — the tables and charts below fill in as results arrive.</p>`;
     const kept = hasResults(e.result);
-    if (e.state === 'cancelled') return html`<div class="banner warn" role="status">You cancelled this run.${kept ? ' What finished before is kept below.' : ' Nothing had finished yet.'}</div>`;
+    if (e.state === 'cancelled')
+      return html`<div class="banner warn" role="status">
+        You cancelled this run.${kept ? ' What finished before is kept below.' : ' Nothing had finished yet.'}
+      </div>`;
     if (e.state === 'failed' && e.error) {
-      return html`<div class="banner error" role="alert"><strong>This run failed: ${e.error.message}</strong>${e.error.hint ? html`<p>${e.error.hint}</p>` : ''}${kept ? html`<p>The results gathered before it stopped are kept below.</p>` : ''}</div>`;
+      return html`<div class="banner error" role="alert">
+        <strong>This run failed: ${e.error.message}</strong
+        >${e.error.hint ? html`<p>${e.error.hint}</p>` : ''}${kept ? html`<p>The results gathered before it stopped are kept below.</p>` : ''}
+      </div>`;
     }
-    if (e.origin !== 'run') return html`<p class="muted">Opened from a ${e.origin === 'link' ? 'link' : 'file'}: these numbers were measured on the device described at the bottom, on ${e.result ? humanDate(e.result.created_at) : '?'}. Nothing ran in your browser.</p>`;
+    if (e.origin !== 'run')
+      return html`<p class="muted">
+        Opened from a ${e.origin === 'link' ? 'link' : 'file'}: these numbers were measured on the device described at the bottom, on
+        ${e.result ? humanDate(e.result.created_at) : '?'}. Nothing ran in your browser.
+      </p>`;
     return '';
   }
 
@@ -264,8 +275,8 @@ export class App extends LitElement {
     const comparison = this.reports.comparison;
     if (comparison && comparison[0].result && comparison[1].result) {
       return html`<div class="shared-banner" id="shared-banner" role="note">
-        <strong>Shared comparison:</strong> A — ${reportTitle(comparison[0].result)}, ${humanDate(comparison[0].result.created_at)};
-        B — ${reportTitle(comparison[1].result)}, ${humanDate(comparison[1].result.created_at)}.
+        <strong>Shared comparison:</strong> A — ${reportTitle(comparison[0].result)}, ${humanDate(comparison[0].result.created_at)}; B —
+        ${reportTitle(comparison[1].result)}, ${humanDate(comparison[1].result.created_at)}.
         <span class="muted">Nothing runs in your browser until you choose to.</span>
       </div>`;
     }
@@ -282,25 +293,44 @@ export class App extends LitElement {
     const plan = this.setup ? phasePlan(this.setup) : [];
     const k = stepOf(plan, s.progress.step);
     return html`<section class="card" aria-labelledby="run-title">
-      <h2 id="run-title">Run a benchmark</h2>
-      <ts-run-setup .setup=${this.setup} .environment=${s.environment} .roofs=${this.localRoofs()} ?running=${running} ?ready=${s.status === 'ready'}
-        @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)} @run=${this.runSetup}></ts-run-setup>
-    </section>
-    ${running
-      ? html`<div class="progress card" role="group" aria-label="Run progress">
-          <ts-progress .step=${this.cancelling ? 'Cancelling…' : `${k ? `Step ${k} of ${plan.length} — ` : ''}${s.progress.step}`} .fraction=${s.progress.fraction} .startedAt=${s.progress.startedAt}></ts-progress>
-          <div class="actions"><button id="cancel" class="secondary" ?disabled=${this.cancelling} @click=${() => this.cancel()}>${this.cancelling ? 'Cancelling…' : 'Cancel'}</button></div>
-        </div>`
-      : ''}`;
+        <h2 id="run-title">Run a benchmark</h2>
+        <ts-run-setup
+          .setup=${this.setup}
+          .environment=${s.environment}
+          .roofs=${this.localRoofs()}
+          ?running=${running}
+          ?ready=${s.status === 'ready'}
+          @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)}
+          @run=${this.runSetup}
+        ></ts-run-setup>
+      </section>
+      ${
+        running
+          ? html`<div class="progress card" role="group" aria-label="Run progress">
+              <ts-progress
+                .step=${this.cancelling ? 'Cancelling…' : `${k ? `Step ${k} of ${plan.length} — ` : ''}${s.progress.step}`}
+                .fraction=${s.progress.fraction}
+                .startedAt=${s.progress.startedAt}
+              ></ts-progress>
+              <div class="actions">
+                <button id="cancel" class="secondary" ?disabled=${this.cancelling} @click=${() => this.cancel()}>
+                  ${this.cancelling ? 'Cancelling…' : 'Cancel'}
+                </button>
+              </div>
+            </div>`
+          : ''
+      }`;
   }
 
   /** The report list, what is on show, and share / export / import. */
   private reportControls(shown: ReportEntry | null, shared: boolean) {
     return html`<section class="card" aria-labelledby="report-title">
-        <h2 id="report-title">${shared ? 'This report' : 'Report'}</h2>
-        ${this.reports.entries.length > 1
+      <h2 id="report-title">${shared ? 'This report' : 'Report'}</h2>
+      ${
+        this.reports.entries.length > 1
           ? html`<div class="report-head">
-              <label>Showing
+              <label
+                >Showing
                 <select id="shown" @change=${(e: Event) => this.reports.show(Number((e.target as HTMLSelectElement).value))}>
                   ${this.reports.entries.map((e) => html`<option value=${e.id} ?selected=${e.id === shown?.id}>${e.label}</option>`)}
                 </select>
@@ -308,11 +338,15 @@ export class App extends LitElement {
             </div>`
           : shown
             ? html`<p id="shown"><strong>${shown.label}</strong></p>`
-            : ''}
-        ${shown ? this.entryBanner(shown) : html`<p class="muted">No report yet. Press Run, open a shared link, or import (or drop here) a JSON file exported by tokenscope.</p>`}
-        <ts-share-bar .result=${shown?.result ?? null} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
-          @import-files=${(e: CustomEvent<File[]>) => this.reports.importFiles(e.detail)}></ts-share-bar>
-      </section>`;
+            : ''
+      }
+      ${shown ? this.entryBanner(shown) : html`<p class="muted">No report yet. Press Run, open a shared link, or import (or drop here) a JSON file exported by tokenscope.</p>`}
+      <ts-share-bar
+        .result=${shown?.result ?? null}
+        @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
+        @import-files=${(e: CustomEvent<File[]>) => this.reports.importFiles(e.detail)}
+      ></ts-share-bar>
+    </section>`;
   }
 
   override render() {
@@ -325,56 +359,81 @@ export class App extends LitElement {
     const noWebGpu = s.status === 'unavailable' && s.error;
     const device = noWebGpu
       ? sharedFirst
-        ? html`<p class="note muted" role="note">This browser cannot run benchmarks (${s.error!.message}); the shared numbers above read the same without it.</p>`
-        : html`<div class="banner error" role="alert"><strong>${s.error!.message}</strong><p>${s.error!.hint}</p></div>`
+        ? html`<p class="note muted" role="note">
+            This browser cannot run benchmarks (${s.error!.message}); the shared numbers above read the same without it.
+          </p>`
+        : html`<div class="banner error" role="alert">
+            <strong>${s.error!.message}</strong>
+            <p>${s.error!.hint}</p>
+          </div>`
       : html`<ts-device-panel .environment=${s.environment}></ts-device-panel>`;
     const runHere = html`${s.status !== 'unavailable' ? this.runSection() : ''}${device}`;
     return html`<main class=${this.dragging ? 'drop' : ''}>
       <header>
         <h1>tokenscope</h1>
-        ${sharedFirst
-          ? html`<p class="why muted">Where the time goes when a GPU runs a language model, measured in the browser with WebGPU.</p>`
-          : html`<p class="why">
-              Where the time goes when your GPU runs a language model, measured in this tab with WebGPU: how fast this device reads memory and
-              computes, how long the first token and each next token take, and which of the two limits each phase — so you know whether a
-              smaller format, a bigger batch or a better kernel would help.
-            </p>`}
+        ${
+          sharedFirst
+            ? html`<p class="why muted">Where the time goes when a GPU runs a language model, measured in the browser with WebGPU.</p>`
+            : html`<p class="why">
+                Where the time goes when your GPU runs a language model, measured in this tab with WebGPU: how fast this device reads memory and computes, how
+                long the first token and each next token take, and which of the two limits each phase — so you know whether a smaller format, a bigger batch or
+                a better kernel would help.
+              </p>`
+        }
       </header>
-      ${this.page.problems.length || s.paramError
-        ? html`<div class="banner warn" role="note">${[...this.page.problems, ...(s.paramError ? [s.paramError.message] : [])].map((p) => html`<div>${p}</div>`)}</div>`
-        : ''}
-      ${notice
-        ? html`<div class="banner error" role="alert">
-            <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
-            <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
-          </div>`
-        : ''}
+      ${
+        this.page.problems.length || s.paramError
+          ? html`<div class="banner warn" role="note">
+              ${[...this.page.problems, ...(s.paramError ? [s.paramError.message] : [])].map((p) => html`<div>${p}</div>`)}
+            </div>`
+          : ''
+      }
+      ${
+        notice
+          ? html`<div class="banner error" role="alert">
+              <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
+              <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
+            </div>`
+          : ''
+      }
       ${sharedFirst ? this.sharedBanner(shown) : runHere}
-      ${comparison
-        ? html`<section class="card" aria-labelledby="compare-view-title">
-            <h2 id="compare-view-title">Comparison</h2>
-            <ts-compare-view .a=${comparison[0]} .b=${comparison[1]} @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
-              @close=${() => this.reports.closeComparison()}></ts-compare-view>
-          </section>`
-        : ''}
+      ${
+        comparison
+          ? html`<section class="card" aria-labelledby="compare-view-title">
+              <h2 id="compare-view-title">Comparison</h2>
+              <ts-compare-view
+                .a=${comparison[0]}
+                .b=${comparison[1]}
+                @link-made=${(e: CustomEvent<string>) => this.linkMade(e.detail)}
+                @close=${() => this.reports.closeComparison()}
+              ></ts-compare-view>
+            </section>`
+          : ''
+      }
       ${sharedFirst ? html`<ts-report .result=${shown?.result ?? null}></ts-report>${this.reportControls(shown, true)}` : html`${this.reportControls(shown, false)}<ts-report .result=${shown?.result ?? null}></ts-report>`}
-      ${sharedFirst
-        ? html`<details class="card run-here" id="run-here">
-            <summary>Run on your device</summary>
-            ${runHere}
-          </details>`
-        : ''}
+      ${
+        sharedFirst
+          ? html`<details class="card run-here" id="run-here">
+              <summary>Run on your device</summary>
+              ${runHere}
+            </details>`
+          : ''
+      }
       <section class="card" aria-labelledby="what-if-title">
         <h2 id="what-if-title">What if…</h2>
         <ts-what-if .result=${shown?.result ?? null}></ts-what-if>
       </section>
       <section class="card" aria-labelledby="compare-title">
         <h2 id="compare-title">Compare two reports</h2>
-        <ts-compare-panel .entries=${this.reports.entries} @compare=${(e: CustomEvent<{ a: number; b: number }>) => this.reports.compare(e.detail.a, e.detail.b)}
-          @open-link=${(e: CustomEvent<string>) => this.reports.openLink(e.detail)}></ts-compare-panel>
+        <ts-compare-panel
+          .entries=${this.reports.entries}
+          @compare=${(e: CustomEvent<{ a: number; b: number }>) => this.reports.compare(e.detail.a, e.detail.b)}
+          @open-link=${(e: CustomEvent<string>) => this.reports.openLink(e.detail)}
+        ></ts-compare-panel>
       </section>
       <footer class="muted">
-        Everything runs in this tab; nothing is uploaded. A shared link carries the whole report in its fragment (after #), which browsers never send to a server.
+        Everything runs in this tab; nothing is uploaded. A shared link carries the whole report in its fragment (after #), which browsers never send to a
+        server.
       </footer>
     </main>`;
   }

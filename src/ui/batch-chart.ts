@@ -46,7 +46,12 @@ export class BatchChart extends ChartBase {
     const pts = [...(this.points ?? [])].sort((a, b) => a.batch - b.batch);
     if (pts.length === 0) return null;
     const datasets = SERIES.map(([key, label, color, dash]) =>
-      lineDataset(label, pts.map((p) => ({ x: p[key], y: p.output_throughput, batch: p.batch })), PALETTE[color], dash),
+      lineDataset(
+        label,
+        pts.map((p) => ({ x: p[key], y: p.output_throughput, batch: p.batch })),
+        PALETTE[color],
+        dash,
+      ),
     );
     return {
       type: 'scatter',
@@ -58,7 +63,11 @@ export class BatchChart extends ChartBase {
         },
         plugins: {
           legend: { labels: { color: theme.fg, boxWidth: 14 } },
-          tooltip: { callbacks: { label: (item) => `${item.dataset.label}, B = ${(item.raw as Point).batch}: ${num((item.raw as Point).x)} ms, ${num((item.raw as Point).y)} tok/s` } },
+          tooltip: {
+            callbacks: {
+              label: (item) => `${item.dataset.label}, B = ${(item.raw as Point).batch}: ${num((item.raw as Point).x)} ms, ${num((item.raw as Point).y)} tok/s`,
+            },
+          },
         },
       },
       plugins: [batchLabels(theme.fg)],

@@ -38,9 +38,37 @@ export class CapacityChart extends ChartBase {
     const xs = probes.map((p) => p.rate);
     const [lo, hi] = [Math.min(...xs) * 0.8, Math.max(...xs) * 1.2];
     const datasets: object[] = [
-      { ...lineDataset('SLO attainment (left axis)', probes.map((p) => ({ x: p.rate, y: 100 * p.attainment })), PALETTE[0]), yAxisID: 'y' },
-      { ...lineDataset('≈ goodput: attainment × rate (right axis)', probes.map((p) => ({ x: p.rate, y: p.attainment * p.rate })), PALETTE[4], [5, 3]), yAxisID: 'y2' },
-      { ...lineDataset(`target ${pct(s.target)}`, [{ x: lo, y: 100 * s.target }, { x: hi, y: 100 * s.target }], PALETTE[2], [2, 3]), pointRadius: 0, borderWidth: 1.5, yAxisID: 'y' },
+      {
+        ...lineDataset(
+          'SLO attainment (left axis)',
+          probes.map((p) => ({ x: p.rate, y: 100 * p.attainment })),
+          PALETTE[0],
+        ),
+        yAxisID: 'y',
+      },
+      {
+        ...lineDataset(
+          '≈ goodput: attainment × rate (right axis)',
+          probes.map((p) => ({ x: p.rate, y: p.attainment * p.rate })),
+          PALETTE[4],
+          [5, 3],
+        ),
+        yAxisID: 'y2',
+      },
+      {
+        ...lineDataset(
+          `target ${pct(s.target)}`,
+          [
+            { x: lo, y: 100 * s.target },
+            { x: hi, y: 100 * s.target },
+          ],
+          PALETTE[2],
+          [2, 3],
+        ),
+        pointRadius: 0,
+        borderWidth: 1.5,
+        yAxisID: 'y',
+      },
     ];
     if (s.rate !== null) {
       datasets.push({ ...pointDataset(capacityShort(s), [{ x: s.rate, y: 100 * s.target }], PALETTE[1], 8), pointStyle: 'triangle', yAxisID: 'y' });
@@ -52,7 +80,12 @@ export class CapacityChart extends ChartBase {
         scales: {
           x: { ...axis(theme, 'arrival rate (requests/s)'), min: lo, max: hi },
           // Up to 110 so a line at 100% is not hidden by the chart's edge.
-          y: { ...axis(theme, 'requests meeting every SLO (%)', 'linear', true), type: 'linear' as const, max: 110, ticks: { color: theme.fg, stepSize: 20, callback: (v: string | number) => (Number(v) <= 100 ? v : '') } },
+          y: {
+            ...axis(theme, 'requests meeting every SLO (%)', 'linear', true),
+            type: 'linear' as const,
+            max: 110,
+            ticks: { color: theme.fg, stepSize: 20, callback: (v: string | number) => (Number(v) <= 100 ? v : '') },
+          },
           y2: { ...axis(theme, 'good requests/s', 'linear', true), position: 'right', grid: { drawOnChartArea: false } },
         },
         plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } } },

@@ -22,7 +22,8 @@ export class CdfChart extends ChartBase {
     if (!this.latency) return null;
     const d = latencyDistributions(this.latency);
     if (d.ttft.length === 0) {
-      if ((this.latency.rows?.length ?? 0) > 0) this.emptyText = 'This report carries no per-request samples (they were left out of the link to keep it short); the JSON export has them.';
+      if ((this.latency.rows?.length ?? 0) > 0)
+        this.emptyText = 'This report carries no per-request samples (they were left out of the link to keep it short); the JSON export has them.';
       return null;
     }
     const step = (xs: { x: number; y: number }[]) => ({ stepped: 'after' as const, pointRadius: 0, data: xs });
@@ -33,7 +34,9 @@ export class CdfChart extends ChartBase {
           // One line per prompt length: TTFT and TPOT depend on it, so pooling lengths draws steps, not a distribution.
           ...distributionsByLength(this.latency).flatMap((g, i) => [
             { ...lineDataset(`TTFT, prompt ${g.promptTokens} (n ${g.ttft.length})`, [], PALETTE[i % 4 === 3 ? 5 : i % 4]), ...step(ecdf(g.ttft)) },
-            ...(g.tpot.length ? [{ ...lineDataset(`TPOT, prompt ${g.promptTokens} (n ${g.tpot.length})`, [], PALETTE[i % 4 === 3 ? 5 : i % 4], [2, 2]), ...step(ecdf(g.tpot)) }] : []),
+            ...(g.tpot.length
+              ? [{ ...lineDataset(`TPOT, prompt ${g.promptTokens} (n ${g.tpot.length})`, [], PALETTE[i % 4 === 3 ? 5 : i % 4], [2, 2]), ...step(ecdf(g.tpot)) }]
+              : []),
           ]),
           { ...lineDataset(`ITL, all lengths (n ${d.itl.length} token gaps)`, [], PALETTE[4], [5, 3]), ...step(ecdf(d.itl)) },
         ],

@@ -106,12 +106,23 @@ export abstract class ChartBase extends LitElement {
   override render() {
     return html`<div class="wrap ${this.config || this.problem ? '' : 'idle'}">
         <canvas role="img" aria-label=${this.problem ?? this.describe()}></canvas>
-        ${this.problem
-          ? html`<p class="empty problem" role="status">The ${this.chartName} chart could not be drawn. ${this.problem}</p>`
-          : this.config ? '' : html`<p class="empty muted">${this.emptyText}</p>`}
+        ${
+          this.problem
+            ? html`<p class="empty problem" role="status">The ${this.chartName} chart could not be drawn. ${this.problem}</p>`
+            : this.config
+              ? ''
+              : html`<p class="empty muted">${this.emptyText}</p>`
+        }
       </div>
       <div class="tools">
-        <button class="small secondary" @click=${this.savePng} ?disabled=${!this.config || this.problem !== undefined} aria-label=${`Save the ${this.chartName} chart as PNG`}>Save PNG</button>
+        <button
+          class="small secondary"
+          @click=${this.savePng}
+          ?disabled=${!this.config || this.problem !== undefined}
+          aria-label=${`Save the ${this.chartName} chart as PNG`}
+        >
+          Save PNG
+        </button>
       </div>`;
   }
 

@@ -80,42 +80,85 @@ export class CompareView extends LitElement {
     const diffs = differences(a.result, b.result);
     const side = (x: typeof a) => [x.label, x.result.model?.name ?? 'roofs only', device(x.result), humanDate(x.result.created_at)];
     const [sa, sb] = [side(a), side(b)];
-    return html`${diffs.length
-        ? html`<div class="diffs" id="differences"><strong>What differs:</strong>
-            <ul>${diffs.map((d) => html`<li><strong>${d.what}</strong>: A ${d.a} · B ${d.b}</li>`)}</ul></div>`
-        : html`<p class="diffs" id="differences"><strong>What differs:</strong> nothing recorded — same model, quantization, mode, settings, device and browser.</p>`}
+    return html`${
+        diffs.length
+          ? html`<div class="diffs" id="differences">
+              <strong>What differs:</strong>
+              <ul>
+                ${diffs.map((d) => html`<li><strong>${d.what}</strong>: A ${d.a} · B ${d.b}</li>`)}
+              </ul>
+            </div>`
+          : html`<p class="diffs" id="differences">
+              <strong>What differs:</strong> nothing recorded — same model, quantization, mode, settings, device and browser.
+            </p>`
+      }
       <div class="scroll" tabindex="0" role="region" aria-label="The two reports">
         <table>
-          <thead><tr><th scope="col"></th><th scope="col">A</th><th scope="col">B</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col"></th>
+              <th scope="col">A</th>
+              <th scope="col">B</th>
+            </tr>
+          </thead>
           <tbody>
-            ${['Report', 'Model', 'Device', 'Measured at'].map((name, i) => html`<tr><th scope="row">${name}</th><td>${sa[i]}</td><td>${sb[i]}</td></tr>`)}
+            ${['Report', 'Model', 'Device', 'Measured at'].map(
+              (name, i) =>
+                html`<tr>
+                  <th scope="row">${name}</th>
+                  <td>${sa[i]}</td>
+                  <td>${sb[i]}</td>
+                </tr>`,
+            )}
           </tbody>
         </table>
       </div>
-      ${rows.length === 0
-        ? html`<p class="muted">These two reports have no metric in common (for latency, the same prompt length is needed).</p>`
-        : html`<div class="scroll" tabindex="0" role="region" aria-label="Metrics compared">
-            <table>
-              <thead>
-                <tr><th scope="col">Metric</th><th scope="col" class="num">Prompt</th><th scope="col" class="num">A</th><th scope="col" class="num">B</th><th scope="col" class="num">B ÷ A</th><th scope="col">Better</th></tr>
-              </thead>
-              <tbody>
-                ${rows.map(
-                  (r, i) => html`${i === 0 || rows[i - 1].section !== r.section ? html`<tr><th scope="rowgroup" colspan="6">${SECTION_TITLES[r.section]}</th></tr>` : ''}
+      ${
+        rows.length === 0
+          ? html`<p class="muted">These two reports have no metric in common (for latency, the same prompt length is needed).</p>`
+          : html`<div class="scroll" tabindex="0" role="region" aria-label="Metrics compared">
+                <table>
+                  <thead>
                     <tr>
-                      <th scope="row">${r.metric} <span class="muted">(${r.direction === 'higher-is-better' ? 'higher is better' : 'lower is better'})</span></th>
-                      <td class="num">${r.prompt_tokens ?? ''}</td>
-                      <td class="num">${value(r, r.a)}</td>
-                      <td class="num">${value(r, r.b)}</td>
-                      <td class="num">${ratio(r.ratio)}</td>
-                      <td class=${r.call === 'a' || r.call === 'b' ? 'better' : 'muted'}>${r.call === 'a' || r.call === 'b' ? r.call.toUpperCase() : r.call}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>
-          <p class="muted">Ratio = B ÷ A. “Better” follows each metric’s direction (higher bandwidth and tokens/s, lower latency); within 1% reads as the same, and
-                “within noise” when each run’s own repetitions spread over the other’s (their min–max ranges overlap).</p>`}
+                      <th scope="col">Metric</th>
+                      <th scope="col" class="num">Prompt</th>
+                      <th scope="col" class="num">A</th>
+                      <th scope="col" class="num">B</th>
+                      <th scope="col" class="num">B ÷ A</th>
+                      <th scope="col">Better</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${rows.map(
+                      (r, i) =>
+                        html`${
+                            i === 0 || rows[i - 1].section !== r.section
+                              ? html`<tr>
+                                  <th scope="rowgroup" colspan="6">${SECTION_TITLES[r.section]}</th>
+                                </tr>`
+                              : ''
+                          }
+                          <tr>
+                            <th scope="row">
+                              ${r.metric} <span class="muted">(${r.direction === 'higher-is-better' ? 'higher is better' : 'lower is better'})</span>
+                            </th>
+                            <td class="num">${r.prompt_tokens ?? ''}</td>
+                            <td class="num">${value(r, r.a)}</td>
+                            <td class="num">${value(r, r.b)}</td>
+                            <td class="num">${ratio(r.ratio)}</td>
+                            <td class=${r.call === 'a' || r.call === 'b' ? 'better' : 'muted'}>
+                              ${r.call === 'a' || r.call === 'b' ? r.call.toUpperCase() : r.call}
+                            </td>
+                          </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>
+              <p class="muted">
+                Ratio = B ÷ A. “Better” follows each metric’s direction (higher bandwidth and tokens/s, lower latency); within 1% reads as the same, and “within
+                noise” when each run’s own repetitions spread over the other’s (their min–max ranges overlap).
+              </p>`
+      }
       <div class="row">
         <button @click=${this.share}>Share comparison link</button>
         <button class="secondary" @click=${() => this.dispatchEvent(new CustomEvent('close', { bubbles: true, composed: true }))}>Close comparison</button>

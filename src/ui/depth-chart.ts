@@ -34,7 +34,11 @@ export class DepthChart extends ChartBase {
       type: 'scatter',
       data: {
         datasets: [
-          lineDataset('median TPOT at that depth', curve.map((d) => ({ x: d.depth, y: d.tpot_ms })), PALETTE[0]),
+          lineDataset(
+            'median TPOT at that depth',
+            curve.map((d) => ({ x: d.depth, y: d.tpot_ms })),
+            PALETTE[0],
+          ),
           { ...lineDataset('bandwidth floor = bytes per token ÷ read roof', floor, PALETTE[2], [6, 4]), pointRadius: 0 },
           pointDataset('each decode step', gaps, 'rgba(242, 142, 43, 0.55)', 2),
         ],

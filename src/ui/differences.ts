@@ -14,7 +14,13 @@ export interface Difference {
 
 /** Which measurements a report holds, in words ("roofs + latency sweep"). */
 export function modeOf(r: BenchResult): string {
-  const parts = [r.ceilings ? 'roofs' : '', r.latency ? 'latency sweep' : '', r.llama_bench ? 'llama-bench' : '', r.serve ? 'serving' : '', r.webllm ? 'WebLLM' : ''].filter(Boolean);
+  const parts = [
+    r.ceilings ? 'roofs' : '',
+    r.latency ? 'latency sweep' : '',
+    r.llama_bench ? 'llama-bench' : '',
+    r.serve ? 'serving' : '',
+    r.webllm ? 'WebLLM' : '',
+  ].filter(Boolean);
   return parts.join(' + ') || 'nothing measured';
 }
 

@@ -38,5 +38,9 @@ export function downloadCanvasPng(canvas: HTMLCanvasElement, background: string,
 
 /** A timestamp for file names: 2025-01-31T12-00-00. */
 export function fileStamp(iso: string): string {
-  return iso.replace(/\.\d+Z$/, '').replace(/[:]/g, '-').replace(/[^0-9A-Za-z_-]/g, '-').slice(0, 19);
+  return iso
+    .replace(/\.\d+Z$/, '')
+    .replace(/[:]/g, '-')
+    .replace(/[^0-9A-Za-z_-]/g, '-')
+    .slice(0, 19);
 }

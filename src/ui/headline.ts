@@ -68,7 +68,15 @@ export interface Headline {
 export const TINY_PARAMETERS = 50e6;
 
 function phaseRow(phase: 'prefill' | 'decode', promptTokens: number, v: Verdict): PhaseRow {
-  return { phase, promptTokens, ms: v.floorMs / v.efficiency, floorMs: v.floorMs, ofRoof: v.efficiency, bound: v.bound, side: sideOfRidge(v.intensity, v.ridgePoint) };
+  return {
+    phase,
+    promptTokens,
+    ms: v.floorMs / v.efficiency,
+    floorMs: v.floorMs,
+    ofRoof: v.efficiency,
+    bound: v.bound,
+    side: sideOfRidge(v.intensity, v.ridgePoint),
+  };
 }
 
 /** The bound most rows of a phase share (ties go to the row with the longest prompt). */
@@ -99,10 +107,19 @@ export function headline(r: BenchResult): Headline {
     if (v.decode) phaseRows.push(phaseRow('decode', v.prompt_tokens, v.decode));
   }
   const firstDecode = rows.find((x) => x.decode_tokens_per_s !== null);
-  const decode = firstDecode ? { tokensPerS: firstDecode.decode_tokens_per_s!, ofCeiling: firstDecode.decode_efficiency, promptTokens: firstDecode.prompt_tokens } : null;
+  const decode = firstDecode
+    ? { tokensPerS: firstDecode.decode_tokens_per_s!, ofCeiling: firstDecode.decode_efficiency, promptTokens: firstDecode.prompt_tokens }
+    : null;
   const last = rows[rows.length - 1];
   const prefill =
-    last && roofs ? { gflops: last.prefill_gflops, ofCompute: last.prefill_gflops / roofs.computeGflops, ofMatmul: last.prefill_gflops / roofs.matmulGflops, promptTokens: last.prompt_tokens } : null;
+    last && roofs
+      ? {
+          gflops: last.prefill_gflops,
+          ofCompute: last.prefill_gflops / roofs.computeGflops,
+          ofMatmul: last.prefill_gflops / roofs.matmulGflops,
+          promptTokens: last.prompt_tokens,
+        }
+      : null;
 
   const prefillRows = phaseRows.filter((x) => x.phase === 'prefill');
   const decodeRows = phaseRows.filter((x) => x.phase === 'decode');
@@ -124,7 +141,9 @@ export function headline(r: BenchResult): Headline {
     (cpu || tiny) && (pb === 'overhead-bound' || db === 'overhead-bound')
       ? [
           cpu ? 'This adapter is a CPU implementation of WebGPU: every dispatch goes through a software queue, so fixed per-kernel costs dwarf the work.' : '',
-          tiny ? `A model this small (${Math.round(model!.parameters! / 1e6 * 10) / 10} M parameters) does microseconds of work per kernel, less than a launch costs, so no roof is reached.` : '',
+          tiny
+            ? `A model this small (${Math.round((model!.parameters! / 1e6) * 10) / 10} M parameters) does microseconds of work per kernel, less than a launch costs, so no roof is reached.`
+            : '',
         ]
           .filter(Boolean)
           .join(' ')

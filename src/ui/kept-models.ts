@@ -63,27 +63,43 @@ export class KeptModels extends LitElement {
     return html`<details @toggle=${this.onToggle}>
       <summary>Files kept in this browser${files ? ` (${files.length}, ${bytes(total)})` : ''}</summary>
       ${this.error ? html`<p class="banner error" role="alert">${this.error}</p>` : ''}
-      ${files === null
-        ? html`<p class="muted">Reading…</p>`
-        : files.length === 0
-          ? html`<p class="muted" id="kept-empty">Nothing is kept: a GGUF you run by URL is downloaded once and kept here.</p>`
-          : html`<div class="scroll">
-              <table>
-                <caption class="sr-only">GGUF files kept in this browser</caption>
-                <thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Kept</th><th scope="col"><span class="sr-only">Remove</span></th></tr></thead>
-                <tbody>
-                  ${files.map(
-                    (f) => html`<tr>
-                      <td class="url mono" title=${f.url}>${f.url.split('/').pop()}</td>
-                      <td>${bytes(f.bytes)}</td>
-                      <td>${f.keptAt?.slice(0, 10) ?? '—'}</td>
-                      <td><button class="small secondary" aria-label=${`Remove ${f.url.split('/').pop()}`} @click=${() => this.forget(f.url)}>Remove</button></td>
-                    </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
-            <button class="small secondary" id="forget-all" @click=${() => this.forget(null)}>Remove all (${bytes(total)})</button>`}
+      ${
+        files === null
+          ? html`<p class="muted">Reading…</p>`
+          : files.length === 0
+            ? html`<p class="muted" id="kept-empty">Nothing is kept: a GGUF you run by URL is downloaded once and kept here.</p>`
+            : html`<div class="scroll">
+                  <table>
+                    <caption class="sr-only">
+                      GGUF files kept in this browser
+                    </caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">File</th>
+                        <th scope="col">Size</th>
+                        <th scope="col">Kept</th>
+                        <th scope="col"><span class="sr-only">Remove</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${files.map(
+                        (f) =>
+                          html`<tr>
+                            <td class="url mono" title=${f.url}>${f.url.split('/').pop()}</td>
+                            <td>${bytes(f.bytes)}</td>
+                            <td>${f.keptAt?.slice(0, 10) ?? '—'}</td>
+                            <td>
+                              <button class="small secondary" aria-label=${`Remove ${f.url.split('/').pop()}`} @click=${() => this.forget(f.url)}>
+                                Remove
+                              </button>
+                            </td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                </div>
+                <button class="small secondary" id="forget-all" @click=${() => this.forget(null)}>Remove all (${bytes(total)})</button>`
+      }
     </details>`;
   }
 }

@@ -54,7 +54,13 @@ export class KernelChart extends ChartBase {
     if (!this.kernels?.length) return 'GPU time by kernel class: no profile in this run.';
     const { byPhase } = kernelTable(this.kernels);
     const top = (p: (typeof PHASES)[number]) =>
-      [...byPhase[p].values()].sort((a, b) => b.share - a.share).slice(0, 3).map((r) => `${r.kind} ${pct(r.share)}`).join(', ');
-    return `GPU time by kernel class. ${PHASES.filter((p) => byPhase[p].size).map((p) => `${p}: ${top(p)}`).join('. ')}.`;
+      [...byPhase[p].values()]
+        .sort((a, b) => b.share - a.share)
+        .slice(0, 3)
+        .map((r) => `${r.kind} ${pct(r.share)}`)
+        .join(', ');
+    return `GPU time by kernel class. ${PHASES.filter((p) => byPhase[p].size)
+      .map((p) => `${p}: ${top(p)}`)
+      .join('. ')}.`;
   }
 }

@@ -16,28 +16,34 @@ export class LlamaBenchTable extends LitElement {
         <table>
           <thead>
             <tr>
-              <th scope="col">model</th><th scope="col" class="num">size</th><th scope="col" class="num">params</th><th scope="col">backend</th>
-              <th scope="col" class="num">ngl</th><th scope="col">test</th><th scope="col" class="num">t/s</th>
+              <th scope="col">model</th>
+              <th scope="col" class="num">size</th>
+              <th scope="col" class="num">params</th>
+              <th scope="col">backend</th>
+              <th scope="col" class="num">ngl</th>
+              <th scope="col">test</th>
+              <th scope="col" class="num">t/s</th>
             </tr>
           </thead>
           <tbody>
             ${this.rows.map(
-              (r) => html`<tr>
-                <td>${r.model}</td>
-                <td class="num">${(r.sizeBytes / 2 ** 30).toFixed(2)} GiB</td>
-                <td class="num">${count(r.params)}</td>
-                <td>${r.backend}</td>
-                <td class="num">${r.ngl}</td>
-                <th scope="row">${r.test}</th>
-                <td class="num">${r.meanTokensPerS.toFixed(2)} ± ${r.stdTokensPerS.toFixed(2)}</td>
-              </tr>`,
+              (r) =>
+                html`<tr>
+                  <td>${r.model}</td>
+                  <td class="num">${(r.sizeBytes / 2 ** 30).toFixed(2)} GiB</td>
+                  <td class="num">${count(r.params)}</td>
+                  <td>${r.backend}</td>
+                  <td class="num">${r.ngl}</td>
+                  <th scope="row">${r.test}</th>
+                  <td class="num">${r.meanTokensPerS.toFixed(2)} ± ${r.stdTokensPerS.toFixed(2)}</td>
+                </tr>`,
             )}
           </tbody>
         </table>
       </div>
       <p class="muted explain">
-        pp<em>n</em>: <em>n</em> prompt tokens in one batched prefill, tokens/s to the first token; tg<em>n</em>: <em>n</em> single-token decode steps.
-        Mean ± sample standard deviation of ${reps} repetitions after one warm-up, as llama.cpp’s <code>llama-bench</code> reports (size in GiB = 1024³ bytes).
+        pp<em>n</em>: <em>n</em> prompt tokens in one batched prefill, tokens/s to the first token; tg<em>n</em>: <em>n</em> single-token decode steps. Mean ±
+        sample standard deviation of ${reps} repetitions after one warm-up, as llama.cpp’s <code>llama-bench</code> reports (size in GiB = 1024³ bytes).
       </p>`;
   }
 }

@@ -71,41 +71,72 @@ export class ModelInspect extends LitElement {
   }
 
   private memory(i: ModelInspection) {
-    if (i.unsupported) return html`<dt>Runs here</dt><dd>Not yet: ${i.unsupported}</dd>`;
+    if (i.unsupported)
+      return html`<dt>Runs here</dt>
+        <dd>Not yet: ${i.unsupported}</dd>`;
     const m = i.memory!;
     const fits = m.problem ? html`<strong>does not fit:</strong> ${m.problem}` : m.checked ? 'fits this device’s limits' : 'no device to check against';
     return html`<dt>Memory</dt>
-      <dd>${bytes(m.plan.totalBytes)} for a ${m.context}-token context (weights ${bytes(m.plan.weightBytes)}, KV cache ${bytes(m.plan.kvCacheBytes)} of ${m.plan.kvElement},
-        activations ${bytes(m.plan.activationBytes)}) — ${fits}</dd>`;
+      <dd>
+        ${bytes(m.plan.totalBytes)} for a ${m.context}-token context (weights ${bytes(m.plan.weightBytes)}, KV cache ${bytes(m.plan.kvCacheBytes)} of
+        ${m.plan.kvElement}, activations ${bytes(m.plan.activationBytes)}) — ${fits}
+      </dd>`;
   }
 
   private decode(i: ModelInspection) {
     const d = i.decode;
     const roof = lastReadRoof(this.environment);
     if (d.tokensPerS === null) {
-      return html`<dt>Decode</dt><dd>${bytes(d.bytesPerToken)} read per token; no roof measured yet — run “roofs only” first and inspect again.</dd>`;
+      return html`<dt>Decode</dt>
+        <dd>${bytes(d.bytesPerToken)} read per token; no roof measured yet — run “roofs only” first and inspect again.</dd>`;
     }
     return html`<dt>Decode</dt>
-      <dd>at most <strong>${num(d.tokensPerS)} tokens/s</strong> = read roof ${num(d.readRoofGBs)} GB/s${roof ? ` (measured ${roof.measuredAt.slice(0, 10)})` : ''}
-        ÷ ${bytes(d.bytesPerToken)} per token</dd>`;
+      <dd>
+        at most <strong>${num(d.tokensPerS)} tokens/s</strong> = read roof ${num(d.readRoofGBs)}
+        GB/s${roof ? ` (measured ${roof.measuredAt.slice(0, 10)})` : ''} ÷ ${bytes(d.bytesPerToken)} per token
+      </dd>`;
   }
 
   private report(s: Extract<InspectState, { kind: 'done' }>) {
     const i = s.inspection;
     return html`<section class="inspection" aria-label="What the header says">
       <dl>
-        <dt>Model</dt><dd>${i.name ?? i.source} · <span class="mono">${i.architecture}</span> · GGUF v${i.ggufVersion}</dd>
-        <dt>Parameters</dt><dd>${count(i.parameters)}</dd>
-        <dt>File</dt><dd>${bytes(i.fileBytes)} (header ${bytes(i.headerBytes)}); this inspection read ${bytes(s.bytesRead)} of it by Range requests (${pct(s.bytesRead / i.fileBytes)})</dd>
+        <dt>Model</dt>
+        <dd>${i.name ?? i.source} · <span class="mono">${i.architecture}</span> · GGUF v${i.ggufVersion}</dd>
+        <dt>Parameters</dt>
+        <dd>${count(i.parameters)}</dd>
+        <dt>File</dt>
+        <dd>
+          ${bytes(i.fileBytes)} (header ${bytes(i.headerBytes)}); this inspection read ${bytes(s.bytesRead)} of it by Range requests
+          (${pct(s.bytesRead / i.fileBytes)})
+        </dd>
         ${this.memory(i)} ${this.decode(i)}
-        <dt>Download</dt><dd>${s.kept ? 'Kept in this browser: Run reads it from disk.' : `Run downloads ${bytes(i.fileBytes)} once and keeps it in this browser.`}</dd>
+        <dt>Download</dt>
+        <dd>${s.kept ? 'Kept in this browser: Run reads it from disk.' : `Run downloads ${bytes(i.fileBytes)} once and keeps it in this browser.`}</dd>
       </dl>
       <div class="scroll">
         <table>
-          <caption class="sr-only">Tensor types and their share of the bytes</caption>
-          <thead><tr><th scope="col">Tensor type</th><th scope="col">Tensors</th><th scope="col">Bytes</th><th scope="col">Share</th></tr></thead>
+          <caption class="sr-only">
+            Tensor types and their share of the bytes
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Tensor type</th>
+              <th scope="col">Tensors</th>
+              <th scope="col">Bytes</th>
+              <th scope="col">Share</th>
+            </tr>
+          </thead>
           <tbody>
-            ${i.types.map((t) => html`<tr><td class="mono">${t.type}</td><td>${t.tensors}</td><td>${bytes(t.bytes)}</td><td>${pct(t.share)}</td></tr>`)}
+            ${i.types.map(
+              (t) =>
+                html`<tr>
+                  <td class="mono">${t.type}</td>
+                  <td>${t.tensors}</td>
+                  <td>${bytes(t.bytes)}</td>
+                  <td>${pct(t.share)}</td>
+                </tr>`,
+            )}
           </tbody>
         </table>
       </div>

@@ -110,7 +110,10 @@ export class ModelPicker extends LitElement {
     if (w === 'loading') return html`<option disabled>Loading WebLLM’s model list…</option>`;
     if ('error' in w) return html`<option disabled>WebLLM could not be loaded: ${w.error}</option>`;
     return w.map(
-      (m) => html`<option value=${`webllm:${m.id}`} ?disabled=${m.reason !== null} ?selected=${valueOf(this.pick) === `webllm:${m.id}`}>${m.label}${m.reason ? ` — ${m.reason}` : ''}</option>`,
+      (m) =>
+        html`<option value=${`webllm:${m.id}`} ?disabled=${m.reason !== null} ?selected=${valueOf(this.pick) === `webllm:${m.id}`}>
+          ${m.label}${m.reason ? ` — ${m.reason}` : ''}
+        </option>`,
     );
   }
 
@@ -125,21 +128,31 @@ export class ModelPicker extends LitElement {
     const p = this.pick;
     if (p.kind === 'preset') {
       const preset = PRESETS.find((x) => x.id === p.id);
-      return html`Synthetic weights — speed only: the exact shapes of ${preset?.title ?? p.id} with random weights generated on the GPU. Nothing is downloaded; the output text is meaningless.`;
+      return html`Synthetic weights — speed only: the exact shapes of ${preset?.title ?? p.id} with random weights generated on the GPU. Nothing is downloaded;
+      the output text is meaningless.`;
     }
     if (p.kind === 'known') {
       const size = findKnownFile(p.id)?.size;
       return html`Real weights, downloaded from Hugging Face into this tab once and kept in this browser (nothing is uploaded anywhere).
-        ${size ? `The file is ${bytes(size)}.` : 'Its size is unknown until the header is read: inspect it first.'}`;
+      ${size ? `The file is ${bytes(size)}.` : 'Its size is unknown until the header is read: inspect it first.'}`;
     }
     if (p.kind === 'webllm') {
-      return html`WebLLM (MLC’s engine) runs this model in this tab, timed with our clock and protocol. Its weights download from Hugging Face
-        and are cached by the browser; a network failure or a blocked download stops the run with the reason.
-        <label class="check"><input id="side-by-side" type="checkbox" .checked=${p.sideBySide} ?disabled=${this.disabled}
-          @change=${(e: Event) => this.emit({ ...p, sideBySide: (e.target as HTMLInputElement).checked })} />
-          also run our engine on the same family (synthetic weights) for a side-by-side</label>`;
+      return html`WebLLM (MLC’s engine) runs this model in this tab, timed with our clock and protocol. Its weights download from Hugging Face and are cached by
+        the browser; a network failure or a blocked download stops the run with the reason.
+        <label class="check"
+          ><input
+            id="side-by-side"
+            type="checkbox"
+            .checked=${p.sideBySide}
+            ?disabled=${this.disabled}
+            @change=${(e: Event) => this.emit({ ...p, sideBySide: (e.target as HTMLInputElement).checked })}
+          />
+          also run our engine on the same family (synthetic weights) for a side-by-side</label
+        >`;
     }
-    if (p.kind === 'url') return html`Any GGUF file; the server must allow this page to fetch it (CORS). Inspect it to see whether tokenscope runs it before it is downloaded; Run downloads it once and keeps it in this browser.`;
+    if (p.kind === 'url')
+      return html`Any GGUF file; the server must allow this page to fetch it (CORS). Inspect it to see whether tokenscope runs it before it is downloaded; Run
+      downloads it once and keeps it in this browser.`;
     return html`The file stays on this computer: the page reads it directly.`;
   }
 
@@ -162,33 +175,59 @@ export class ModelPicker extends LitElement {
           <optgroup label="WebLLM prebuilt models">${this.webllmOptions()}</optgroup>
         </select>
       </label>
-      ${p.kind === 'webllm' ? '' : html`<label>
-        Weights
-        <select id="quant" .value=${p.quant ?? ''} @change=${this.onQuant} ?disabled=${this.disabled}>
-          ${p.kind === 'preset' ? '' : html`<option value="" ?selected=${p.quant === null}>as stored in the file</option>`}
-          ${QUANTS.filter((q) => p.kind === 'preset' || (q !== 'f32' && q !== 'f16')).map(
-            (q) => html`<option value=${q} ?selected=${p.quant === q}>${p.kind === 'preset' ? QUANT_LABELS[q] : `quantize to ${QUANT_LABELS[q]}`}</option>`,
-          )}
-        </select>
-      </label>`}
-      ${p.kind === 'url'
-        ? html`<label class="wide">
-            GGUF address
-            <input type="url" inputmode="url" placeholder="https://huggingface.co/…/model.gguf" .value=${p.url} ?disabled=${this.disabled}
-              @change=${(e: Event) => this.emit({ ...p, url: (e.target as HTMLInputElement).value })} />
-          </label>`
-        : ''}
-      ${p.kind === 'file'
-        ? html`<label class="wide">
-            GGUF file
-            <input type="file" accept=".gguf" ?disabled=${this.disabled}
-              @change=${(e: Event) => this.emit({ ...p, file: (e.target as HTMLInputElement).files?.[0] ?? null })} />
-          </label>`
-        : ''}
+      ${
+        p.kind === 'webllm'
+          ? ''
+          : html`<label>
+              Weights
+              <select id="quant" .value=${p.quant ?? ''} @change=${this.onQuant} ?disabled=${this.disabled}>
+                ${p.kind === 'preset' ? '' : html`<option value="" ?selected=${p.quant === null}>as stored in the file</option>`}
+                ${QUANTS.filter((q) => p.kind === 'preset' || (q !== 'f32' && q !== 'f16')).map(
+                  (q) =>
+                    html`<option value=${q} ?selected=${p.quant === q}>${p.kind === 'preset' ? QUANT_LABELS[q] : `quantize to ${QUANT_LABELS[q]}`}</option>`,
+                )}
+              </select>
+            </label>`
+      }
+      ${
+        p.kind === 'url'
+          ? html`<label class="wide">
+              GGUF address
+              <input
+                type="url"
+                inputmode="url"
+                placeholder="https://huggingface.co/…/model.gguf"
+                .value=${p.url}
+                ?disabled=${this.disabled}
+                @change=${(e: Event) => this.emit({ ...p, url: (e.target as HTMLInputElement).value })}
+              />
+            </label>`
+          : ''
+      }
+      ${
+        p.kind === 'file'
+          ? html`<label class="wide">
+              GGUF file
+              <input
+                type="file"
+                accept=".gguf"
+                ?disabled=${this.disabled}
+                @change=${(e: Event) => this.emit({ ...p, file: (e.target as HTMLInputElement).files?.[0] ?? null })}
+              />
+            </label>`
+          : ''
+      }
       <p class="wide muted hint">${this.hint()}</p>
-      ${p.kind === 'url' || p.kind === 'known'
-        ? html`<ts-model-inspect class="wide" .url=${p.kind === 'url' ? p.url : (findKnownFile(p.id)?.url ?? '')} .environment=${this.environment} ?disabled=${this.disabled}></ts-model-inspect>`
-        : ''}
+      ${
+        p.kind === 'url' || p.kind === 'known'
+          ? html`<ts-model-inspect
+              class="wide"
+              .url=${p.kind === 'url' ? p.url : (findKnownFile(p.id)?.url ?? '')}
+              .environment=${this.environment}
+              ?disabled=${this.disabled}
+            ></ts-model-inspect>`
+          : ''
+      }
       <ts-kept-models class="wide"></ts-kept-models>
     </div>`;
   }

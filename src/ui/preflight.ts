@@ -51,7 +51,9 @@ export function preflight(setup: RunSetup): Preflight | null {
     const lengths = s.promptLengths.filter((p) => p + gen - 1 <= context);
     return {
       problem: `A ${longest}-token prompt plus ${s.gen} output tokens needs ${longest + s.gen - 1} positions; ${name} holds ${context}.`,
-      fix: lengths.length ? { label: `Use prompts ${lengths.join(', ')} with ${gen} output tokens`, setup: { ...setup, sweep: { ...s, promptLengths: lengths, gen } } } : null,
+      fix: lengths.length
+        ? { label: `Use prompts ${lengths.join(', ')} with ${gen} output tokens`, setup: { ...setup, sweep: { ...s, promptLengths: lengths, gen } } }
+        : null,
     };
   }
   const prompt = setup.serve.prompt.kind === 'fixed' ? setup.serve.prompt.tokens : setup.serve.prompt.max;
@@ -61,7 +63,10 @@ export function preflight(setup: RunSetup): Preflight | null {
   const o = Math.min(output, context - p + 1);
   return {
     problem: `Requests of ${prompt} prompt + ${output} output tokens need ${prompt + output - 1} positions; ${name} holds ${context}.`,
-    fix: { label: `Use ${p} prompt + ${o} output tokens`, setup: { ...setup, serve: { ...setup.serve, prompt: { kind: 'fixed', tokens: p }, output: { kind: 'fixed', tokens: o } } } },
+    fix: {
+      label: `Use ${p} prompt + ${o} output tokens`,
+      setup: { ...setup, serve: { ...setup.serve, prompt: { kind: 'fixed', tokens: p }, output: { kind: 'fixed', tokens: o } } },
+    },
   };
 }
 

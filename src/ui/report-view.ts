@@ -31,11 +31,17 @@ export class ReportView extends LitElement {
   @property({ attribute: false }) result: BenchResult | null = null;
 
   private card(id: string, title: string, body: TemplateResult): TemplateResult {
-    return html`<section class="card" aria-labelledby=${id}><h2 id=${id}>${title}</h2>${body}</section>`;
+    return html`<section class="card" aria-labelledby=${id}>
+      <h2 id=${id}>${title}</h2>
+      ${body}
+    </section>`;
   }
 
   private pair(chart: TemplateResult, words: TemplateResult): TemplateResult {
-    return html`<div class="pair"><div>${chart}</div><div class="explain muted">${words}</div></div>`;
+    return html`<div class="pair">
+      <div>${chart}</div>
+      <div class="explain muted">${words}</div>
+    </div>`;
   }
 
   override render() {
@@ -51,38 +57,69 @@ export class ReportView extends LitElement {
     const rows = latency?.rows ?? [];
     const serve = r.serve;
     return html`${this.card('verdict-title', 'Verdict', html`<ts-verdict-card .result=${r}></ts-verdict-card>`)}
-      ${r.notes?.length
-        ? html`<div class="banner warn" role="note">
-            <ul>
-              ${r.notes.map((n) => html`<li>${n}</li>`)}
-            </ul>
-          </div>`
-        : ''}
-      ${model || r.cold_start
-        ? this.card('model-title', 'Model and cold start', html`<ts-run-facts .model=${model ?? null} .cold=${r.cold_start ?? null} .latencyCold=${latency?.cold_start ?? null} .dispatches=${latency?.dispatches_per_step ?? null}></ts-run-facts>`)
-        : ''}
-      ${latency
-        ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}
-          ${this.card('ttft-title', 'Time to first token vs prompt length', this.pair(html`<ts-ttft-chart .latency=${latency}></ts-ttft-chart>`, explain.prefillDecode))}
-          ${this.card('depth-title', 'Time per output token vs context depth', this.pair(html`<ts-depth-chart .latency=${latency}></ts-depth-chart>`, explain.decodeMemoryBound))}
-          ${this.card('cdf-title', 'Latency distributions', this.pair(html`<ts-cdf-chart .latency=${latency}></ts-cdf-chart>`, explain.percentilesGoodput))}
-          ${latency.kernels?.length || latency.settings?.profile
-            ? this.card('kernel-title', 'Where the GPU time goes', this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown))
-            : html`<p class="muted hint" id="kernel-hint">Where the GPU time goes, kernel by kernel: tick “per-kernel profile” before the run to see it.</p>`}`
-        : ''}
-      ${r.ceilings
-        ? this.card(
-            'roofs-title',
-            'The device’s roofs and the roofline',
-            html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? batchesOf(serve) : null}></ts-roofline-chart>
-              <div class="explain muted">${explain.readingRoofline}</div>
-              <ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>`,
-          )
-        : ''}
+      ${
+        r.notes?.length
+          ? html`<div class="banner warn" role="note">
+              <ul>
+                ${r.notes.map((n) => html`<li>${n}</li>`)}
+              </ul>
+            </div>`
+          : ''
+      }
+      ${
+        model || r.cold_start
+          ? this.card(
+              'model-title',
+              'Model and cold start',
+              html`<ts-run-facts
+                .model=${model ?? null}
+                .cold=${r.cold_start ?? null}
+                .latencyCold=${latency?.cold_start ?? null}
+                .dispatches=${latency?.dispatches_per_step ?? null}
+              ></ts-run-facts>`,
+            )
+          : ''
+      }
+      ${
+        latency
+          ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}
+            ${this.card('ttft-title', 'Time to first token vs prompt length', this.pair(html`<ts-ttft-chart .latency=${latency}></ts-ttft-chart>`, explain.prefillDecode))}
+            ${this.card('depth-title', 'Time per output token vs context depth', this.pair(html`<ts-depth-chart .latency=${latency}></ts-depth-chart>`, explain.decodeMemoryBound))}
+            ${this.card('cdf-title', 'Latency distributions', this.pair(html`<ts-cdf-chart .latency=${latency}></ts-cdf-chart>`, explain.percentilesGoodput))}
+            ${
+              latency.kernels?.length || latency.settings?.profile
+                ? this.card(
+                    'kernel-title',
+                    'Where the GPU time goes',
+                    this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown),
+                  )
+                : html`<p class="muted hint" id="kernel-hint">
+                    Where the GPU time goes, kernel by kernel: tick “per-kernel profile” before the run to see it.
+                  </p>`
+            }`
+          : ''
+      }
+      ${
+        r.ceilings
+          ? this.card(
+              'roofs-title',
+              'The device’s roofs and the roofline',
+              html`<ts-roofline-chart .ceilings=${r.ceilings} .latency=${latency ?? null} .batches=${serve ? batchesOf(serve) : null}></ts-roofline-chart>
+                <div class="explain muted">${explain.readingRoofline}</div>
+                <ts-roofs-table .ceilings=${r.ceilings}></ts-roofs-table>`,
+            )
+          : ''
+      }
       ${llamaBench?.length ? this.card('llama-title', 'llama-bench', html`<ts-llama-bench-table .rows=${llamaBench}></ts-llama-bench-table>`) : ''}
-      ${r.webllm
-        ? this.card('webllm-title', 'WebLLM beside our engine', html`<ts-webllm-report .webllm=${r.webllm} .sideBySide=${r.side_by_side ?? null}></ts-webllm-report>`)
-        : ''}
+      ${
+        r.webllm
+          ? this.card(
+              'webllm-title',
+              'WebLLM beside our engine',
+              html`<ts-webllm-report .webllm=${r.webllm} .sideBySide=${r.side_by_side ?? null}></ts-webllm-report>`,
+            )
+          : ''
+      }
       ${serve ? this.card('serve-title', 'Serving benchmark', html`<ts-serve-report .serve=${serve}></ts-serve-report>`) : ''}
       <ts-device-panel .environment=${r.environment} heading="The environment this run was made in"></ts-device-panel>`;
   }

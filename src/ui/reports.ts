@@ -126,7 +126,8 @@ export class Reports {
   /** A pasted link (or bare fragment) to add to the reports. */
   async openLink(text: string): Promise<void> {
     const hash = text.trim().replace(/^[^#]*/, '');
-    if (!(await this.openFragment(hash))) this.fail('This is not a tokenscope link', new TokenscopeError('bad-input', 'It has no #r= or #c= part.', 'Paste the whole link the Share button made.'));
+    if (!(await this.openFragment(hash)))
+      this.fail('This is not a tokenscope link', new TokenscopeError('bad-input', 'It has no #r= or #c= part.', 'Paste the whole link the Share button made.'));
   }
 
   /** JSON files exported by tokenscope (file chooser or drag and drop). */
@@ -134,7 +135,12 @@ export class Reports {
     for (const file of files) {
       const name = file.name.slice(0, 80);
       try {
-        if (file.size > MAX_IMPORT_CHARS * 4) throw new TokenscopeError('bad-input', `The file is ${file.size} bytes; tokenscope imports at most ${MAX_IMPORT_CHARS} characters.`, 'Choose a JSON file exported by tokenscope.');
+        if (file.size > MAX_IMPORT_CHARS * 4)
+          throw new TokenscopeError(
+            'bad-input',
+            `The file is ${file.size} bytes; tokenscope imports at most ${MAX_IMPORT_CHARS} characters.`,
+            'Choose a JSON file exported by tokenscope.',
+          );
         this.addResult(parseImportedJson(await file.text()), 'file', `File ${name}`);
         this.notice = null;
       } catch (e) {

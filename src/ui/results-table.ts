@@ -32,7 +32,9 @@ export class ResultsTable extends LitElement {
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="Latency by prompt length (scrolls sideways)">
         <table>
-          <caption class="sr-only">Latency by prompt length</caption>
+          <caption class="sr-only">
+            Latency by prompt length
+          </caption>
           <thead>
             <tr>
               <th scope="col" class="num">Prompt</th>
@@ -50,19 +52,20 @@ export class ResultsTable extends LitElement {
           </thead>
           <tbody>
             ${rows.map(
-              (r) => html`<tr>
-                <th scope="row" class="num">${r.prompt_tokens}</th>
-                <td class="num">${r.output_tokens}</td>
-                <td class="num">${r.n}</td>
-                <td class="num">${num(r.ttft.p50)}</td>
-                <td class="num">${this.p99(r.ttft.p99, r.n)}</td>
-                <td class="num">${num(r.tpot?.p50)}</td>
-                <td class="num">${r.tpot ? this.p99(r.tpot.p99, r.n) : '—'}</td>
-                <td class="num">${num(r.prefill_tokens_per_s)}</td>
-                <td class="num">${num(r.decode_tokens_per_s)}</td>
-                <td class="num">${num(r.decode_bandwidth_gbps)}</td>
-                <td class="num">${pct(r.decode_efficiency)}</td>
-              </tr>`,
+              (r) =>
+                html`<tr>
+                  <th scope="row" class="num">${r.prompt_tokens}</th>
+                  <td class="num">${r.output_tokens}</td>
+                  <td class="num">${r.n}</td>
+                  <td class="num">${num(r.ttft.p50)}</td>
+                  <td class="num">${this.p99(r.ttft.p99, r.n)}</td>
+                  <td class="num">${num(r.tpot?.p50)}</td>
+                  <td class="num">${r.tpot ? this.p99(r.tpot.p99, r.n) : '—'}</td>
+                  <td class="num">${num(r.prefill_tokens_per_s)}</td>
+                  <td class="num">${num(r.decode_tokens_per_s)}</td>
+                  <td class="num">${num(r.decode_bandwidth_gbps)}</td>
+                  <td class="num">${pct(r.decode_efficiency)}</td>
+                </tr>`,
             )}
           </tbody>
         </table>
@@ -73,7 +76,10 @@ export class ResultsTable extends LitElement {
         <dt>TPOT</dt>
         <dd>time per output token = (E2EL − TTFT) / (N<sub>out</sub> − 1), E2EL = last token − request start (vLLM, MLPerf). One value per request.</dd>
         <dt>p50, p99</dt>
-        <dd>percentiles with numpy’s linear interpolation over the n requests of the row${anyFew ? '; * marks a p99 of fewer than 20 samples, which is close to the maximum' : ''}.</dd>
+        <dd>
+          percentiles with numpy’s linear interpolation over the n requests of the
+          row${anyFew ? '; * marks a p99 of fewer than 20 samples, which is close to the maximum' : ''}.
+        </dd>
         <dt>Prefill tok/s</dt>
         <dd>prompt tokens / median TTFT.</dd>
         <dt>Decode tok/s</dt>

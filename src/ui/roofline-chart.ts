@@ -219,11 +219,32 @@ export class RooflineChart extends ChartBase {
       { ...lineDataset('tiled matmul kernel', flat(roofs.matmulGflops), PALETTE[1], [6, 4]), pointRadius: 0, borderWidth: 1.5 },
     ];
     if (c.f16_gflops !== null) datasets.push({ ...lineDataset('f16 FMA peak', flat(c.f16_gflops), PALETTE[4], [2, 3]), pointRadius: 0, borderWidth: 1.5 });
-    if (points.prefill.length) datasets.push({ ...pointDataset('prefill', points.prefill.map((p) => ({ ...p, tag: `prefill ${p.tokens}` })), PALETTE[3], size), pointStyle: 'rectRot' });
-    if (points.decode.length) datasets.push({ ...pointDataset('decode', points.decode.map((p) => ({ ...p, tag: `decode @ ${p.tokens}` })), PALETTE[6], size), pointStyle: 'circle' });
+    if (points.prefill.length)
+      datasets.push({
+        ...pointDataset(
+          'prefill',
+          points.prefill.map((p) => ({ ...p, tag: `prefill ${p.tokens}` })),
+          PALETTE[3],
+          size,
+        ),
+        pointStyle: 'rectRot',
+      });
+    if (points.decode.length)
+      datasets.push({
+        ...pointDataset(
+          'decode',
+          points.decode.map((p) => ({ ...p, tag: `decode @ ${p.tokens}` })),
+          PALETTE[6],
+          size,
+        ),
+        pointStyle: 'circle',
+      });
     if (kernels.length) datasets.push({ ...pointDataset('kernel classes (profile)', kernels, PALETTE[5], big ? 6 : 4), pointStyle: 'crossRot' });
     if (batches.length) datasets.push({ ...pointDataset('serving decode by batch', batches, PALETTE[7], size), pointStyle: 'rect' });
-    const titled = (title: string) => ({ ...axis(theme, title, 'logarithmic'), title: { display: true, text: title, color: theme.fg, font: { size: big ? 20 : 12 } } });
+    const titled = (title: string) => ({
+      ...axis(theme, title, 'logarithmic'),
+      title: { display: true, text: title, color: theme.fg, font: { size: big ? 20 : 12 } },
+    });
     return {
       type: 'scatter',
       data: { datasets: datasets as never },
@@ -239,7 +260,14 @@ export class RooflineChart extends ChartBase {
             callbacks: {
               label: (item) => {
                 const p = item.raw as { x: number; y: number; tokens?: number; batch?: number; label?: string };
-                const at = p.label !== undefined ? ` — ${p.label}` : p.tokens !== undefined ? ` (prompt ${p.tokens} tokens)` : p.batch !== undefined ? ` (B = ${p.batch})` : '';
+                const at =
+                  p.label !== undefined
+                    ? ` — ${p.label}`
+                    : p.tokens !== undefined
+                      ? ` (prompt ${p.tokens} tokens)`
+                      : p.batch !== undefined
+                        ? ` (B = ${p.batch})`
+                        : '';
                 return `${item.dataset.label}${at}: ${num(p.x)} FLOP/byte, ${num(p.y)} GFLOP/s`;
               },
             },
@@ -262,16 +290,26 @@ export class RooflineChart extends ChartBase {
     const roofs = c ? roofsOf(c) : null;
     const side = this.decodeSide();
     return html`${super.render()}
-      ${roofs
+    ${
+      roofs
         ? html`<ul class="caption muted" id="roofline-caption" data-decode-side=${side ?? ''}>
-            <li><strong>Roof</strong>: ${num(roofs.bandwidthGBps)} GB/s streaming read × intensity, capped by the f32 FMA peak ${num(roofs.computeGflops)} GFLOP/s; they meet at the ridge point, ${num(roofs.ridge)} FLOP/byte.</li>
-            <li><strong>Tiled matmul kernel</strong> (dashed): ${num(roofs.matmulGflops)} GFLOP/s, what our prefill kernel reaches here${roofs.matmulGflops < roofs.computeGflops ? ' — below the FMA peak, so it binds first for prefill' : ''}.</li>
-            ${c!.f16_gflops !== null ? html`<li><strong>f16 FMA peak</strong> (dotted): ${num(c!.f16_gflops)} GFLOP/s.</li>` : ''}
-            ${side ? html`<li><strong>Decode</strong> sits on the <strong>${side}</strong> side of the ridge; a dot far below the roof is losing time to overhead.</li>` : ''}
-          </ul>
-          <button class="small secondary" id="present" @click=${() => this.togglePresent()}>${this.present ? 'Leave present mode' : 'Present (full screen, large type)'}</button>
-          <span class="muted" role="status">${this.presentNote}</span>`
-        : ''}`;
+              <li>
+                <strong>Roof</strong>: ${num(roofs.bandwidthGBps)} GB/s streaming read × intensity, capped by the f32 FMA peak ${num(roofs.computeGflops)}
+                GFLOP/s; they meet at the ridge point, ${num(roofs.ridge)} FLOP/byte.
+              </li>
+              <li>
+                <strong>Tiled matmul kernel</strong> (dashed): ${num(roofs.matmulGflops)} GFLOP/s, what our prefill kernel reaches
+                here${roofs.matmulGflops < roofs.computeGflops ? ' — below the FMA peak, so it binds first for prefill' : ''}.
+              </li>
+              ${c!.f16_gflops !== null ? html`<li><strong>f16 FMA peak</strong> (dotted): ${num(c!.f16_gflops)} GFLOP/s.</li>` : ''}
+              ${side ? html`<li><strong>Decode</strong> sits on the <strong>${side}</strong> side of the ridge; a dot far below the roof is losing time to overhead.</li>` : ''}
+            </ul>
+            <button class="small secondary" id="present" @click=${() => this.togglePresent()}>
+              ${this.present ? 'Leave present mode' : 'Present (full screen, large type)'}
+            </button>
+            <span class="muted" role="status">${this.presentNote}</span>`
+        : ''
+    }`;
   }
 
   protected describe(): string {

@@ -32,24 +32,39 @@ export class RoofsTable extends LitElement {
     if (!c) return html``;
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="The device's roofs (scrolls sideways)">
-      <table>
-        <thead>
-          <tr><th scope="col">Roof</th><th scope="col" class="num">Median</th><th scope="col" class="num">Min–max</th><th scope="col" class="num">n</th><th scope="col">Clock</th><th scope="col">Kernel shape</th></tr>
-        </thead>
-        <tbody>
-          ${CEILING_KEYS.map((key) => {
-            const m = c.measurements[key];
-            const [name, what] = LABELS[key];
-            return html`<tr>
-              <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}</span></th>
-              ${m
-                ? html`<td class="num">${fmt(m.value)} ${m.unit}</td><td class="num">${fmt(m.min)}–${fmt(m.max)}</td><td class="num">${m.n}</td><td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td><td class="mono">${m.shape}</td>`
-                : html`<td colspan="5" class="muted">not supported on this device</td>`}
-            </tr>`;
-          })}
-        </tbody>
-      </table>
-    </div>
-    <p class="muted">Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.</p>`;
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Roof</th>
+              <th scope="col" class="num">Median</th>
+              <th scope="col" class="num">Min–max</th>
+              <th scope="col" class="num">n</th>
+              <th scope="col">Clock</th>
+              <th scope="col">Kernel shape</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${CEILING_KEYS.map((key) => {
+              const m = c.measurements[key];
+              const [name, what] = LABELS[key];
+              return html`<tr>
+                <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}</span></th>
+                ${
+                  m
+                    ? html`<td class="num">${fmt(m.value)} ${m.unit}</td>
+                        <td class="num">${fmt(m.min)}–${fmt(m.max)}</td>
+                        <td class="num">${m.n}</td>
+                        <td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td>
+                        <td class="mono">${m.shape}</td>`
+                    : html`<td colspan="5" class="muted">not supported on this device</td>`
+                }
+              </tr>`;
+            })}
+          </tbody>
+        </table>
+      </div>
+      <p class="muted">
+        Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
+      </p>`;
   }
 }

@@ -21,30 +21,58 @@ export class RunFacts extends LitElement {
     const m = this.model;
     const c = this.latencyCold ?? this.cold;
     const lc = this.latencyCold;
-    return html`${m
+    return html`${
+      m
         ? html`<p>
             <strong>${m.name}</strong> — ${m.architecture}, ${count(m.parameters)} parameters, ${m.quantization}, ${bytes(m.weight_bytes)} of weights.
             <span class="${m.synthetic ? 'tag warn' : 'tag'}">${m.label}</span>
           </p>`
-        : ''}
-      ${c
+        : ''
+    }
+    ${
+      c
         ? html`<div class="scroll">
             <table>
-              <caption class="muted" style="text-align:left;caption-side:top;padding-bottom:4px">Cold start — once per page load, not part of the warm numbers</caption>
+              <caption class="muted" style="text-align:left;caption-side:top;padding-bottom:4px">
+                Cold start — once per page load, not part of the warm numbers
+              </caption>
               <tbody>
-                <tr><th scope="row">Parse the file header</th><td class="num">${num(c.parse_ms)} ms</td></tr>
-                <tr><th scope="row">${m?.synthetic ? 'Generate the weights on the GPU' : 'Read, convert and upload the weights'}</th><td class="num">${num(c.upload_ms)} ms</td></tr>
-                <tr><th scope="row">Compile the pipelines</th><td class="num">${num(c.compile_ms)} ms</td></tr>
-                ${lc
-                  ? html`<tr><th scope="row">First request’s TTFT (${lc.first_prompt_tokens} tokens, cold)</th><td class="num">${num(lc.first_ttft_ms)} ms</td></tr>
-                      <tr><th scope="row">Warm median TTFT at the same length</th><td class="num">${num(lc.warm_ttft_ms)} ms</td></tr>`
-                  : ''}
-                ${this.dispatches
-                  ? html`<tr><th scope="row">GPU dispatches per step (prefill chunk / decode)</th><td class="num">${this.dispatches.prefill} / ${this.dispatches.decode}</td></tr>`
-                  : ''}
+                <tr>
+                  <th scope="row">Parse the file header</th>
+                  <td class="num">${num(c.parse_ms)} ms</td>
+                </tr>
+                <tr>
+                  <th scope="row">${m?.synthetic ? 'Generate the weights on the GPU' : 'Read, convert and upload the weights'}</th>
+                  <td class="num">${num(c.upload_ms)} ms</td>
+                </tr>
+                <tr>
+                  <th scope="row">Compile the pipelines</th>
+                  <td class="num">${num(c.compile_ms)} ms</td>
+                </tr>
+                ${
+                  lc
+                    ? html`<tr>
+                          <th scope="row">First request’s TTFT (${lc.first_prompt_tokens} tokens, cold)</th>
+                          <td class="num">${num(lc.first_ttft_ms)} ms</td>
+                        </tr>
+                        <tr>
+                          <th scope="row">Warm median TTFT at the same length</th>
+                          <td class="num">${num(lc.warm_ttft_ms)} ms</td>
+                        </tr>`
+                    : ''
+                }
+                ${
+                  this.dispatches
+                    ? html`<tr>
+                        <th scope="row">GPU dispatches per step (prefill chunk / decode)</th>
+                        <td class="num">${this.dispatches.prefill} / ${this.dispatches.decode}</td>
+                      </tr>`
+                    : ''
+                }
               </tbody>
             </table>
           </div>`
-        : ''}`;
+        : ''
+    }`;
   }
 }

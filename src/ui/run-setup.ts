@@ -129,15 +129,37 @@ export class RunSetupForm extends LitElement {
     if (!s) return html`<p class="muted">${this.ready ? '' : 'Looking for a WebGPU device…'}</p>`;
     const locked = this.running;
     const check = preflight(s);
-    const problem = !this.lengthsValid ? 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.' : (setupProblem(s) ?? check?.problem ?? null);
+    const problem = !this.lengthsValid
+      ? 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.'
+      : (setupProblem(s) ?? check?.problem ?? null);
     return html`<div class="go">
-        <button class="run" @click=${() => this.dispatchEvent(new CustomEvent('run', { bubbles: true, composed: true }))} ?disabled=${locked || !this.ready || problem !== null}>Run</button>
+        <button
+          class="run"
+          @click=${() => this.dispatchEvent(new CustomEvent('run', { bubbles: true, composed: true }))}
+          ?disabled=${locked || !this.ready || problem !== null}
+        >
+          Run
+        </button>
         <span class="muted" id="expected">${this.running ? '' : this.expected(s)}</span>
       </div>
-      <p id="problem" class="muted" role="status">${problem ?? (this.ready ? '' : 'Looking for a WebGPU device…')}${check?.fix && problem === check.problem
-          ? html`<button class="small fix" id="fix" @click=${() => this.dispatchEvent(new CustomEvent<RunSetup>('setup-change', { detail: check.fix!.setup, bubbles: true, composed: true }))}>${check.fix.label}</button>`
-          : ''}</p>
-      <details class="settings" ?open=${this.settingsOpen || !this.lengthsValid} @toggle=${(e: Event) => (this.settingsOpen = (e.target as HTMLDetailsElement).open)}>
+      <p id="problem" class="muted" role="status">
+        ${problem ?? (this.ready ? '' : 'Looking for a WebGPU device…')}${
+          check?.fix && problem === check.problem
+            ? html`<button
+                class="small fix"
+                id="fix"
+                @click=${() => this.dispatchEvent(new CustomEvent<RunSetup>('setup-change', { detail: check.fix!.setup, bubbles: true, composed: true }))}
+              >
+                ${check.fix.label}
+              </button>`
+            : ''
+        }
+      </p>
+      <details
+        class="settings"
+        ?open=${this.settingsOpen || !this.lengthsValid}
+        @toggle=${(e: Event) => (this.settingsOpen = (e.target as HTMLDetailsElement).open)}
+      >
         <summary>Settings: ${this.summary(s)}</summary>
         ${this.settings(s, locked)}
       </details>`;
@@ -145,7 +167,10 @@ export class RunSetupForm extends LitElement {
 
   private summary(s: RunSetup): string {
     const m = s.model;
-    const model = s.mode === 'roofs' ? '' : `${m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? 'a GGUF link' : 'a local file'}${m.quant ? ` ${m.quant}` : ''}, `;
+    const model =
+      s.mode === 'roofs'
+        ? ''
+        : `${m.kind === 'preset' || m.kind === 'known' || m.kind === 'webllm' ? m.id : m.kind === 'url' ? 'a GGUF link' : 'a local file'}${m.quant ? ` ${m.quant}` : ''}, `;
     const what =
       s.mode === 'latency'
         ? `latency sweep at prompts ${s.sweep.promptLengths.join(', ')}, ${s.sweep.gen} output tokens, ${s.sweep.reps} reps`
@@ -158,53 +183,92 @@ export class RunSetupForm extends LitElement {
   }
 
   private settings(s: RunSetup, locked: boolean) {
-    return html`<ts-model-picker .pick=${s.model} .environment=${this.environment} ?disabled=${locked || s.mode === 'roofs'}
-        @pick-change=${(e: CustomEvent<ModelPick>) => this.change({ model: e.detail })}></ts-model-picker>
+    return html`<ts-model-picker
+        .pick=${s.model}
+        .environment=${this.environment}
+        ?disabled=${locked || s.mode === 'roofs'}
+        @pick-change=${(e: CustomEvent<ModelPick>) => this.change({ model: e.detail })}
+      ></ts-model-picker>
       <fieldset ?disabled=${locked}>
         <legend>What to measure</legend>
         ${(Object.keys(MODE_TEXT) as Mode[]).map(
-          (m) => html`<label class="mode check">
-            <input type="radio" name="mode" value=${m} .checked=${s.mode === m} @change=${() => this.change({ mode: m })} />
-            <span><strong>${MODE_TEXT[m][0]}</strong> <span class="muted">— ${MODE_TEXT[m][1]}</span></span>
-          </label>`,
+          (m) =>
+            html`<label class="mode check">
+              <input type="radio" name="mode" value=${m} .checked=${s.mode === m} @change=${() => this.change({ mode: m })} />
+              <span><strong>${MODE_TEXT[m][0]}</strong> <span class="muted">— ${MODE_TEXT[m][1]}</span></span>
+            </label>`,
         )}
       </fieldset>
-      ${s.mode === 'latency'
-        ? html`<fieldset ?disabled=${locked}>
-            <legend>Latency sweep</legend>
-            <div class="sweep">
-              <label>Prompt lengths (tokens)
-                <input id="lengths" inputmode="numeric" .value=${this.lengthsText} aria-invalid=${String(!this.lengthsValid)} aria-describedby="problem" @input=${this.onLengths} />
-              </label>
-              <label>Output tokens
-                <input id="gen" type="number" min="1" max="4096" .value=${String(s.sweep.gen)} @change=${(e: Event) => this.sweep('gen', e)} />
-              </label>
-              <label>Repetitions per length
-                <input id="reps" type="number" min="1" max="1000" .value=${String(s.sweep.reps)} @change=${(e: Event) => this.sweep('reps', e)} />
-              </label>
-              <label class="check">
-                <input id="profile" type="checkbox" .checked=${s.sweep.profile} @change=${(e: Event) => this.change({ sweep: { ...s.sweep, profile: (e.target as HTMLInputElement).checked } })} />
-                per-kernel profile (one extra run per length)
-              </label>
-            </div>
-          </fieldset>`
-        : ''}
-      ${s.mode === 'llama-bench'
-        ? html`<fieldset ?disabled=${locked}>
-            <legend>llama-bench</legend>
-            <div class="sweep">
-              <label>Prompt tokens (pp)
-                <input id="pp" type="number" min="1" max="32768" .value=${String(s.llamaBench.nPrompt)} @change=${(e: Event) => this.llamaBench('nPrompt', e)} />
-              </label>
-              <label>Generated tokens (tg)
-                <input id="tg" type="number" min="1" max="4096" .value=${String(s.llamaBench.nGen)} @change=${(e: Event) => this.llamaBench('nGen', e)} />
-              </label>
-            </div>
-          </fieldset>`
-        : ''}
-      ${s.mode === 'serve'
-        ? html`<ts-serve-setup .settings=${s.serve} ?disabled=${locked} @serve-change=${(e: CustomEvent<ServeSettings>) => this.change({ serve: e.detail })}></ts-serve-setup>`
-        : ''}`;
+      ${
+        s.mode === 'latency'
+          ? html`<fieldset ?disabled=${locked}>
+              <legend>Latency sweep</legend>
+              <div class="sweep">
+                <label
+                  >Prompt lengths (tokens)
+                  <input
+                    id="lengths"
+                    inputmode="numeric"
+                    .value=${this.lengthsText}
+                    aria-invalid=${String(!this.lengthsValid)}
+                    aria-describedby="problem"
+                    @input=${this.onLengths}
+                  />
+                </label>
+                <label
+                  >Output tokens
+                  <input id="gen" type="number" min="1" max="4096" .value=${String(s.sweep.gen)} @change=${(e: Event) => this.sweep('gen', e)} />
+                </label>
+                <label
+                  >Repetitions per length
+                  <input id="reps" type="number" min="1" max="1000" .value=${String(s.sweep.reps)} @change=${(e: Event) => this.sweep('reps', e)} />
+                </label>
+                <label class="check">
+                  <input
+                    id="profile"
+                    type="checkbox"
+                    .checked=${s.sweep.profile}
+                    @change=${(e: Event) => this.change({ sweep: { ...s.sweep, profile: (e.target as HTMLInputElement).checked } })}
+                  />
+                  per-kernel profile (one extra run per length)
+                </label>
+              </div>
+            </fieldset>`
+          : ''
+      }
+      ${
+        s.mode === 'llama-bench'
+          ? html`<fieldset ?disabled=${locked}>
+              <legend>llama-bench</legend>
+              <div class="sweep">
+                <label
+                  >Prompt tokens (pp)
+                  <input
+                    id="pp"
+                    type="number"
+                    min="1"
+                    max="32768"
+                    .value=${String(s.llamaBench.nPrompt)}
+                    @change=${(e: Event) => this.llamaBench('nPrompt', e)}
+                  />
+                </label>
+                <label
+                  >Generated tokens (tg)
+                  <input id="tg" type="number" min="1" max="4096" .value=${String(s.llamaBench.nGen)} @change=${(e: Event) => this.llamaBench('nGen', e)} />
+                </label>
+              </div>
+            </fieldset>`
+          : ''
+      }
+      ${
+        s.mode === 'serve'
+          ? html`<ts-serve-setup
+              .settings=${s.serve}
+              ?disabled=${locked}
+              @serve-change=${(e: CustomEvent<ServeSettings>) => this.change({ serve: e.detail })}
+            ></ts-serve-setup>`
+          : ''
+      }`;
   }
 
   private llamaBench(key: 'nPrompt' | 'nGen', e: Event): void {

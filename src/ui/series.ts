@@ -72,7 +72,11 @@ export function phasePoints(l: LatencyView): { prefill: (XY & { tokens: number }
 
 /** Profiled kernel classes as roofline points: cost-model FLOPs/bytes per step over the profiled time. */
 export function kernelXY(l: LatencyView): (XY & { label: string })[] {
-  return (l.kernel_points ?? []).map((k) => ({ x: k.flops / k.bytes, y: k.flops / (k.ms / 1000) / 1e9, label: `${k.phase} ${k.kind} (prompt ${k.prompt_tokens})` }));
+  return (l.kernel_points ?? []).map((k) => ({
+    x: k.flops / k.bytes,
+    y: k.flops / (k.ms / 1000) / 1e9,
+    label: `${k.phase} ${k.kind} (prompt ${k.prompt_tokens})`,
+  }));
 }
 
 /** Kernel classes in a stable order (largest total share first) and each phase's rows. */

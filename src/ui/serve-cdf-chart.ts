@@ -34,7 +34,8 @@ export class ServeCdfChart extends ChartBase {
     if (!this.result) return null;
     const d = serveDistributions(this.result);
     if (d.ttft.length === 0) {
-      if ((this.result.completed ?? 0) > 0) this.emptyText = 'This report carries no per-request samples (they were left out of the link to keep it short); the JSON export has them.';
+      if ((this.result.completed ?? 0) > 0)
+        this.emptyText = 'This report carries no per-request samples (they were left out of the link to keep it short); the JSON export has them.';
       return null;
     }
     const step = (xs: number[]) => ({ stepped: 'after' as const, pointRadius: 0, data: ecdf(xs) });
@@ -60,7 +61,8 @@ export class ServeCdfChart extends ChartBase {
   protected describe(): string {
     const d = this.result ? serveDistributions(this.result) : null;
     if (!d || d.ttft.length === 0) return 'Serving latency CDFs: no per-request samples.';
-    const part = (name: string, xs: number[]) => (xs.length ? `${name} p50 ${num(summarize(xs).p50)} ms, p99 ${num(summarize(xs).p99)} ms (n ${xs.length})` : `${name}: none`);
+    const part = (name: string, xs: number[]) =>
+      xs.length ? `${name} p50 ${num(summarize(xs).p50)} ms, p99 ${num(summarize(xs).p99)} ms (n ${xs.length})` : `${name}: none`;
     return `Serving latency CDFs: ${part('TTFT', d.ttft)}; ${part('TPOT', d.tpot)}; ${part('E2E latency', d.e2el)}.`;
   }
 }

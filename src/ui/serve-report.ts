@@ -52,11 +52,17 @@ export class ServeReport extends LitElement {
 
   private pair(title: string, chart: TemplateResult, words: TemplateResult): TemplateResult {
     return html`<h3>${title}</h3>
-      <div class="pair"><div>${chart}</div><div class="explain muted">${words}</div></div>`;
+      <div class="pair">
+        <div>${chart}</div>
+        <div class="explain muted">${words}</div>
+      </div>`;
   }
 
   private settingsText(s: ServeSection['settings']): string {
-    const rate = s.rate === Infinity || s.rate === null ? 'all sent at once' : `arriving at ${num(s.rate)} req/s (Poisson${s.burstiness !== 1 ? `, burstiness ${s.burstiness}` : ''})`;
+    const rate =
+      s.rate === Infinity || s.rate === null
+        ? 'all sent at once'
+        : `arriving at ${num(s.rate)} req/s (Poisson${s.burstiness !== 1 ? `, burstiness ${s.burstiness}` : ''})`;
     const chunk = s.chunk === null ? 'no chunked prefill' : `prefill in chunks of ${s.chunk} tokens`;
     return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; seed ${s.seed}.`;
   }
@@ -73,21 +79,32 @@ export class ServeReport extends LitElement {
     return html`${s.settings ? html`<p class="settings muted">${this.settingsText(s.settings)}</p>` : ''}
       <div class="pair">
         <div>
-          <ts-serve-summary .result=${run?.result ?? null} .slo=${s.settings?.slo ?? {}} .attainment=${run?.slo_attainment ?? null}
-            .errorRate=${run?.error_rate ?? null} .cost=${s.cost ?? null}></ts-serve-summary>
+          <ts-serve-summary
+            .result=${run?.result ?? null}
+            .slo=${s.settings?.slo ?? {}}
+            .attainment=${run?.slo_attainment ?? null}
+            .errorRate=${run?.error_rate ?? null}
+            .cost=${s.cost ?? null}
+          ></ts-serve-summary>
         </div>
         <div class="explain muted">${explain.summary}</div>
       </div>
       ${this.pair('TTFT, TPOT and end-to-end latency distributions', html`<ts-serve-cdf-chart .result=${run?.result ?? null}></ts-serve-cdf-chart>`, explain.distributions)}
       ${this.pair('Per-request timeline: queued, prefill, decode', html`<ts-timeline-chart .timeline=${run?.timeline ?? null}></ts-timeline-chart>`, explain.timeline)}
       ${this.pair('Throughput vs latency across batch sizes', html`<ts-batch-chart .points=${s.batch_sweep ? [...s.batch_sweep] : null}></ts-batch-chart>`, explain.batching)}
-      ${this.pair('Goodput and SLO attainment vs arrival rate', html`<ts-capacity-chart .sweep=${s.rate_sweep ?? null}></ts-capacity-chart>
-          ${s.rate_sweep ? html`<p id="capacity"><strong>Capacity:</strong> ${capacityText(s.rate_sweep)}, at ≥ ${pct(s.rate_sweep.target)} of requests meeting the SLOs.</p>` : ''}`, explain.capacity)}
-      ${decode.length
-        ? html`<h3>Decode steps by batch size (also on the roofline above)</h3>
-            <ul class="verdicts">
-              ${decode.map((d) => html`<li><strong>B = ${d.batch}</strong> (${num(d.step_ms)} ms per step, ${num(d.intensity)} FLOP/byte): ${d.verdict.sentence}</li>`)}
-            </ul>`
-        : ''}`;
+      ${this.pair(
+        'Goodput and SLO attainment vs arrival rate',
+        html`<ts-capacity-chart .sweep=${s.rate_sweep ?? null}></ts-capacity-chart>
+          ${s.rate_sweep ? html`<p id="capacity"><strong>Capacity:</strong> ${capacityText(s.rate_sweep)}, at ≥ ${pct(s.rate_sweep.target)} of requests meeting the SLOs.</p>` : ''}`,
+        explain.capacity,
+      )}
+      ${
+        decode.length
+          ? html`<h3>Decode steps by batch size (also on the roofline above)</h3>
+              <ul class="verdicts">
+                ${decode.map((d) => html`<li><strong>B = ${d.batch}</strong> (${num(d.step_ms)} ms per step, ${num(d.intensity)} FLOP/byte): ${d.verdict.sentence}</li>`)}
+              </ul>`
+          : ''
+      }`;
   }
 }

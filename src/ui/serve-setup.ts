@@ -121,72 +121,142 @@ export class ServeSetupForm extends LitElement {
     return html`<fieldset ?disabled=${this.disabled}>
       <legend>Serving workload</legend>
       <div class="grid">
-        <label>Requests
+        <label
+          >Requests
           <input id="requests" type="number" min="1" max="10000" .value=${String(s.requests)} @change=${(e: Event) => this.setNumber('requests', e, true)} />
         </label>
         <label class="check">
-          <input id="at-once" type="checkbox" .checked=${atOnce} @change=${(e: Event) => this.change({ rate: (e.target as HTMLInputElement).checked ? Infinity : 4 })} />
+          <input
+            id="at-once"
+            type="checkbox"
+            .checked=${atOnce}
+            @change=${(e: Event) => this.change({ rate: (e.target as HTMLInputElement).checked ? Infinity : 4 })}
+          />
           all at once (no arrival gaps)
         </label>
-        <label>Arrival rate (requests/s, Poisson)
-          <input id="rate" type="number" min="0.01" step="any" .value=${atOnce ? '' : String(s.rate)} ?disabled=${atOnce} placeholder=${atOnce ? 'all at once' : ''}
-            @change=${(e: Event) => this.setNumber('rate', e, false)} />
+        <label
+          >Arrival rate (requests/s, Poisson)
+          <input
+            id="rate"
+            type="number"
+            min="0.01"
+            step="any"
+            .value=${atOnce ? '' : String(s.rate)}
+            ?disabled=${atOnce}
+            placeholder=${atOnce ? 'all at once' : ''}
+            @change=${(e: Event) => this.setNumber('rate', e, false)}
+          />
         </label>
-        <label>Max batch (sequences at once)
-          <input id="max-batch" type="number" min="1" max=${MAX_BATCH} .value=${String(s.max_batch)} @change=${(e: Event) => this.setNumber('max_batch', e, true)} />
+        <label
+          >Max batch (sequences at once)
+          <input
+            id="max-batch"
+            type="number"
+            min="1"
+            max=${MAX_BATCH}
+            .value=${String(s.max_batch)}
+            @change=${(e: Event) => this.setNumber('max_batch', e, true)}
+          />
         </label>
-        <label>Prompt tokens
+        <label
+          >Prompt tokens
           <input id="prompt-len" type="number" min="1" .value=${String(tokensOf(s.prompt))} @change=${(e: Event) => this.setLength('prompt', e)} />
         </label>
-        <label>Output tokens
+        <label
+          >Output tokens
           <input id="output-len" type="number" min="1" .value=${String(tokensOf(s.output))} @change=${(e: Event) => this.setLength('output', e)} />
         </label>
         <label class="check">
-          <input id="chunked" type="checkbox" .checked=${s.chunk !== null} @change=${(e: Event) => this.change({ chunk: (e.target as HTMLInputElement).checked ? 32 : null })} />
+          <input
+            id="chunked"
+            type="checkbox"
+            .checked=${s.chunk !== null}
+            @change=${(e: Event) => this.change({ chunk: (e.target as HTMLInputElement).checked ? 32 : null })}
+          />
           chunked prefill
         </label>
-        <label>Chunk size (prompt tokens per step)
-          <input id="chunk" type="number" min="1" .value=${s.chunk === null ? '' : String(s.chunk)} ?disabled=${s.chunk === null}
+        <label
+          >Chunk size (prompt tokens per step)
+          <input
+            id="chunk"
+            type="number"
+            min="1"
+            .value=${s.chunk === null ? '' : String(s.chunk)}
+            ?disabled=${s.chunk === null}
             @change=${(e: Event) => {
               const n = this.number(e, true);
               if (n) this.change({ chunk: n });
-            }} />
+            }}
+          />
         </label>
       </div>
       <h3>Latency targets (SLOs) — a request is “good” only if it meets every one given</h3>
       <div class="grid">
-        <label>Preset
+        <label
+          >Preset
           <select id="slo-preset" @change=${this.onPreset}>
             <option value="" ?selected=${presetOf(s.slo) === ''}>${Object.keys(s.slo).length ? 'custom' : 'none'}</option>
             ${Object.entries(MLPERF_SLOS).map(([name, l]) => html`<option value=${name} ?selected=${presetOf(s.slo) === name}>MLPerf ${name} (p99 TTFT ${l.ttft} ms, TPOT ${l.tpot} ms)</option>`)}
           </select>
         </label>
-        <label>TTFT ≤ (ms)
+        <label
+          >TTFT ≤ (ms)
           <input id="slo-ttft" type="number" min="0" step="any" placeholder="none" .value=${slo('ttft')} @change=${(e: Event) => this.setSlo('ttft', e)} />
         </label>
-        <label>TPOT ≤ (ms)
+        <label
+          >TPOT ≤ (ms)
           <input id="slo-tpot" type="number" min="0" step="any" placeholder="none" .value=${slo('tpot')} @change=${(e: Event) => this.setSlo('tpot', e)} />
         </label>
-        <label>E2E latency ≤ (ms)
+        <label
+          >E2E latency ≤ (ms)
           <input id="slo-e2el" type="number" min="0" step="any" placeholder="none" .value=${slo('e2el')} @change=${(e: Event) => this.setSlo('e2el', e)} />
         </label>
       </div>
       <h3>Sweeps and cost</h3>
       <div class="grid">
-        <label>Batch sizes to sweep (e.g. 1, 2, 4)
-          <input id="sweep-batch" inputmode="numeric" placeholder="none" .value=${this.sweepText} aria-invalid=${String(!this.sweepValid)} @input=${this.onSweep} />
+        <label
+          >Batch sizes to sweep (e.g. 1, 2, 4)
+          <input
+            id="sweep-batch"
+            inputmode="numeric"
+            placeholder="none"
+            .value=${this.sweepText}
+            aria-invalid=${String(!this.sweepValid)}
+            @input=${this.onSweep}
+          />
         </label>
         <label class="check">
-          <input id="sweep-rate" type="checkbox" .checked=${s.sweep_rate ?? false} @change=${(e: Event) => this.change({ sweep_rate: (e.target as HTMLInputElement).checked })} />
+          <input
+            id="sweep-rate"
+            type="checkbox"
+            .checked=${s.sweep_rate ?? false}
+            @change=${(e: Event) => this.change({ sweep_rate: (e.target as HTMLInputElement).checked })}
+          />
           find the capacity (sweep the arrival rate; needs an SLO)
         </label>
-        <label>Price ($ per hour, optional)
-          <input id="dollars" type="number" min="0" step="any" placeholder="e.g. 2.50" .value=${s.dollars_per_hour === undefined ? '' : String(s.dollars_per_hour)}
-            @change=${(e: Event) => this.setNumber('dollars_per_hour', e, false, true)} />
+        <label
+          >Price ($ per hour, optional)
+          <input
+            id="dollars"
+            type="number"
+            min="0"
+            step="any"
+            placeholder="e.g. 2.50"
+            .value=${s.dollars_per_hour === undefined ? '' : String(s.dollars_per_hour)}
+            @change=${(e: Event) => this.setNumber('dollars_per_hour', e, false, true)}
+          />
         </label>
-        <label>Power (watts, optional)
-          <input id="watts" type="number" min="0" step="any" placeholder="e.g. 300" .value=${s.watts === undefined ? '' : String(s.watts)}
-            @change=${(e: Event) => this.setNumber('watts', e, false, true)} />
+        <label
+          >Power (watts, optional)
+          <input
+            id="watts"
+            type="number"
+            min="0"
+            step="any"
+            placeholder="e.g. 300"
+            .value=${s.watts === undefined ? '' : String(s.watts)}
+            @change=${(e: Event) => this.setNumber('watts', e, false, true)}
+          />
         </label>
       </div>
       <p class="note muted">A browser can read neither prices nor power: what you type here only feeds the cost per token and joules per token.</p>

@@ -58,10 +58,18 @@ export class ServeSummary extends LitElement {
       ['Total input tokens', String(r.total_input_tokens ?? '—'), 'Σ prompt tokens'],
       ['Total generated tokens', String(r.total_output_tokens ?? '—'), 'Σ output tokens'],
       ['Request throughput (req/s)', num(r.request_throughput), 'completed / duration'],
-      ['Request goodput (req/s)', r.request_goodput === null || r.request_goodput === undefined ? '—' : num(r.request_goodput), r.request_goodput == null ? noSlo : 'requests meeting every SLO / duration'],
+      [
+        'Request goodput (req/s)',
+        r.request_goodput === null || r.request_goodput === undefined ? '—' : num(r.request_goodput),
+        r.request_goodput == null ? noSlo : 'requests meeting every SLO / duration',
+      ],
       ['Output token throughput (tok/s)', num(r.output_throughput), 'Σ output tokens / duration'],
       ['Total token throughput (tok/s)', num(r.total_token_throughput), '(Σ prompt + Σ output tokens) / duration'],
-      ['SLO attainment', pct(this.attainment), this.attainment === null ? noSlo : `good / all ${n} requests (errors count against it); SLOs: ${sloText(this.slo)}`],
+      [
+        'SLO attainment',
+        pct(this.attainment),
+        this.attainment === null ? noSlo : `good / all ${n} requests (errors count against it); SLOs: ${sloText(this.slo)}`,
+      ],
       ['Error rate', pct(this.errorRate), 'failed / all requests'],
     ];
     if (this.cost) {
@@ -74,32 +82,60 @@ export class ServeSummary extends LitElement {
     const few = isP99FromFewSamples(r.completed ?? 0);
     return html`<div class="scroll" tabindex="0" role="region" aria-label="Serving summary">
         <table id="serve-summary">
-          <caption class="sr-only">Serving benchmark result (vLLM bench serve keys)</caption>
-          <thead><tr><th scope="col">Quantity</th><th scope="col" class="num">Value</th><th scope="col">How it is computed</th></tr></thead>
+          <caption class="sr-only">
+            Serving benchmark result (vLLM bench serve keys)
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Quantity</th>
+              <th scope="col" class="num">Value</th>
+              <th scope="col">How it is computed</th>
+            </tr>
+          </thead>
           <tbody>
-            ${rows.map(([label, value, formula]) => html`<tr><th scope="row">${label}</th><td class="num">${value}</td><td class="formula">${formula}</td></tr>`)}
+            ${rows.map(
+              ([label, value, formula]) =>
+                html`<tr>
+                  <th scope="row">${label}</th>
+                  <td class="num">${value}</td>
+                  <td class="formula">${formula}</td>
+                </tr>`,
+            )}
           </tbody>
         </table>
       </div>
       <h3>Latency (ms)</h3>
       <div class="scroll" tabindex="0" role="region" aria-label="Serving latency percentiles">
         <table id="serve-latency">
-          <caption class="sr-only">Serving latency percentiles, ms</caption>
+          <caption class="sr-only">
+            Serving latency percentiles, ms
+          </caption>
           <thead>
-            <tr><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Median</th><th scope="col" class="num">P90</th><th scope="col" class="num">P99${few ? '*' : ''}</th></tr>
+            <tr>
+              <th scope="col">Metric</th>
+              <th scope="col" class="num">Mean</th>
+              <th scope="col" class="num">Median</th>
+              <th scope="col" class="num">P90</th>
+              <th scope="col" class="num">P99${few ? '*' : ''}</th>
+            </tr>
           </thead>
           <tbody>
             ${LATENCIES.map(
-              ([m, name]) => html`<tr>
-                <th scope="row">${name}</th>
-                ${(['mean', 'median', 'p90', 'p99'] as const).map((s) => html`<td class="num">${num(r[`${s}_${m}_ms`])}</td>`)}
-              </tr>`,
+              ([m, name]) =>
+                html`<tr>
+                  <th scope="row">${name}</th>
+                  ${(['mean', 'median', 'p90', 'p99'] as const).map((s) => html`<td class="num">${num(r[`${s}_${m}_ms`])}</td>`)}
+                </tr>`,
             )}
           </tbody>
         </table>
       </div>
       <dl class="muted defs" id="serve-latency-defs">
-        ${LATENCIES.map(([, name, definition]) => html`<dt>${name}</dt><dd>${definition}</dd>`)}
+        ${LATENCIES.map(
+          ([, name, definition]) =>
+            html`<dt>${name}</dt>
+              <dd>${definition}</dd>`,
+        )}
       </dl>
       ${few ? html`<p class="muted">* P99 from fewer than 20 requests is close to the maximum.</p>` : ''}`;
   }

@@ -49,7 +49,10 @@ export class GpuSession implements ReactiveController {
   private settling: Promise<void> = Promise.resolve();
   private windingDown = false;
 
-  constructor(private readonly host: ReactiveControllerHost, search: string) {
+  constructor(
+    private readonly host: ReactiveControllerHost,
+    search: string,
+  ) {
     host.addController(this);
     this.disabled = new Set();
     try {
@@ -123,7 +126,11 @@ export class GpuSession implements ReactiveController {
       };
       this.settling = running.then(settled, settled);
       // Cancel answers at once; the job stops at its next check and `settling` waits for that.
-      const cancelled = new Promise<never>((_, reject) => abort.signal.addEventListener('abort', () => reject(new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.')), { once: true }));
+      const cancelled = new Promise<never>((_, reject) =>
+        abort.signal.addEventListener('abort', () => reject(new TokenscopeError('cancelled', 'The run was cancelled.', 'Start it again when ready.')), {
+          once: true,
+        }),
+      );
       try {
         const result = await Promise.race([running, cancelled]);
         if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
@@ -149,7 +156,6 @@ export class GpuSession implements ReactiveController {
     this.ctx?.destroy();
   }
 }
-
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */
 function waitUntilVisible(): Promise<boolean> {

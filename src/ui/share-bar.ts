@@ -87,28 +87,40 @@ export class ShareBar extends LitElement {
     return html`<div class="row">
         <button @click=${this.share} ?disabled=${!r}>Share link</button>
         <button class="secondary" ?disabled=${!r} @click=${() => downloadText(toJson(r!), `${this.stem()}.json`, 'application/json')}>Export JSON</button>
-        <button class="secondary" ?disabled=${!hasRows} @click=${() => downloadText(rowsToCsv(r!), `${this.stem()}-rows.csv`, 'text/csv')}>Export CSV of rows</button>
+        <button class="secondary" ?disabled=${!hasRows} @click=${() => downloadText(rowsToCsv(r!), `${this.stem()}-rows.csv`, 'text/csv')}>
+          Export CSV of rows
+        </button>
         <label class="button secondary">
           Import JSON…
-          <input class="sr-only" type="file" accept=".json,application/json" multiple
+          <input
+            class="sr-only"
+            type="file"
+            accept=".json,application/json"
+            multiple
             @change=${(e: Event) => {
               const input = e.target as HTMLInputElement;
               const files = [...(input.files ?? [])];
               input.value = '';
               if (files.length) this.dispatchEvent(new CustomEvent<File[]>('import-files', { detail: files, bubbles: true, composed: true }));
-            }} />
+            }}
+          />
         </label>
       </div>
-      ${this.link
-        ? html`<div class="out" role="status">
-            <label>${this.link.copied ? 'Link copied to the clipboard' : 'Copy this link'} (${this.link.url.length} characters)
-              <input readonly .value=${this.link.url} @focus=${(e: Event) => (e.target as HTMLInputElement).select()} />
-            </label>
-            ${this.link.trimmedNotes.length
-              ? html`<p class="muted">To fit in a link: ${this.link.trimmedNotes.join(' ')}</p>`
-              : html`<p class="muted">The link holds the whole report; opening it shows these numbers and runs nothing.</p>`}
-          </div>`
-        : ''}
+      ${
+        this.link
+          ? html`<div class="out" role="status">
+              <label
+                >${this.link.copied ? 'Link copied to the clipboard' : 'Copy this link'} (${this.link.url.length} characters)
+                <input readonly .value=${this.link.url} @focus=${(e: Event) => (e.target as HTMLInputElement).select()} />
+              </label>
+              ${
+                this.link.trimmedNotes.length
+                  ? html`<p class="muted">To fit in a link: ${this.link.trimmedNotes.join(' ')}</p>`
+                  : html`<p class="muted">The link holds the whole report; opening it shows these numbers and runs nothing.</p>`
+              }
+            </div>`
+          : ''
+      }
       ${this.error ? html`<div class="banner error" role="alert"><strong>${this.error.message}</strong> ${this.error.hint}</div>` : ''}`;
   }
 }

@@ -43,16 +43,40 @@ export class TimelineChart extends ChartBase {
       return null;
     }
     const ok = rs.map((r) => (r.error === null ? phases(r) : null));
-    const bar = (label: string, color: string, data: ([number, number] | null)[]) => ({ label, data, backgroundColor: color, borderColor: color, grouped: false, barPercentage: 0.9, categoryPercentage: 0.9 });
+    const bar = (label: string, color: string, data: ([number, number] | null)[]) => ({
+      label,
+      data,
+      backgroundColor: color,
+      borderColor: color,
+      grouped: false,
+      barPercentage: 0.9,
+      categoryPercentage: 0.9,
+    });
     return {
       type: 'bar',
       data: {
         labels: rs.map((r) => `#${r.id}${r.error !== null ? ' ✕ failed' : ''}`),
         datasets: [
-          bar('queued (arrival → admitted)', PALETTE[5], ok.map((p) => p?.queue ?? null)),
-          bar('prefill (admitted → first token)', PALETTE[0], ok.map((p) => p?.prefill ?? null)),
-          bar('decode (first token → last)', PALETTE[4], ok.map((p) => p?.decode ?? null)),
-          bar('failed (arrival → error)', PALETTE[2], rs.map((r) => (r.error !== null ? [r.arrival_ms, r.finish_ms] : null))),
+          bar(
+            'queued (arrival → admitted)',
+            PALETTE[5],
+            ok.map((p) => p?.queue ?? null),
+          ),
+          bar(
+            'prefill (admitted → first token)',
+            PALETTE[0],
+            ok.map((p) => p?.prefill ?? null),
+          ),
+          bar(
+            'decode (first token → last)',
+            PALETTE[4],
+            ok.map((p) => p?.decode ?? null),
+          ),
+          bar(
+            'failed (arrival → error)',
+            PALETTE[2],
+            rs.map((r) => (r.error !== null ? [r.arrival_ms, r.finish_ms] : null)),
+          ),
         ] as never,
       },
       options: {
@@ -81,7 +105,10 @@ export class TimelineChart extends ChartBase {
     if (rs.length === 0) return 'Per-request timeline: no requests.';
     const failed = rs.filter((r) => r.error !== null).length;
     const mean = (f: (p: ReturnType<typeof phases>) => [number, number] | null) => {
-      const spans = rs.filter((r) => r.error === null).map((r) => f(phases(r))).filter((x): x is [number, number] => x !== null);
+      const spans = rs
+        .filter((r) => r.error === null)
+        .map((r) => f(phases(r)))
+        .filter((x): x is [number, number] => x !== null);
       return spans.length ? num(spans.reduce((s, [a, b]) => s + b - a, 0) / spans.length) : '—';
     };
     const more = (this.timeline?.length ?? 0) > rs.length ? ` (the first ${rs.length} of ${this.timeline!.length} shown)` : '';

@@ -30,15 +30,31 @@ export class TtftChart extends ChartBase {
       type: 'scatter',
       data: {
         datasets: [
-          lineDataset('TTFT p50 (median)', rows.map((r) => ({ x: r.prompt_tokens, y: r.ttft.p50 })), PALETTE[0]),
-          { ...lineDataset('TTFT p99 (band: p50–p99)', rows.map((r) => ({ x: r.prompt_tokens, y: r.ttft.p99 })), PALETTE[0], [4, 4]), fill: '-1', backgroundColor: 'rgba(78, 121, 167, 0.18)' },
+          lineDataset(
+            'TTFT p50 (median)',
+            rows.map((r) => ({ x: r.prompt_tokens, y: r.ttft.p50 })),
+            PALETTE[0],
+          ),
+          {
+            ...lineDataset(
+              'TTFT p99 (band: p50–p99)',
+              rows.map((r) => ({ x: r.prompt_tokens, y: r.ttft.p99 })),
+              PALETTE[0],
+              [4, 4],
+            ),
+            fill: '-1',
+            backgroundColor: 'rgba(78, 121, 167, 0.18)',
+          },
           pointDataset('each request', dots, PALETTE[1]),
         ],
       },
       options: {
         scales: {
           // Ticks at the measured prompt lengths only: the x values are those lengths.
-          x: { ...axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear'), afterBuildTicks: (scale: { ticks: { value: number }[] }) => (scale.ticks = lengths.map((value) => ({ value }))) },
+          x: {
+            ...axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear'),
+            afterBuildTicks: (scale: { ticks: { value: number }[] }) => (scale.ticks = lengths.map((value) => ({ value }))),
+          },
           y: axis(theme, 'time to first token (ms)', 'linear', true),
         },
         plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } } },

@@ -57,43 +57,83 @@ export class VerdictCard extends LitElement {
     const roofs = h.roofs;
     const binding = roofs ? bindingComputeRoof(roofs) : null;
     return html`<div class="numbers">
-        ${roofs
-          ? html`<div class="big" id="v-bandwidth"><b>${num(roofs.bandwidthGBps)} GB/s</b><span class="muted">read bandwidth (streaming read roof)</span></div>
-              <div class="big" id="v-compute"><b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our matmul kernel reaches ${num(roofs.matmulGflops)}</span></div>`
-          : html`<div class="big"><b>…</b><span class="muted">measuring the roofs</span></div>`}
-        ${h.decode
-          ? html`<div class="big" id="v-decode"><b>${num(h.decode.tokensPerS)} tok/s</b><span class="muted">decode after ${h.decode.promptTokens} tokens — ${h.decode.ofCeiling === null ? '' : `${pct(h.decode.ofCeiling)} of the bandwidth ceiling`}</span></div>`
-          : ''}
-        ${h.prefill
-          ? html`<div class="big" id="v-prefill"><b>${pct(h.prefill.ofCompute)}</b><span class="muted">of the compute roof in prefill of ${h.prefill.promptTokens} tokens (${num(h.prefill.gflops)} GFLOP/s; ${pct(h.prefill.ofMatmul)} of the matmul kernel's)</span></div>`
-          : ''}
+        ${
+          roofs
+            ? html`<div class="big" id="v-bandwidth">
+                  <b>${num(roofs.bandwidthGBps)} GB/s</b><span class="muted">read bandwidth (streaming read roof)</span>
+                </div>
+                <div class="big" id="v-compute">
+                  <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our matmul kernel reaches ${num(roofs.matmulGflops)}</span>
+                </div>`
+            : html`<div class="big"><b>…</b><span class="muted">measuring the roofs</span></div>`
+        }
+        ${
+          h.decode
+            ? html`<div class="big" id="v-decode">
+                <b>${num(h.decode.tokensPerS)} tok/s</b
+                ><span class="muted"
+                  >decode after ${h.decode.promptTokens} tokens —
+                  ${h.decode.ofCeiling === null ? '' : `${pct(h.decode.ofCeiling)} of the bandwidth ceiling`}</span
+                >
+              </div>`
+            : ''
+        }
+        ${
+          h.prefill
+            ? html`<div class="big" id="v-prefill">
+                <b>${pct(h.prefill.ofCompute)}</b
+                ><span class="muted"
+                  >of the compute roof in prefill of ${h.prefill.promptTokens} tokens (${num(h.prefill.gflops)} GFLOP/s; ${pct(h.prefill.ofMatmul)} of the
+                  matmul kernel's)</span
+                >
+              </div>`
+            : ''
+        }
       </div>
       ${h.bounds ? html`<p class="say" id="v-bounds"><strong>${h.bounds}</strong></p>` : ''}
       ${h.advice ? html`<p class="say" id="v-advice"><span class="muted">Next:</span> ${h.advice}</p>` : ''}
       ${h.overheadWhy ? html`<p class="muted" id="v-why">Why overhead: ${h.overheadWhy}</p>` : ''}
-      ${binding && roofs && binding.name !== 'f32 FMA peak'
-        ? html`<p class="muted">Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our tiled matmul kernel reaches ${num(roofs.matmulGflops)} GFLOP/s, so for prefill the kernel binds first.</p>`
-        : ''}
-      ${h.rows.length
-        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Roofline verdicts by phase">
-              <table id="phase-table">
-                <thead>
-                  <tr><th scope="col">Phase</th><th scope="col" class="num">Time</th><th scope="col" class="num">Floor</th><th scope="col" class="num">% of roof</th><th scope="col">Bound</th></tr>
-                </thead>
-                <tbody>
-                  ${h.rows.map(
-                    (x) => html`<tr>
-                      <th scope="row">${x.phase === 'prefill' ? `prefill ${x.promptTokens}` : `decode @ ${x.promptTokens}`}</th>
-                      <td class="num">${num(x.ms)} ms</td>
-                      <td class="num">${num(x.floorMs)} ms</td>
-                      <td class="num">${pct(x.ofRoof)}</td>
-                      <td>${BOUND_TEXT[x.bound]} <span class="muted">(${x.side} side)</span></td>
-                    </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
-            <p class="muted">Time: prefill of the whole prompt, or one decode step (median). Floor = max(FLOPs ÷ FMA peak, bytes ÷ bandwidth), the fastest the roofline allows; % of roof = floor ÷ time. Below 50% the phase is overhead-bound: launches, synchronisation or kernel quality set the time. Side: which side of the ridge point the phase's intensity sits on.</p>`
-        : ''}`;
+      ${
+        binding && roofs && binding.name !== 'f32 FMA peak'
+          ? html`<p class="muted">
+              Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our tiled matmul kernel reaches
+              ${num(roofs.matmulGflops)} GFLOP/s, so for prefill the kernel binds first.
+            </p>`
+          : ''
+      }
+      ${
+        h.rows.length
+          ? html`<div class="scroll" tabindex="0" role="region" aria-label="Roofline verdicts by phase">
+                <table id="phase-table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Phase</th>
+                      <th scope="col" class="num">Time</th>
+                      <th scope="col" class="num">Floor</th>
+                      <th scope="col" class="num">% of roof</th>
+                      <th scope="col">Bound</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${h.rows.map(
+                      (x) =>
+                        html`<tr>
+                          <th scope="row">${x.phase === 'prefill' ? `prefill ${x.promptTokens}` : `decode @ ${x.promptTokens}`}</th>
+                          <td class="num">${num(x.ms)} ms</td>
+                          <td class="num">${num(x.floorMs)} ms</td>
+                          <td class="num">${pct(x.ofRoof)}</td>
+                          <td>${BOUND_TEXT[x.bound]} <span class="muted">(${x.side} side)</span></td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>
+              <p class="muted">
+                Time: prefill of the whole prompt, or one decode step (median). Floor = max(FLOPs ÷ FMA peak, bytes ÷ bandwidth), the fastest the roofline
+                allows; % of roof = floor ÷ time. Below 50% the phase is overhead-bound: launches, synchronisation or kernel quality set the time. Side: which
+                side of the ridge point the phase's intensity sits on.
+              </p>`
+          : ''
+      }`;
   }
 }

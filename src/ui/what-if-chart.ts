@@ -34,8 +34,23 @@ export class WhatIfChart extends ChartBase {
       { ...pointDataset('you are here', [{ x: s.context, y: predictDecode(s).tokensPerS }], PALETTE[2], 6), pointStyle: 'triangle' },
     ];
     if (curve.length) {
-      datasets.push({ ...lineDataset('measured run: its ceiling', curve.map((d) => ({ x: d.depth, y: d.ceiling_tokens_per_s })), PALETTE[4], [6, 4]), pointRadius: 0 });
-      datasets.push(pointDataset('measured run: decode', curve.map((d) => ({ x: d.depth, y: 1000 / d.tpot_ms })), PALETTE[1], 4));
+      datasets.push({
+        ...lineDataset(
+          'measured run: its ceiling',
+          curve.map((d) => ({ x: d.depth, y: d.ceiling_tokens_per_s })),
+          PALETTE[4],
+          [6, 4],
+        ),
+        pointRadius: 0,
+      });
+      datasets.push(
+        pointDataset(
+          'measured run: decode',
+          curve.map((d) => ({ x: d.depth, y: 1000 / d.tpot_ms })),
+          PALETTE[1],
+          4,
+        ),
+      );
     }
     return {
       type: 'scatter',
@@ -54,11 +69,13 @@ export class WhatIfChart extends ChartBase {
     return html`${super.render()}
       <p class="muted" id="what-if-caption">
         <strong>Predicted</strong>: the decode ceiling (tokens/s of all sequences) from the settings above.
-        ${this.latency?.depth_curve?.length
-          ? html`<strong>Measured run</strong>: decode tokens/s (1000 / TPOT) at each depth, and its own bandwidth ceiling — the measured bandwidth over the bytes
-              the run's cost model counts per token (every tensor as stored, activations too, no compute cap), so it differs from a prediction made with one
-              bytes-per-weight figure and a compute roof.`
-          : ''}
+        ${
+          this.latency?.depth_curve?.length
+            ? html`<strong>Measured run</strong>: decode tokens/s (1000 / TPOT) at each depth, and its own bandwidth ceiling — the measured bandwidth over the
+                bytes the run's cost model counts per token (every tensor as stored, activations too, no compute cap), so it differs from a prediction made with
+                one bytes-per-weight figure and a compute roof.`
+            : ''
+        }
       </p>`;
   }
 

@@ -3,7 +3,15 @@ import { customElement, property, state } from 'lit/decorators.js';
 import { PRESETS } from '../model/catalog.ts';
 import type { BenchResult } from '../measure/schema.ts';
 import { kvBytesPerElement } from '../kernels/select.ts';
-import { BYTES_PER_WEIGHT, computeBoundBatch, decodeShapeOf, DEVICE_PRESETS, predictDecode, type DecodeScenario, type WeightFormatName } from '../measure/what-if.ts';
+import {
+  BYTES_PER_WEIGHT,
+  computeBoundBatch,
+  decodeShapeOf,
+  DEVICE_PRESETS,
+  predictDecode,
+  type DecodeScenario,
+  type WeightFormatName,
+} from '../measure/what-if.ts';
 import { roofsOf } from './headline.ts';
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
@@ -57,7 +65,8 @@ export class WhatIfPanel extends LitElement {
 
   private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
     const model = result?.model ?? null;
-    const config = shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
+    const config =
+      shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
     // The measured run's KV element type; a what-if without one assumes f16 (GPUs with shader-f16).
     const { parameters, shape } = decodeShapeOf(config, kvBytesPerElement(model?.kv_cache ?? 'f16'));
     const roofs = result?.ceilings ? roofsOf(result.ceilings) : null;
@@ -96,18 +105,38 @@ export class WhatIfPanel extends LitElement {
   }
 
   /** A number box with a slider under it (`slider: 'log'` moves in powers of ten). */
-  private numberInput(id: string, label: string, value: number, min: number, max: number, step: number, apply: (n: number) => void, slider: 'linear' | 'log' | 'none' = 'linear') {
+  private numberInput(
+    id: string,
+    label: string,
+    value: number,
+    min: number,
+    max: number,
+    step: number,
+    apply: (n: number) => void,
+    slider: 'linear' | 'log' | 'none' = 'linear',
+  ) {
     const accept = (n: number) => {
       if (Number.isFinite(n) && n >= min && n <= max) apply(n);
     };
     const box = (e: Event) => accept(Number((e.target as HTMLInputElement).value));
     const log = (e: Event) => accept(Number((10 ** Number((e.target as HTMLInputElement).value)).toPrecision(3)));
-    return html`<label>${label}
+    return html`<label
+      >${label}
       <input id=${id} type="number" min=${min} max=${max} step=${step} .value=${String(value)} @change=${box} />
       ${slider === 'linear' ? html`<input type="range" aria-label=${label} min=${min} max=${max} step=${step} .value=${String(value)} @input=${box} />` : ''}
-      ${slider === 'log'
-        ? html`<input type="range" aria-label=${`${label}, logarithmic`} min=${Math.log10(min)} max=${Math.log10(max)} step="0.01" .value=${String(Math.log10(value))} @input=${log} />`
-        : ''}
+      ${
+        slider === 'log'
+          ? html`<input
+              type="range"
+              aria-label=${`${label}, logarithmic`}
+              min=${Math.log10(min)}
+              max=${Math.log10(max)}
+              step="0.01"
+              .value=${String(Math.log10(value))}
+              @input=${log}
+            />`
+          : ''
+      }
     </label>`;
   }
 
@@ -123,14 +152,16 @@ export class WhatIfPanel extends LitElement {
     const model = this.model();
     const measured = this.result?.ceilings ? roofsOf(this.result.ceilings) : null;
     const onMeasured = this.deviceId === MEASURED && measured !== null;
-    const kernelSwitch = onMeasured && measured.matmulGflops < measured.computeGflops ? computeBoundBatch({ ...s, computeGflops: measured.matmulGflops }) : null;
+    const kernelSwitch =
+      onMeasured && measured.matmulGflops < measured.computeGflops ? computeBoundBatch({ ...s, computeGflops: measured.matmulGflops }) : null;
     const custom = (apply: () => void) => {
       apply();
       this.deviceId = CUSTOM;
     };
     return html`<div class="explain muted">${explain.whatIf}</div>
       <div class="controls">
-        <label>Device
+        <label
+          >Device
           <select id="wi-device" @change=${(e: Event) => this.pickDevice((e.target as HTMLSelectElement).value)}>
             ${measured ? html`<option value=${MEASURED} ?selected=${this.deviceId === MEASURED}>this device, measured (${num(measured.bandwidthGBps)} GB/s, ${num(measured.computeGflops)} GFLOP/s)</option>` : ''}
             <optgroup label="Spec-sheet figures (published peaks, not measured)">
@@ -141,45 +172,65 @@ export class WhatIfPanel extends LitElement {
         </label>
         ${this.numberInput('wi-bw', 'Memory bandwidth (GB/s)', Number(s.bandwidthGBps.toPrecision(3)), 0.01, 8000, 0.01, (n) => custom(() => this.set({ bandwidthGBps: n })), 'log')}
         ${this.numberInput('wi-compute', 'Compute roof (GFLOP/s)', Number((s.computeGflops ?? 1).toPrecision(3)), 0.01, 1e6, 0.01, (n) => custom(() => this.set({ computeGflops: n })), 'log')}
-        <label>Model shape
-          <select id="wi-shape" @change=${(e: Event) => {
-            this.shapeId = (e.target as HTMLSelectElement).value;
-            const next = this.scenarioFor(this.result, this.shapeId);
-            this.set({ parameters: next.parameters, shape: next.shape });
-          }}>
+        <label
+          >Model shape
+          <select
+            id="wi-shape"
+            @change=${(e: Event) => {
+              this.shapeId = (e.target as HTMLSelectElement).value;
+              const next = this.scenarioFor(this.result, this.shapeId);
+              this.set({ parameters: next.parameters, shape: next.shape });
+            }}
+          >
             ${model ? html`<option value=${MEASURED} ?selected=${this.shapeId === MEASURED}>the measured model (${model.name})</option>` : ''}
             ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${this.shapeId === x.id}>${x.title}</option>`)}
           </select>
         </label>
         ${this.numberInput('wi-params', 'Weights read per token (millions)', Number((s.parameters / 1e6).toFixed(3)), 0.001, 1e6, 0.001, (n) => this.set({ parameters: n * 1e6 }), 'none')}
-        <label>Bytes per weight
-          <select id="wi-format" @change=${(e: Event) => {
-            this.format = (e.target as HTMLSelectElement).value as WeightFormatName;
-            this.set({ bytesPerWeight: BYTES_PER_WEIGHT[this.format] });
-          }}>
+        <label
+          >Bytes per weight
+          <select
+            id="wi-format"
+            @change=${(e: Event) => {
+              this.format = (e.target as HTMLSelectElement).value as WeightFormatName;
+              this.set({ bytesPerWeight: BYTES_PER_WEIGHT[this.format] });
+            }}
+          >
             ${(Object.keys(BYTES_PER_WEIGHT) as WeightFormatName[]).map((f) => html`<option value=${f} ?selected=${this.format === f}>${FORMAT_LABELS[f]}</option>`)}
           </select>
         </label>
         ${this.numberInput('wi-batch', 'Batch (sequences per step)', s.batch, 1, 256, 1, (n) => this.set({ batch: Math.round(n) }))}
         ${this.numberInput('wi-context', 'Context depth (positions)', s.context, 0, this.maxContext, 1, (n) => this.set({ context: Math.round(n) }))}
       </div>
-      <p class="muted">${onMeasured
-        ? html`Roofs measured on this device — the same ones the roofline and the verdicts use: streaming read ${num(measured.bandwidthGBps)} GB/s and the f32 FMA peak ${num(measured.computeGflops)} GFLOP/s.`
-        : DEVICE_PRESETS.some((d) => d.id === this.deviceId)
-          ? html`<strong>Spec-sheet figures</strong>, not a measurement: peak bandwidth and peak f32 (non-tensor) FLOP/s as published; real kernels reach less.`
-          : 'Your own bandwidth and compute roof.'}</p>
+      <p class="muted">
+        ${
+          onMeasured
+            ? html`Roofs measured on this device — the same ones the roofline and the verdicts use: streaming read ${num(measured.bandwidthGBps)} GB/s and the
+              f32 FMA peak ${num(measured.computeGflops)} GFLOP/s.`
+            : DEVICE_PRESETS.some((d) => d.id === this.deviceId)
+              ? html`<strong>Spec-sheet figures</strong>, not a measurement: peak bandwidth and peak f32 (non-tensor) FLOP/s as published; real kernels reach
+                  less.`
+              : 'Your own bandwidth and compute roof.'
+        }
+      </p>
       <p class="answer" role="status" aria-live="polite">
         Predicted decode ceiling: <output id="wi-answer" data-bound=${p.bound}><strong>${num(p.tokensPerS)} tokens/s</strong></output> in total,
         ${num(p.perSequenceTokensPerS)} per sequence — ${p.bound === 'memory' ? 'memory-bound' : 'compute-bound'}.
-        <span class="muted">A step reads ${bytes(p.bytesPerStep)} (${bytes(p.weightBytes)} of weights, ${bytes(p.kvBytes)} of KV cache) and does ${count(p.flopsPerStep)} FLOPs,
-        ${num(p.intensity)} FLOP/byte.
-        ${s.computeGflops === null ? 'No compute roof measured: bandwidth only.' : switchAt === 1 ? `The compute roof (${num(s.computeGflops)} GFLOP/s) binds already at batch 1.` : switchAt ? `At this context the compute roof (${num(s.computeGflops)} GFLOP/s) takes over from batch ${switchAt}.` : `Memory-bound at every batch up to 4096 against a ${num(s.computeGflops)} GFLOP/s compute roof.`}</span>
+        <span class="muted"
+          >A step reads ${bytes(p.bytesPerStep)} (${bytes(p.weightBytes)} of weights, ${bytes(p.kvBytes)} of KV cache) and does ${count(p.flopsPerStep)} FLOPs,
+          ${num(p.intensity)} FLOP/byte.
+          ${s.computeGflops === null ? 'No compute roof measured: bandwidth only.' : switchAt === 1 ? `The compute roof (${num(s.computeGflops)} GFLOP/s) binds already at batch 1.` : switchAt ? `At this context the compute roof (${num(s.computeGflops)} GFLOP/s) takes over from batch ${switchAt}.` : `Memory-bound at every batch up to 4096 against a ${num(s.computeGflops)} GFLOP/s compute roof.`}</span
+        >
       </p>
-      ${onMeasured && measured.matmulGflops < measured.computeGflops
-        ? html`<p class="muted" id="wi-kernel">Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our tiled matmul kernel reaches
-            (${num(measured.matmulGflops)} GFLOP/s). The kernel's is lower, so it binds first: against it compute takes over
-            ${kernelSwitch === null ? 'at no batch up to 4096' : kernelSwitch === 1 ? 'already at batch 1' : `from batch ${kernelSwitch}`}.</p>`
-        : ''}
+      ${
+        onMeasured && measured.matmulGflops < measured.computeGflops
+          ? html`<p class="muted" id="wi-kernel">
+              Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our tiled matmul kernel reaches
+              (${num(measured.matmulGflops)} GFLOP/s). The kernel's is lower, so it binds first: against it compute takes over
+              ${kernelSwitch === null ? 'at no batch up to 4096' : kernelSwitch === 1 ? 'already at batch 1' : `from batch ${kernelSwitch}`}.
+            </p>`
+          : ''
+      }
       <ts-what-if-chart .scenario=${s} .maxContext=${this.maxContext} .latency=${latency}></ts-what-if-chart>`;
   }
 }

@@ -28,7 +28,12 @@ async function importWebLLM(): Promise<WebLLMModule> {
   try {
     return await import('@mlc-ai/web-llm');
   } catch (e) {
-    throw new TokenscopeError('io', `Could not load the WebLLM runtime: ${String(e)}`, 'Reload the page; tokenscope serves WebLLM’s code itself, so check your connection to this site.', { cause: e });
+    throw new TokenscopeError(
+      'io',
+      `Could not load the WebLLM runtime: ${String(e)}`,
+      'Reload the page; tokenscope serves WebLLM’s code itself, so check your connection to this site.',
+      { cause: e },
+    );
   }
 }
 
@@ -145,7 +150,11 @@ async function runTokens(engine: WebLLMEngine, model: WebLLMModel, prompt: reado
   }
   // The last output token is never fed back, so the KV cache holds prompt + n − 1 positions.
   if (model.contextWindow !== null && prompt.length + n - 1 > model.contextWindow) {
-    throw new TokenscopeError('bad-input', `Prompt (${prompt.length}) + output (${n}) needs ${prompt.length + n - 1} positions; ${model.id} holds ${model.contextWindow}.`, 'Shorten the prompt or the output.');
+    throw new TokenscopeError(
+      'bad-input',
+      `Prompt (${prompt.length}) + output (${n}) needs ${prompt.length + n - 1} positions; ${model.id} holds ${model.contextWindow}.`,
+      'Shorten the prompt or the output.',
+    );
   }
   const tSend = performance.now();
   let token = await engine.forwardTokensAndSample([...prompt], true);
@@ -191,10 +200,18 @@ async function runChat(engine: WebLLMEngine, model: WebLLMModel, text: string, n
     }
     throwIfCancelled(signal);
     if (!usage) {
-      throw new TokenscopeError('model-unsupported', `WebLLM's stream on ${model.id} ended without its usage chunk.`, 'Report this with the WebLLM version; the text path needs stream_options.include_usage.');
+      throw new TokenscopeError(
+        'model-unsupported',
+        `WebLLM's stream on ${model.id} ended without its usage chunk.`,
+        'Report this with the WebLLM version; the text path needs stream_options.include_usage.',
+      );
     }
     if (usage.completion_tokens < n) {
-      throw new TokenscopeError('bad-input', `WebLLM stopped after ${usage.completion_tokens} of ${n} tokens: the prompt (${usage.prompt_tokens} tokens with the chat template) and output fill ${model.id}'s context window.`, 'Shorten the prompt or the output.');
+      throw new TokenscopeError(
+        'bad-input',
+        `WebLLM stopped after ${usage.completion_tokens} of ${n} tokens: the prompt (${usage.prompt_tokens} tokens with the chat template) and output fill ${model.id}'s context window.`,
+        'Shorten the prompt or the output.',
+      );
     }
     return {
       model_id: model.id,

@@ -50,7 +50,10 @@ const EMBEDDING_MODEL = 1;
 export function parseModelId(id: string): { family: string; quantization: string } | null {
   const m = MODEL_ID.exec(id);
   if (!m) return null;
-  const family = m[1].split('-').filter((word) => !ROLE_WORDS.has(word.toLowerCase())).join('-');
+  const family = m[1]
+    .split('-')
+    .filter((word) => !ROLE_WORDS.has(word.toLowerCase()))
+    .join('-');
   return { family, quantization: m[2] };
 }
 

@@ -20,8 +20,7 @@ const MLC_FORMATS: Record<string, string> = {
 
 /** Our GPU weight formats (src/kernels/weights.ts); activations and KV cache are always f32. */
 const OUR_FORMATS: Record<string, string> = {
-  q4_0:
-    'GGUF Q4_0: blocks of 32 weights with one f16 scale each: w = (q − 8)·d with d = m / −8, m the signed weight of largest magnitude, so all 16 codes are used; 18 bytes per block, 4.5 bits per weight',
+  q4_0: 'GGUF Q4_0: blocks of 32 weights with one f16 scale each: w = (q − 8)·d with d = m / −8, m the signed weight of largest magnitude, so all 16 codes are used; 18 bytes per block, 4.5 bits per weight',
   q8_0: 'GGUF Q8_0: blocks of 32 int8 weights with one f16 scale each, w = q·d with d = max|w| / 127; 8.5 bits per weight',
   f16: 'f16 weights',
   f32: 'f32 weights',

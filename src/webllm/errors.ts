@@ -95,10 +95,7 @@ export function normalizeWebLLMError(e: unknown, doing: string): TokenscopeError
   const text = name && !message.startsWith(name) ? `${name}: ${message}` : message;
   const rule = RULES.find((r) => r.test.test(name) || r.test.test(message));
   if (rule?.code === 'cancelled') return new TokenscopeError('cancelled', `${doing} was cancelled.`, rule.hint, { cause: e });
-  return new TokenscopeError(
-    rule?.code ?? 'model-unsupported',
-    `${doing} failed: ${text}`,
-    rule?.hint ?? 'Try another WebLLM model or a tokenscope preset.',
-    { cause: e },
-  );
+  return new TokenscopeError(rule?.code ?? 'model-unsupported', `${doing} failed: ${text}`, rule?.hint ?? 'Try another WebLLM model or a tokenscope preset.', {
+    cause: e,
+  });
 }

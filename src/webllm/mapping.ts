@@ -129,7 +129,12 @@ export function ourMetrics(sample: WebLLMSample): ComparedMetrics {
  */
 export function parseRuntimeStats(text: string): { prefill_tokens_per_s: number | null; decode_tokens_per_s: number | null } {
   const m = /prefill:\s*([-\d.eE+]+|NaN|Infinity)\s*tokens\/sec,\s*decoding:\s*([-\d.eE+]+|NaN|Infinity)\s*tokens\/sec/.exec(text);
-  if (!m) throw new TokenscopeError('bad-input', `Unrecognised WebLLM runtime stats: "${text}"`, 'Expected "prefill: X tokens/sec, decoding: Y tokens/sec" (WebLLM 0.2.86).');
+  if (!m)
+    throw new TokenscopeError(
+      'bad-input',
+      `Unrecognised WebLLM runtime stats: "${text}"`,
+      'Expected "prefill: X tokens/sec, decoding: Y tokens/sec" (WebLLM 0.2.86).',
+    );
   return { prefill_tokens_per_s: positive(Number(m[1])), decode_tokens_per_s: positive(Number(m[2])) };
 }
 

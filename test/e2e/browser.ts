@@ -68,15 +68,18 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** True when a canvas has at least `minInk` non-transparent pixels (i.e. something was drawn). */
 export async function canvasHasInk(page: Page, selector: string, minInk = 200): Promise<boolean> {
-  return page.locator(selector).first().evaluate((el, min) => {
-    const canvas = el as HTMLCanvasElement;
-    const ctx = canvas.getContext('2d');
-    if (!ctx || canvas.width === 0 || canvas.height === 0) return false;
-    const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
-    let ink = 0;
-    for (let i = 3; i < data.length; i += 4) if (data[i] > 0) ink++;
-    return ink >= min;
-  }, minInk);
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((el, min) => {
+      const canvas = el as HTMLCanvasElement;
+      const ctx = canvas.getContext('2d');
+      if (!ctx || canvas.width === 0 || canvas.height === 0) return false;
+      const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      let ink = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) ink++;
+      return ink >= min;
+    }, minInk);
 }
 
 /** The page's automation API (`window.tokenscope`), called from the test. */
@@ -132,16 +135,19 @@ export function liveGpuBuffers(page: Page): Promise<number> {
 
 /** The text of an element including every shadow root inside it (textContent stops at shadow roots). */
 export async function deepText(page: Page, selector: string): Promise<string> {
-  return page.locator(selector).first().evaluate((root) => {
-    const parts: string[] = [];
-    const walk = (node: Node) => {
-      if (node.nodeType === Node.TEXT_NODE) parts.push(node.textContent ?? '');
-      if (node instanceof Element && node.shadowRoot) walk(node.shadowRoot);
-      node.childNodes.forEach(walk);
-    };
-    walk(root);
-    return parts.join(' ').replace(/\s+/g, ' ');
-  });
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((root) => {
+      const parts: string[] = [];
+      const walk = (node: Node) => {
+        if (node.nodeType === Node.TEXT_NODE) parts.push(node.textContent ?? '');
+        if (node instanceof Element && node.shadowRoot) walk(node.shadowRoot);
+        node.childNodes.forEach(walk);
+      };
+      walk(root);
+      return parts.join(' ').replace(/\s+/g, ' ');
+    });
 }
 
 /** Drop a file on the page as a drag from the desktop would. */

@@ -49,7 +49,23 @@ describe('npm run bench', () => {
     `--model FILE --prompt TEXT --gen N generates greedily in the %s runtime and matches the CPU reference${STORIES_GGUF ? '' : ' — SKIPPED: stories260K.gguf not found'}`,
     async (runtime) => {
       const out = join(dir, `gen-${runtime}.json`);
-      const r = await bench(['--runtime', runtime, '--model', STORIES_GGUF!, '--prompt', 'Once upon a time', '--gen', '24', '--probe-mib', '4', '--reps', '1', '--json', out, '--quiet']);
+      const r = await bench([
+        '--runtime',
+        runtime,
+        '--model',
+        STORIES_GGUF!,
+        '--prompt',
+        'Once upon a time',
+        '--gen',
+        '24',
+        '--probe-mib',
+        '4',
+        '--reps',
+        '1',
+        '--json',
+        out,
+        '--quiet',
+      ]);
       expect(r.stderr).not.toMatch(/error:/);
       expect(r.code).toBe(0);
       const result = validateResult(JSON.parse(readFileSync(out, 'utf8')));
@@ -68,7 +84,37 @@ describe('npm run bench', () => {
 
   it('--mode serve prints the vLLM summary and writes every request', async () => {
     const out = join(dir, 'serve.json');
-    const r = await bench(['--mode', 'serve', '--model', 'stories260k', '--quant', 'f32', '--requests', '6', '--max-batch', '3', '--rate', '20', '--prompt-len', 'uniform:4-24', '--output-len', '6', '--max-tokens-per-step', '16', '--chunk', '8', '--slo', 'ttft=5000,tpot=500', '--probe-mib', '4', '--reps', '1', '--json', out, '--quiet']);
+    const r = await bench([
+      '--mode',
+      'serve',
+      '--model',
+      'stories260k',
+      '--quant',
+      'f32',
+      '--requests',
+      '6',
+      '--max-batch',
+      '3',
+      '--rate',
+      '20',
+      '--prompt-len',
+      'uniform:4-24',
+      '--output-len',
+      '6',
+      '--max-tokens-per-step',
+      '16',
+      '--chunk',
+      '8',
+      '--slo',
+      'ttft=5000,tpot=500',
+      '--probe-mib',
+      '4',
+      '--reps',
+      '1',
+      '--json',
+      out,
+      '--quiet',
+    ]);
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('============ Serving Benchmark Result ============');

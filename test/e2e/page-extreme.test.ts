@@ -22,26 +22,41 @@ function answers<T>(action: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 const cases: [string, (r: BenchResult) => void][] = [
-  ['a token time', (r) => {
-    const request = latencyOf(r).requests[0];
-    request.token_ms[request.token_ms.length - 1] = HUGE;
-  }],
-  ['a TTFT percentile', (r) => {
-    latencyOf(r).rows[0].ttft.p50 = HUGE;
-  }],
-  ['a depth-curve point', (r) => {
-    latencyOf(r).depth_curve[0].tpot_ms = HUGE;
-  }],
+  [
+    'a token time',
+    (r) => {
+      const request = latencyOf(r).requests[0];
+      request.token_ms[request.token_ms.length - 1] = HUGE;
+    },
+  ],
+  [
+    'a TTFT percentile',
+    (r) => {
+      latencyOf(r).rows[0].ttft.p50 = HUGE;
+    },
+  ],
+  [
+    'a depth-curve point',
+    (r) => {
+      latencyOf(r).depth_curve[0].tpot_ms = HUGE;
+    },
+  ],
 ];
 
 /** Values that used to make a section vanish with an uncaught error rather than freeze the tab. */
 const vanishing: [string, (r: BenchResult) => void][] = [
-  ['a zero read roof', (r) => {
-    r.ceilings!.read_bandwidth_gbps = 0;
-  }],
-  ['an overflowing compute roof', (r) => {
-    r.ceilings!.f32_gflops = 1e300;
-  }],
+  [
+    'a zero read roof',
+    (r) => {
+      r.ceilings!.read_bandwidth_gbps = 0;
+    },
+  ],
+  [
+    'an overflowing compute roof',
+    (r) => {
+      r.ceilings!.f32_gflops = 1e300;
+    },
+  ],
 ];
 
 describe('extreme numbers in a report', () => {
@@ -55,7 +70,13 @@ describe('extreme numbers in a report', () => {
       if (/could not be drawn|could not be opened/.test(text)) break;
       await answers(page.waitForTimeout(250), 5_000, 'waiting');
     }
-    expect(await answers(page.evaluate(() => 1 + 1), 5_000, 'a trivial evaluate')).toBe(2);
+    expect(
+      await answers(
+        page.evaluate(() => 1 + 1),
+        5_000,
+        'a trivial evaluate',
+      ),
+    ).toBe(2);
     // Either a chart says it was not drawn, or the result was refused with a message naming the value.
     expect(text).toMatch(/could not be drawn[^]*1\.7e\+308|could not be opened[^]*(1\.7e\+308|outside|implausible|range|must be ≤)/);
     return text;
@@ -92,9 +113,15 @@ describe('extreme numbers in a report', () => {
         await expectAnswersAndSaysWhy(page);
 
         await answers(page.goto(ctx.server.url, { waitUntil: 'domcontentloaded' }), 30_000, 'loading the page');
-        await answers(page.locator('ts-share-bar input[type=file]').setInputFiles({
-          name: 'extreme.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(result)),
-        }), 10_000, 'importing the file');
+        await answers(
+          page.locator('ts-share-bar input[type=file]').setInputFiles({
+            name: 'extreme.json',
+            mimeType: 'application/json',
+            buffer: Buffer.from(JSON.stringify(result)),
+          }),
+          10_000,
+          'importing the file',
+        );
         await expectAnswersAndSaysWhy(page);
         expect(errors.filter((e) => /pageerror/.test(e))).toEqual([]);
       } finally {

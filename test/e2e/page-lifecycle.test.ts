@@ -1,7 +1,20 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchJob } from '../../src/jobs/job.ts';
-import { api, canvasHasInk, deepText, liveGpuBuffers, pageAndBrowser, resultRows, ROOT, runAndWait, TINY, trackGpuBuffers, waitForReady, watchErrors } from './browser.ts';
+import {
+  api,
+  canvasHasInk,
+  deepText,
+  liveGpuBuffers,
+  pageAndBrowser,
+  resultRows,
+  ROOT,
+  runAndWait,
+  TINY,
+  trackGpuBuffers,
+  waitForReady,
+  watchErrors,
+} from './browser.ts';
 
 /** Cancel, device loss and repeated runs: the page recovers, and what a run allocates it frees. */
 describe('run lifecycle', () => {
@@ -61,7 +74,12 @@ describe('run lifecycle', () => {
     await trackGpuBuffers(page);
     await page.goto(ctx.server.url);
     await waitForReady(page);
-    const roofs: BenchJob = { probe: true, probeMiB: 4, protocol: { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 }, probeShapes: { bandwidthWorkgroups: [16, 64] } };
+    const roofs: BenchJob = {
+      probe: true,
+      probeMiB: 4,
+      protocol: { warmup: 0, minReps: 1, maxReps: 1, minDurationMs: 0 },
+      probeShapes: { bandwidthWorkgroups: [16, 64] },
+    };
     const latency: BenchJob = { ...roofs, model: { preset: 'stories260k', quant: 'q4_0' }, latency: { promptLengths: [8], gen: 4, reps: 1, warmup: 0 } };
     const jobs = [...Array.from({ length: 20 }, () => roofs), latency];
     const before = await liveGpuBuffers(page);

@@ -57,7 +57,9 @@ describe('links, comparisons and hostile input', () => {
     const page = await ctx.browser.newPage();
     await page.goto(ctx.server.url);
     await waitForReady(page);
-    result = validateResult(await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB));
+    result = validateResult(
+      await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB),
+    );
     await page.close();
   });
 
@@ -92,7 +94,10 @@ describe('links, comparisons and hostile input', () => {
   it('a trimmed link says so in the report, and the charts that need raw samples say why they are empty', async () => {
     const l = result.latency as LatencySection;
     // 200 requests with distinct timings: far more than a link holds.
-    const requests = Array.from({ length: 200 }, (_, i) => ({ ...l.requests[i % l.requests.length], token_ms: l.requests[0].token_ms.map((t, k) => t + ((i * 7919 + k * 104729) % 1000) / 997) }));
+    const requests = Array.from({ length: 200 }, (_, i) => ({
+      ...l.requests[i % l.requests.length],
+      token_ms: l.requests[0].token_ms.map((t, k) => t + ((i * 7919 + k * 104729) % 1000) / 997),
+    }));
     const fragment = await encodeReport({ ...result, latency: { ...l, requests } });
     expect((await decodeReport(fragment)).trimmed).toBe(true);
     const { page, errors, csp } = await open(fragment);
@@ -160,8 +165,16 @@ describe('links, comparisons and hostile input', () => {
     ['a decompression bomb', bomb, /expands to more than/],
     ['not JSON', async () => `#r=${toBase64Url(await deflateRaw(new TextEncoder().encode('{"schema_version": 1, <b>')))}`, /not valid JSON/],
     ['a wrong schema version', () => encodeFragment('r', { ...result, schema_version: 99 }), /schema version 99/],
-    ['a wrong field type', () => encodeFragment('r', { ...result, ceilings: { ...result.ceilings, read_bandwidth_gbps: '<img src=x onerror=alert(1)>' } }), /read_bandwidth_gbps must be a finite number/],
-    ['a comparison with a broken side', () => encodeFragment('c', { a: result, b: { ...result, environment: null } }), /second result.*environment must be an object/],
+    [
+      'a wrong field type',
+      () => encodeFragment('r', { ...result, ceilings: { ...result.ceilings, read_bandwidth_gbps: '<img src=x onerror=alert(1)>' } }),
+      /read_bandwidth_gbps must be a finite number/,
+    ],
+    [
+      'a comparison with a broken side',
+      () => encodeFragment('c', { a: result, b: { ...result, environment: null } }),
+      /second result.*environment must be an object/,
+    ],
   ];
   it.each(cases)('%s: a clear message, and the page stays usable', async (_name, make, message) => {
     const { page, errors, csp } = await open(await make());
@@ -178,7 +191,9 @@ describe('links, comparisons and hostile input', () => {
 
   it('a file that is not a tokenscope result: a clear message', async () => {
     const { page, errors, csp } = await open('');
-    await page.locator('ts-share-bar input[type=file]').setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]') });
+    await page
+      .locator('ts-share-bar input[type=file]')
+      .setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]') });
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toMatch(/notes\.json.*could not be opened.*deeper than/);
     await expectInert(page, errors, csp);

@@ -90,7 +90,11 @@ describe.skipIf(!HAVE)(HAVE ? 'a GGUF by URL: inspect, keep, reuse, clear' : 'a 
     expect(await page.evaluate(async () => (await (await caches.open('tokenscope-models-v1')).keys()).length)).toBe(0);
     // With nothing kept, the next run downloads it again.
     await api(page, `runJob(${JSON.stringify(job)})`);
-    expect(ggufRequests().slice(afterReload).map((s) => s.status)).toEqual([200]);
+    expect(
+      ggufRequests()
+        .slice(afterReload)
+        .map((s) => s.status),
+    ).toEqual([200]);
     expect(errors).toEqual([]);
     await context.close();
   }, 240_000);

@@ -4,7 +4,20 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeReport } from '../../src/share/permalink.ts';
 import { validateResult } from '../../src/measure/validate.ts';
-import { api, canvasHasInk, deepText, dropFile, pageAndBrowser, resultRows, runAndWait, screenshot, TINY, waitForReady, watchCsp, watchErrors } from './browser.ts';
+import {
+  api,
+  canvasHasInk,
+  deepText,
+  dropFile,
+  pageAndBrowser,
+  resultRows,
+  runAndWait,
+  screenshot,
+  TINY,
+  waitForReady,
+  watchCsp,
+  watchErrors,
+} from './browser.ts';
 
 const CHARTS = ['ts-ttft-chart', 'ts-depth-chart', 'ts-cdf-chart', 'ts-kernel-chart', 'ts-roofline-chart', 'ts-what-if-chart'];
 
@@ -42,12 +55,18 @@ describe('a run, its link, its exports', () => {
     const exported = validateResult(JSON.parse(readFileSync(jsonPath, 'utf8')));
     expect((exported.latency as { requests: unknown[] }).requests.length).toBe(4);
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV of rows' }).click()]);
-    const lines = readFileSync(await csv.path(), 'utf8').trim().split('\r\n');
+    const lines = readFileSync(await csv.path(), 'utf8')
+      .trim()
+      .split('\r\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^model,prompt_tokens,output_tokens,n,/);
     const [png] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Save the roofline chart as PNG' }).click()]);
     expect(png.suggestedFilename()).toBe('tokenscope-roofline.png');
-    expect(readFileSync(await png.path()).subarray(1, 4).toString()).toBe('PNG');
+    expect(
+      readFileSync(await png.path())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
 
     await page.getByRole('button', { name: 'Share link' }).click();
     link = await page.locator('ts-share-bar input[readonly]').inputValue();
@@ -74,7 +93,11 @@ describe('a run, its link, its exports', () => {
     await page.close();
   });
 
-  for (const [width, scheme] of [[1280, 'dark'], [390, 'light'], [390, 'dark']] as const) {
+  for (const [width, scheme] of [
+    [1280, 'dark'],
+    [390, 'light'],
+    [390, 'dark'],
+  ] as const) {
     it(`an imported JSON file renders the full report at ${width} px, ${scheme}`, async () => {
       const page = await ctx.browser.newPage({ viewport: { width, height: 900 }, colorScheme: scheme });
       const errors = watchErrors(page);
@@ -135,7 +158,10 @@ describe('a run, its link, its exports', () => {
         while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
         if (!el || el === document.body) return null;
         const style = getComputedStyle(el);
-        return { id: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}:${(el.textContent ?? '').trim().slice(0, 20)}`, outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+        return {
+          id: `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}:${(el.textContent ?? '').trim().slice(0, 20)}`,
+          outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2,
+        };
       });
     const stops: string[] = [];
     for (let i = 0; i < 150; i++) {
@@ -148,7 +174,10 @@ describe('a run, its link, its exports', () => {
     expect(stops.length).toBeLessThan(150);
     // An opened file is shown first: its report, then share/export, then the run form folded under "Run on your device".
     const order = ['button:Share link', 'summary:Run on your device', 'input#wi-bw', 'input#paste-link'].map((id) => stops.findIndex((s) => s.startsWith(id)));
-    expect(order.every((i) => i >= 0), stops.join(' | ')).toBe(true);
+    expect(
+      order.every((i) => i >= 0),
+      stops.join(' | '),
+    ).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(errors).toEqual([]);
     await page.close();

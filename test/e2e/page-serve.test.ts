@@ -10,12 +10,15 @@ import { api, canvasHasInk, launch, runAndWait, SCREENSHOTS, startPage, waitForR
  * A small serving run: 6 requests of 8 + 4 tokens at 20 req/s, batch ≤ 3, a batch sweep of 1 and 2,
  * a rate sweep against generous SLOs (so it stops after its two bracket probes), a price and a power.
  */
-const SERVE = '?mode=serve&preset=stories260k&quant=f32&probe-mib=4&probe-reps=2&requests=6&max-batch=3&rate=20&prompt-len=8&output-len=4&sweep-batch=1,2&sweep-rate=1&slo=ttft=60000,tpot=60000';
+const SERVE =
+  '?mode=serve&preset=stories260k&quant=f32&probe-mib=4&probe-reps=2&requests=6&max-batch=3&rate=20&prompt-len=8&output-len=4&sweep-batch=1,2&sweep-rate=1&slo=ttft=60000,tpot=60000';
 const CHARTS = ['ts-serve-cdf-chart', 'ts-timeline-chart', 'ts-batch-chart', 'ts-capacity-chart', 'ts-roofline-chart'];
 
 /** The serving summary table as label → value. */
 async function summary(page: Page): Promise<Record<string, string>> {
-  const rows = await page.locator('ts-serve-summary #serve-summary tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.children[0].textContent?.trim() ?? '', tr.children[1].textContent?.trim() ?? '']));
+  const rows = await page
+    .locator('ts-serve-summary #serve-summary tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [tr.children[0].textContent?.trim() ?? '', tr.children[1].textContent?.trim() ?? '']));
   return Object.fromEntries(rows);
 }
 

@@ -41,7 +41,9 @@ describe('verdict, links and preflight', () => {
     const page = await ctx.browser.newPage();
     await page.goto(ctx.server.url);
     await waitForReady(page);
-    result = validateResult(await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB));
+    result = validateResult(
+      await page.evaluate((job) => (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope.runJob(job), JOB),
+    );
     await page.close();
   });
 
@@ -63,7 +65,10 @@ describe('verdict, links and preflight', () => {
     const refused = await page.evaluate(() =>
       (window as unknown as { tokenscope: { runJob(j: unknown): Promise<unknown> } }).tokenscope
         .runJob({ probe: true, model: { preset: 'stories15m', quant: 'q4_0' }, llamaBench: true })
-        .then(() => 'ran', (e: Error) => e.message),
+        .then(
+          () => 'ran',
+          (e: Error) => e.message,
+        ),
     );
     expect(refused).toMatch(/needs 512 positions; TinyStories stories15M holds 256/);
     expect(Date.now() - t0).toBeLessThan(5_000);

@@ -35,7 +35,14 @@ async function webllmResult(): Promise<string> {
     interruptGenerate: () => {},
     unload: async () => {},
   };
-  const model = { id: 'Llama-3.2-1B-Instruct-q4f32_1-MLC', family: 'Llama-3.2-1B', quantization: 'q4f32_1', vramMB: 1128.8, lowResource: true, contextWindow: 4096 };
+  const model = {
+    id: 'Llama-3.2-1B-Instruct-q4f32_1-MLC',
+    family: 'Llama-3.2-1B',
+    quantization: 'q4f32_1',
+    vramMB: 1128.8,
+    lowResource: true,
+    contextWindow: 4096,
+  };
   const costsAt = (P: number) => ({ prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P }, decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 4) } });
   const settings = { prompt_lengths: [16, 64], output_tokens: 8, reps: 3, warmup: 1, cooldown_ms: 0, seed: 42, vocab_size: 128256, bos_id: 1 };
   const section = await runWebLLMLatency(adapterFor(engine, model), settings, {}, { model_id: MODEL.id, quantization: 'q4_0', costsAt, roofs: ROOFS });
@@ -71,7 +78,8 @@ describe('WebLLM in the page', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = watchErrors(page);
     await page.route('**/*', (route) => (route.request().url().startsWith(server.url) ? route.continue() : route.abort('internetdisconnected')));
-    const chunkFetches = () => page.evaluate((name) => performance.getEntriesByType('resource').filter((e) => e.name.endsWith(`/assets/${name}`)).length, WEBLLM_CHUNK!);
+    const chunkFetches = () =>
+      page.evaluate((name) => performance.getEntriesByType('resource').filter((e) => e.name.endsWith(`/assets/${name}`)).length, WEBLLM_CHUNK!);
     await page.goto(`${server.url}${TINY}`);
     await waitForReady(page);
     return { page, errors, chunkFetches };
@@ -101,7 +109,10 @@ describe('WebLLM in the page', () => {
     // Six timed requests, each off on TPOT and the decode rate.
     const flagged = await report.locator('#webllm-flagged tbody tr').allTextContents();
     expect(flagged).toHaveLength(12);
-    expect(flagged.some((row) => /decode tok\/s\s*250\s*375/.test(row)), flagged.join(' | ')).toBe(true);
+    expect(
+      flagged.some((row) => /decode tok\/s\s*250\s*375/.test(row)),
+      flagged.join(' | '),
+    ).toBe(true);
     expect(await report.locator('#side-by-side tbody tr').count()).toBe(2);
     expect(await report.locator('#side-by-side tbody tr').first().textContent()).toMatch(/×\d/);
     expect(await report.locator('#differences li').count()).toBeGreaterThan(0);

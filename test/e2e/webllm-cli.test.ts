@@ -29,14 +29,18 @@ function bench(args: string[]): Promise<{ code: number; stderr: string; seconds:
 const MODEL = 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC';
 
 describe('npm run bench -- --engine webllm', () => {
-  it.skipIf(!offline)(`in the browser, names the failed download and the hint${offline ? '' : ' — SKIPPED: huggingface.co resolves, so this would download'}`, async () => {
-    const r = await bench(['--runtime', 'browser', '--engine', 'webllm', '--model', MODEL, '--probe-mib', '4', '--quiet']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`error: Loading ${MODEL} failed: TypeError: Failed to fetch — ${DOWNLOAD_HINT}`);
-    // 17–30 s on this 2-core machine, nearly all of it the roofs on SwiftShader: the failed fetch
-    // comes under a second after them. A hanging download would hit this bound instead.
-    expect(r.seconds).toBeLessThan(90);
-  }, 120_000);
+  it.skipIf(!offline)(
+    `in the browser, names the failed download and the hint${offline ? '' : ' — SKIPPED: huggingface.co resolves, so this would download'}`,
+    async () => {
+      const r = await bench(['--runtime', 'browser', '--engine', 'webllm', '--model', MODEL, '--probe-mib', '4', '--quiet']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error: Loading ${MODEL} failed: TypeError: Failed to fetch — ${DOWNLOAD_HINT}`);
+      // 17–30 s on this 2-core machine, nearly all of it the roofs on SwiftShader: the failed fetch
+      // comes under a second after them. A hanging download would hit this bound instead.
+      expect(r.seconds).toBeLessThan(90);
+    },
+    120_000,
+  );
 
   it('in Node, says WebLLM needs the browser runtime', async () => {
     const r = await bench(['--runtime', 'node', '--engine', 'webllm', '--model', MODEL, '--quiet']);

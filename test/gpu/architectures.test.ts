@@ -29,7 +29,9 @@ async function open(arch: TinyArch, type: GGMLTypeName): Promise<OpenModel> {
 async function referenceRun(m: OpenModel, prompt: readonly number[], steps: number) {
   const model = new ReferenceModel(m.config, await loadReferenceWeights(m.gguf, m.config, m.tensors), { seqLen: SHAPE.maxSeq });
   let logits: Float32Array = new Float32Array(0);
-  prompt.forEach((id, pos) => { logits = model.forward(id, pos); });
+  prompt.forEach((id, pos) => {
+    logits = model.forward(id, pos);
+  });
   const last = Float32Array.from(logits);
   const tokens: number[] = [];
   for (let pos = prompt.length; tokens.length < steps; pos++) {
@@ -63,7 +65,14 @@ describe('new architectures on the GPU', () => {
   });
   afterAll(() => ctx?.destroy());
 
-  const cases: [TinyArch, GGMLTypeName][] = [['llama3', 'F32'], ['qwen3', 'F32'], ['gemma3', 'F32'], ['llama3', 'F16'], ['qwen3', 'F16'], ['gemma3', 'F16']];
+  const cases: [TinyArch, GGMLTypeName][] = [
+    ['llama3', 'F32'],
+    ['qwen3', 'F32'],
+    ['gemma3', 'F32'],
+    ['llama3', 'F16'],
+    ['qwen3', 'F16'],
+    ['gemma3', 'F16'],
+  ];
   it.each(cases)('%s %s: logits and greedy tokens agree with the CPU reference', async (arch, type) => {
     const m = await open(arch, type);
     const want = await referenceRun(m, PROMPT, STEPS);

@@ -33,7 +33,11 @@ const MAX_SEQ = 224;
 /** Batched decode (context lengths 1, 2, 31, 200 and random), and prefill chunks of one slot. */
 const DECODE_STEPS: RowDesc[][] = [
   [{ slot: 2, pos: 199 }],
-  [{ slot: 0, pos: 0 }, { slot: 1, pos: 1 }, { slot: 3, pos: 30 }],
+  [
+    { slot: 0, pos: 0 },
+    { slot: 1, pos: 1 },
+    { slot: 3, pos: 30 },
+  ],
   Array.from({ length: 17 }, (_, r) => ({ slot: r % SLOTS, pos: [0, 1, 30, 199, 7, 64, 150, 2][r % 8] + (r >> 3) })),
 ];
 const PREFILL_STEPS: RowDesc[][] = [prefillRows(1, 0, 17), prefillRows(3, 197, 3), prefillRows(0, 183, 17), prefillRows(2, 0, 3)];
@@ -67,7 +71,13 @@ function fixture(s: GpuScope, heads: Heads, kv: KvElement, maxSeq = MAX_SEQ): Fi
   return { shape, kData: k.values, vData: v.values, kDrawn, vDrawn, kCache: s.upload('kCache', k.bytes), vCache: s.upload('vCache', v.bytes) };
 }
 
-async function run(s: GpuScope, f: Fixture, rows: RowDesc[], qData: Float32Array, build: (bufs: Parameters<typeof attention>[2]) => Promise<AttentionKernel>): Promise<Float32Array> {
+async function run(
+  s: GpuScope,
+  f: Fixture,
+  rows: RowDesc[],
+  qData: Float32Array,
+  build: (bufs: Parameters<typeof attention>[2]) => Promise<AttentionKernel>,
+): Promise<Float32Array> {
   const out = s.keep(storageBuffer(s.ctx.device, 'out', 4 * qData.length));
   const kernel = await build({ q: s.upload('q', qData), kCache: f.kCache, vCache: f.vCache, rows: s.upload('rows', rowTableData(rows)), out });
   submit(s.ctx, s.track(kernel.dispatches));
@@ -144,7 +154,9 @@ describe('attention', () => {
             expect(nmse(actual, expected), `decode window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
           }
           if (rows.every((r) => r.slot === rows[0].slot)) {
-            const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, R, shape, { wgSize: 32, rowTile: 2, keyBlock: 8 }));
+            const tiled = await run(s, f, rows, qData, (bufs) =>
+              attentionPrefill(ctx, 'test.prefill', bufs, R, shape, { wgSize: 32, rowTile: 2, keyBlock: 8 }),
+            );
             expect(nmse(tiled, expected), `tiled window=${window} R=${R}`).toBeLessThan(TOLERANCE);
           }
         }
@@ -166,7 +178,14 @@ describe('attention', () => {
           const f = fixture(s, heads, cacheKv, 304);
           const gpuLike = { ...ctx.caps, cpuLike: false };
           const tolerance = cacheKv === 'f16' ? TOLERANCE_F16 : TOLERANCE;
-          const steps: RowDesc[][] = [[{ slot: 1, pos: 0 }], [{ slot: 0, pos: 36 }, { slot: 3, pos: 299 }], [{ slot: 2, pos: 299 }]];
+          const steps: RowDesc[][] = [
+            [{ slot: 1, pos: 0 }],
+            [
+              { slot: 0, pos: 36 },
+              { slot: 3, pos: 299 },
+            ],
+            [{ slot: 2, pos: 299 }],
+          ];
           for (const rows of steps) {
             const R = rows.length;
             const qData = randn(seeded(R + rows[0].pos), R * heads.nHeads * heads.headDim);
@@ -185,14 +204,15 @@ describe('attention', () => {
           }
           // Small tiles everywhere; the GPU's default tiles for one layout (SwiftShader compiles their workgroup memory slowly).
           const gpuTiles = heads.headDim === 48 && heads.nKvHeads === 2 ? attentionShapes(gpuLike, heads, 37).prefill : null;
-          for (const prefill of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...(gpuTiles ? [gpuTiles] : [])]) for (const rows of [prefillRows(1, 0, 37), prefillRows(2, 263, 37)]) {
-            const qData = randn(seeded(rows[0].pos), rows.length * heads.nHeads * heads.headDim);
-            const drawn = attentionRef(qData, f.kDrawn, f.vDrawn, rows, f.shape);
-            const stored = attentionRef(qData, f.kData, f.vData, rows, f.shape);
-            const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, rows.length, f.shape, prefill));
-            expect(nmse(tiled, stored), `tiled from ${rows[0].pos}`).toBeLessThan(TOLERANCE);
-            expect(nmse(tiled, drawn), `tiled from ${rows[0].pos}`).toBeLessThan(tolerance);
-          }
+          for (const prefill of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...(gpuTiles ? [gpuTiles] : [])])
+            for (const rows of [prefillRows(1, 0, 37), prefillRows(2, 263, 37)]) {
+              const qData = randn(seeded(rows[0].pos), rows.length * heads.nHeads * heads.headDim);
+              const drawn = attentionRef(qData, f.kDrawn, f.vDrawn, rows, f.shape);
+              const stored = attentionRef(qData, f.kData, f.vData, rows, f.shape);
+              const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, rows.length, f.shape, prefill));
+              expect(nmse(tiled, stored), `tiled from ${rows[0].pos}`).toBeLessThan(TOLERANCE);
+              expect(nmse(tiled, drawn), `tiled from ${rows[0].pos}`).toBeLessThan(tolerance);
+            }
         });
       });
     }
@@ -200,7 +220,10 @@ describe('attention', () => {
 
   it('costs what a step must read: each slot’s keys once, q, out and the row table', () => {
     const shape = { nHeads: 8, nKvHeads: 2, headDim: 64, kv: 'f32' as const };
-    const decode = attentionCost(shape, [{ slot: 0, pos: 9 }, { slot: 1, pos: 19 }]);
+    const decode = attentionCost(shape, [
+      { slot: 0, pos: 9 },
+      { slot: 1, pos: 19 },
+    ]);
     expect(decode.flops).toBe(4 * (10 + 20) * 64 * 8);
     expect(decode.bytes).toBe(2 * 4 * (10 + 20) * 2 * 64 + 2 * 4 * 2 * 8 * 64 + 2 * 8);
     const prefill = attentionCost(shape, prefillRows(0, 10, 5));

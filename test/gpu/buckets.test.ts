@@ -23,8 +23,16 @@ import { HAVE_MODEL, MISSING, openStories } from './models.ts';
 const SHAPE = { maxSeq: 128, slots: 4, maxRows: 16 };
 
 const SETTINGS: ServeSettings = {
-  requests: 8, rate: Infinity, burstiness: 1, prompt: { kind: 'uniform', min: 3, max: 30 }, output: { kind: 'uniform', min: 2, max: 7 },
-  max_batch: 4, max_tokens_per_step: 13, chunk: 5, slo: {}, seed: 11,
+  requests: 8,
+  rate: Infinity,
+  burstiness: 1,
+  prompt: { kind: 'uniform', min: 3, max: 30 },
+  output: { kind: 'uniform', min: 2, max: 7 },
+  max_batch: 4,
+  max_tokens_per_step: 13,
+  chunk: 5,
+  slo: {},
+  seed: 11,
 };
 
 /** The engine as a serving engine whose steps run at their exact size (padding turned off). */
@@ -52,7 +60,12 @@ async function serve(engine: Engine, settings = SETTINGS) {
       return out;
     },
   };
-  const trace = await runServe(generateWorkload(workloadSpec(engine, settings, settings.rate, settings.requests)), recording, realClock, schedulerOptions(settings));
+  const trace = await runServe(
+    generateWorkload(workloadSpec(engine, settings, settings.rate, settings.requests)),
+    recording,
+    realClock,
+    schedulerOptions(settings),
+  );
   expect(trace.requests.every((r) => r.error === undefined)).toBe(true);
   return { trace, produced, rows: gpu.work.map((w) => w.decodeRows + w.prefillRows) };
 }
@@ -87,11 +100,20 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'steps padded to row buckets (stories2
     const b = (engine as unknown as { buffers: StepBuffers }).buffers;
     const c = engine.config;
     // 5 rows (a 3-token prefill chunk of slot 1 and decodes of slots 0 and 2) run as 8.
-    const rows = [{ slot: 0, pos: 0 }, { slot: 2, pos: 0 }, { slot: 1, pos: 0 }, { slot: 1, pos: 1 }, { slot: 1, pos: 2 }];
+    const rows = [
+      { slot: 0, pos: 0 },
+      { slot: 2, pos: 0 },
+      { slot: 1, pos: 0 },
+      { slot: 1, pos: 1 },
+      { slot: 1, pos: 2 },
+    ];
     const out = await engine.submit({ rows, tokens: [1, 1, 1, 403, 407], sample: [0, 1, 4], pad: true });
     expect(out.tokens).toHaveLength(3);
     const qkvRow = (c.nHeads + 2 * c.nKvHeads) * c.headDim * 4;
-    for (const [buffer, bytes] of [[b.qkv, qkvRow], [b.x, c.dim * 4]] as const) {
+    for (const [buffer, bytes] of [
+      [b.qkv, qkvRow],
+      [b.x, c.dim * 4],
+    ] as const) {
       const data = new Uint8Array(await readBuffer(ctx.device, buffer, 0, 8 * bytes));
       const last = data.slice(4 * bytes, 5 * bytes);
       for (let r = 5; r < 8; r++) expect(data.slice(r * bytes, (r + 1) * bytes), `${buffer.label} row ${r}`).toEqual(last);
@@ -116,7 +138,10 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'steps padded to row buckets (stories2
       // The counters see a compilation: a module not compiled before.
       await getPipeline(device, { name: 'copy', code: `${SHADERS.copy}\n// counted` });
       expect([compiled, modules]).toEqual([1, 1]);
-      for (const [batch, settings] of [[4, SETTINGS], [2, { ...SETTINGS, max_tokens_per_step: 16, chunk: 16, prompt: { kind: 'uniform', min: 1, max: 16 } }]] as const) {
+      for (const [batch, settings] of [
+        [4, SETTINGS],
+        [2, { ...SETTINGS, max_tokens_per_step: 16, chunk: 16, prompt: { kind: 'uniform', min: 1, max: 16 } }],
+      ] as const) {
         const s = { ...settings, max_batch: batch, seed: settings.seed + batch };
         await warmUpServing(engine, s, batch);
         const before = { compiled, modules, cached: pipelinesCreated(device), held: engine.programsHeld };

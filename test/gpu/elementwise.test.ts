@@ -17,7 +17,11 @@ describe('elementwise kernels', () => {
   });
   afterAll(() => ctx?.destroy());
 
-  for (const [R, hiddenDim] of [[1, 172], [3, 257], [17, 64]] as const) {
+  for (const [R, hiddenDim] of [
+    [1, 172],
+    [3, 257],
+    [17, 64],
+  ] as const) {
     it(`swiglu (${R}, ${hiddenDim}), out of place and in place`, async () => {
       await gpuCase(ctx, 'swiglu', async (s) => {
         const rand = seeded(R * 1000 + hiddenDim);
@@ -39,7 +43,10 @@ describe('elementwise kernels', () => {
 
   it('add is exact: a += b over awkward sizes', async () => {
     await gpuCase(ctx, 'add', async (s) => {
-      for (const [R, features] of [[1, 172], [17, 33]] as const) {
+      for (const [R, features] of [
+        [1, 172],
+        [17, 33],
+      ] as const) {
         const rand = seeded(features);
         const n = R * features;
         const aData = randn(rand, n);

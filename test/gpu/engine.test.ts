@@ -45,7 +45,10 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
   it('prompted generation with chunked prefill matches the CPU reference token for token', async () => {
     const model = await openStories();
     const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
-    const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394];
+    const prompt = [
+      1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401, 396, 267, 337, 410, 408, 419, 292, 411, 322, 265, 282, 295, 433,
+      426, 385, 328, 432, 358, 394,
+    ];
     const want = generateGreedy(reference, prompt, 24);
     const loaded = await load(ctx, model);
     try {
@@ -59,30 +62,33 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
 
   // The device's KV element type (f16 in Node/lavapipe), and f32 with shader-f16 disabled.
   for (const noF16 of [false, true]) {
-    it.each(['f32', 'q8_0', 'q4_0'] as const)(`whole-model logits agree with the CPU reference (%s${noF16 ? ', shader-f16 disabled: f32 KV cache' : ''})`, async (quant) => {
-      const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
-      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
-      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
-      let refLogits: Float32Array = new Float32Array();
-      prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
-      const device = noF16 ? await testGpu(new Set(['shader-f16'])) : ctx;
-      const loaded = await load(device, model);
-      try {
-        expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
-        expect(loaded.info.kv_cache).toBe(device.caps.shaderF16 ? 'f16' : 'f32');
-        await generate(loaded.engine, prompt, 1);
-        const gpu = await loaded.engine.readLogits(0);
-        // f32 cache: both sides use the same dequantized weights in f32; only summation order
-        // differs, so the normalised error is at f32 rounding level (~1e-12); 1e-8 leaves room and
-        // still catches any real bug. f16 cache: each K/V element is off by ≤ u = 2^-10 relative,
-        // which moves each layer's attention output by NMSE ≤ 2u²/3 (see attention.test.ts); over
-        // stories260K's 5 layers ≤ 5 · 6.4e-7 ≈ 3.2e-6, so 4e-6 (a wrong key or head gives ≥ 1e-3).
-        expect(nmse(gpu, refLogits)).toBeLessThan(loaded.info.kv_cache === 'f16' ? 4e-6 : 1e-8);
-      } finally {
-        await loaded.engine.destroy();
-        if (noF16) device.destroy();
-      }
-    });
+    it.each(['f32', 'q8_0', 'q4_0'] as const)(
+      `whole-model logits agree with the CPU reference (%s${noF16 ? ', shader-f16 disabled: f32 KV cache' : ''})`,
+      async (quant) => {
+        const model = quant === 'f32' ? await openStories() : await quantizedStories(quant);
+        const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+        const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+        let refLogits: Float32Array = new Float32Array();
+        prompt.forEach((t, pos) => (refLogits = reference.forward(t, pos)));
+        const device = noF16 ? await testGpu(new Set(['shader-f16'])) : ctx;
+        const loaded = await load(device, model);
+        try {
+          expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
+          expect(loaded.info.kv_cache).toBe(device.caps.shaderF16 ? 'f16' : 'f32');
+          await generate(loaded.engine, prompt, 1);
+          const gpu = await loaded.engine.readLogits(0);
+          // f32 cache: both sides use the same dequantized weights in f32; only summation order
+          // differs, so the normalised error is at f32 rounding level (~1e-12); 1e-8 leaves room and
+          // still catches any real bug. f16 cache: each K/V element is off by ≤ u = 2^-10 relative,
+          // which moves each layer's attention output by NMSE ≤ 2u²/3 (see attention.test.ts); over
+          // stories260K's 5 layers ≤ 5 · 6.4e-7 ≈ 3.2e-6, so 4e-6 (a wrong key or head gives ≥ 1e-3).
+          expect(nmse(gpu, refLogits)).toBeLessThan(loaded.info.kv_cache === 'f16' ? 4e-6 : 1e-8);
+        } finally {
+          await loaded.engine.destroy();
+          if (noF16) device.destroy();
+        }
+      },
+    );
   }
 });
 

@@ -36,7 +36,10 @@ function loseDeviceAtStep(engine: Engine, ctx: GpuContext, n: number): void {
 }
 
 async function failure(action: () => Promise<unknown>): Promise<TokenscopeError> {
-  const error = await action().then(() => undefined, (e: unknown) => e);
+  const error = await action().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'the run must fail, not finish').toBeInstanceOf(TokenscopeError);
   return error as TokenscopeError;
 }
@@ -71,8 +74,16 @@ describe('a device lost mid-run', () => {
     const loaded = await tinyModel(ctx, 4);
     loseDeviceAtStep(loaded.engine, ctx, 5);
     const settings = {
-      requests: 16, rate: Infinity, burstiness: 1, prompt: { kind: 'fixed', tokens: 8 } as const, output: { kind: 'fixed', tokens: 8 } as const,
-      max_batch: 4, max_tokens_per_step: 16, chunk: 8, slo: {}, seed: 3,
+      requests: 16,
+      rate: Infinity,
+      burstiness: 1,
+      prompt: { kind: 'fixed', tokens: 8 } as const,
+      output: { kind: 'fixed', tokens: 8 } as const,
+      max_batch: 4,
+      max_tokens_per_step: 16,
+      chunk: 8,
+      slo: {},
+      seed: 3,
     };
     const error = await failure(() => runServing(loaded.engine, settings, ROOFS));
     expect(error.code).toBe('device-lost');
@@ -86,10 +97,12 @@ describe('a device lost mid-run', () => {
     const steps: string[] = [];
     const bad = buildTestModel({ architecture: 'llama', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 300 });
     new DataView(bad.buffer).setUint32(4, 99, true); // GGUF version 99
-    const error = await failure(() => runJob(ctx!, { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 } }, new Set(), {
-      modelSource: bytesSource(bad, 'bad.gguf'),
-      onProgress: (step) => steps.push(step),
-    }));
+    const error = await failure(() =>
+      runJob(ctx!, { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 } }, new Set(), {
+        modelSource: bytesSource(bad, 'bad.gguf'),
+        onProgress: (step) => steps.push(step),
+      }),
+    );
     expect(error.message).toMatch(/bad\.gguf: GGUF version 99/);
     expect(steps.filter((s) => s.startsWith('roofs'))).toEqual([]);
   });
@@ -98,9 +111,14 @@ describe('a device lost mid-run', () => {
     ctx = await testGpu();
     const steps: string[] = [];
     const error = await failure(() =>
-      runJob(ctx!, { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 }, memoryBudgetBytes: 64 * 1024 }, new Set(), {
-        onProgress: (step) => steps.push(step),
-      }),
+      runJob(
+        ctx!,
+        { probe: true, probeMiB: 4, model: { preset: 'stories260k' }, latency: { promptLengths: [4], gen: 2, reps: 1 }, memoryBudgetBytes: 64 * 1024 },
+        new Set(),
+        {
+          onProgress: (step) => steps.push(step),
+        },
+      ),
     );
     expect(isTokenscopeError(error, 'model-too-large')).toBe(true);
     expect(error.message).toMatch(/more than the 0\.1 MiB budget/);

@@ -76,11 +76,14 @@ describe('every weight format through the whole engine, against the CPU referenc
     ['q4_1', ['F32', 'Q4_1']],
     ['q5_0', ['F32', 'Q5_0']],
     ['q5_1', ['F32', 'Q5_1']],
-  ] as [Quantization, string[]][])(`stories260K quantized to %s (K-quants fall back: rows of 64 and 172) ${HAVE_MODEL ? '' : MISSING}`, async (quant, types) => {
-    const model = await quantizedStories(quant);
-    expect(typesOf(model)).toEqual(types);
-    const { gpu, ref, weightBytes } = await bothLogits(ctx, model);
-    expect(nmse(gpu, ref)).toBeLessThan(TOLERANCE);
-    expect(weightBytes).toBe(fileMatrixBytes(model));
-  });
+  ] as [Quantization, string[]][])(
+    `stories260K quantized to %s (K-quants fall back: rows of 64 and 172) ${HAVE_MODEL ? '' : MISSING}`,
+    async (quant, types) => {
+      const model = await quantizedStories(quant);
+      expect(typesOf(model)).toEqual(types);
+      const { gpu, ref, weightBytes } = await bothLogits(ctx, model);
+      expect(nmse(gpu, ref)).toBeLessThan(TOLERANCE);
+      expect(weightBytes).toBe(fileMatrixBytes(model));
+    },
+  );
 });

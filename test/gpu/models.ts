@@ -64,6 +64,16 @@ export async function quantizeModel(source: OpenModel, target: Quantization): Pr
  * fall back to Q5_0/Q5_1/Q8_0). 8 layers: use_more_bits picks layers 0, 3, 6 and 7.
  */
 export async function kQuantTestModel(tied = false): Promise<OpenModel> {
-  const bytes = buildTestModel({ architecture: 'llama', dim: 256, hiddenDim: 512, nLayers: 8, nHeads: 4, nKvHeads: 2, vocabSize: 320, tiedEmbeddings: tied, seed: 5 });
+  const bytes = buildTestModel({
+    architecture: 'llama',
+    dim: 256,
+    hiddenDim: 512,
+    nLayers: 8,
+    nHeads: 4,
+    nKvHeads: 2,
+    vocabSize: 320,
+    tiedEmbeddings: tied,
+    seed: 5,
+  });
   return openModel(bytesSource(bytes, `llama-256x8${tied ? '-tied' : ''}.gguf`));
 }

@@ -27,7 +27,10 @@ async function poisoned(ctx: GpuContext, tensor: string, value: number): Promise
 }
 
 async function failure(action: () => Promise<unknown>): Promise<TokenscopeError> {
-  const error = await action().then(() => undefined, (e: unknown) => e);
+  const error = await action().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(TokenscopeError);
   return error as TokenscopeError;
 }

@@ -19,7 +19,12 @@ for (const variant of ['default', 'no subgroups'] as const) {
     });
     afterAll(() => ctx?.destroy());
 
-    for (const [R, dim] of [[1, 172], [3, 64], [17, 1000], [2, 4096]] as const) {
+    for (const [R, dim] of [
+      [1, 172],
+      [3, 64],
+      [17, 1000],
+      [2, 4096],
+    ] as const) {
       it(`(${R}, ${dim}) matches the CPU`, async () => {
         await gpuCase(ctx, 'rmsnorm', async (s) => {
           const rand = seeded(R * 7919 + dim);

@@ -85,7 +85,13 @@ async function runCase(s: GpuScope, c: Case, rows: RowDesc[], data: Float32Array
   const shape: RopeStoreShape = { ...c, slots: SLOTS, maxSeq: MAX_SEQ, kv };
   const headNorm = norm && { q: s.upload('qNorm', norm.q), k: s.upload('kNorm', norm.k), eps: 1e-6 };
   const invFreq = s.upload('invFreq', ropeFrequencies(c.ropeDim, c.ropeTheta));
-  const d = await ropeStore(ctx, 'test.ropeStore', { qkv: s.upload('qkv', data), rows: s.upload('rows', rowTableData(rows)), invFreq, q, kCache, vCache, headNorm }, c.R, shape);
+  const d = await ropeStore(
+    ctx,
+    'test.ropeStore',
+    { qkv: s.upload('qkv', data), rows: s.upload('rows', rowTableData(rows)), invFreq, q, kCache, vCache, headNorm },
+    c.R,
+    shape,
+  );
   submit(ctx, [s.track(d)]);
   return { q: await readF32(ctx, q, c.R * qDim), k: await readCache(ctx, kCache, cacheSize, kv), v: await readCache(ctx, vCache, cacheSize, kv) };
 }
@@ -125,7 +131,12 @@ describe('rope_store (RoPE + KV-cache store)', () => {
   afterAll(() => ctx?.destroy());
 
   for (const c of CASES) {
-    for (const [withNorm, kv] of [[false, 'f32'], [true, 'f32'], [false, 'f16'], [true, 'f16']] as const) {
+    for (const [withNorm, kv] of [
+      [false, 'f32'],
+      [true, 'f32'],
+      [false, 'f16'],
+      [true, 'f16'],
+    ] as const) {
       it(`${c.ropeStyle} R=${c.R} heads=${c.nHeads}/${c.nKvHeads} headDim=${c.headDim} ropeDim=${c.ropeDim}${withNorm ? ', per-head q/k norm' : ''}, ${kv} cache`, async () => {
         await gpuCase(ctx, 'rope_store', async (s) => {
           const rand = seeded(c.R * 31 + c.headDim + (withNorm ? 7 : 0));

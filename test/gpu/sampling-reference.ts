@@ -67,7 +67,10 @@ export function sampleTwin(logits: Float32Array, row: number, p: SamplingParams)
     if (p.topK > 0 && p.topK < vocab) threshold = search(0, () => 1, p.topK, false);
     if (p.topP < 1) {
       const wanted = Math.fround(p.topP) * mass(threshold);
-      threshold = Math.max(search(threshold, (i) => weights[i], wanted, true), threshold);
+      threshold = Math.max(
+        search(threshold, (i) => weights[i], wanted, true),
+        threshold,
+      );
     }
   }
 

@@ -53,7 +53,12 @@ for (const variant of ['default', 'no subgroups', 'two passes'] as const) {
     });
     afterAll(() => ctx?.destroy());
 
-    for (const [R, vocab] of [[1, 1], [3, 7], [17, 1000], [2, 32003]] as const) {
+    for (const [R, vocab] of [
+      [1, 1],
+      [3, 7],
+      [17, 1000],
+      [2, 32003],
+    ] as const) {
       it(`(${R}, ${vocab}) is exact, ties → lowest index`, async () => {
         await gpuCase(ctx, 'argmax', async (s) => {
           const data = logitsWithTies(seeded(R * vocab), R, vocab);
@@ -136,7 +141,11 @@ describe('sample', () => {
       const data = new Float32Array(R * vocab);
       for (let r = 0; r < R; r++) data.set(row, r * vocab);
       const logits = s.upload('logits', data);
-      for (const [p, stepCount] of [[{ temperature: 1, topK: 0, topP: 1 }, 16], [{ temperature: 0.9, topK: 8, topP: 1 }, 4], [{ temperature: 1.1, topK: 20, topP: 0.7 }, 4]] as const) {
+      for (const [p, stepCount] of [
+        [{ temperature: 1, topK: 0, topP: 1 }, 16],
+        [{ temperature: 0.9, topK: 8, topP: 1 }, 4],
+        [{ temperature: 1.1, topK: 20, topP: 0.7 }, 4],
+      ] as const) {
         const steps = Array.from({ length: stepCount }, (_, step) => ({ ...p, seed: 77, step }));
         const counts = new Array<number>(vocab).fill(0);
         for (const tokens of await draw(s, logits, R, vocab, steps)) for (const t of tokens) counts[t]++;

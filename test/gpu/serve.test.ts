@@ -57,8 +57,17 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'serving on the real engine (stories26
     const s = await runServing(
       loaded.engine,
       {
-        requests: 6, rate: 50, burstiness: 1, prompt: { kind: 'uniform', min: 4, max: 24 }, output: { kind: 'fixed', tokens: 6 },
-        max_batch: 3, max_tokens_per_step: 16, chunk: 8, slo: { ttft: 10_000, tpot: 1_000 }, seed: 7, sweep_batch: [1, 2],
+        requests: 6,
+        rate: 50,
+        burstiness: 1,
+        prompt: { kind: 'uniform', min: 4, max: 24 },
+        output: { kind: 'fixed', tokens: 6 },
+        max_batch: 3,
+        max_tokens_per_step: 16,
+        chunk: 8,
+        slo: { ttft: 10_000, tpot: 1_000 },
+        seed: 7,
+        sweep_batch: [1, 2],
       },
       roofs,
     );

@@ -26,12 +26,22 @@ import { WEIGHT_FORMATS } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 
 /** Each epilogue/prologue switch of a linear pipeline on its own, and all of them at once. */
-const LINEAR_IO: LinearIo[] = [{}, { bias: true }, { accumulate: true }, { norm: true }, { gate: 'silu' }, { gate: 'gelu_tanh' }, { bias: true, accumulate: true, norm: true, gate: 'gelu_tanh' }];
+const LINEAR_IO: LinearIo[] = [
+  {},
+  { bias: true },
+  { accumulate: true },
+  { norm: true },
+  { gate: 'silu' },
+  { gate: 'gelu_tanh' },
+  { bias: true, accumulate: true, norm: true, gate: 'gelu_tanh' },
+];
 const ROWS = [1, 2, 3, 4, 5, 6, 7, 8, 16, 64];
 
 /** This device's capabilities, and the same presented as a GPU or as a CPU adapter (every shape select.ts can pick here). */
 function capsVariants(caps: Capabilities): Capabilities[] {
-  return [true, false].flatMap((cpuLike) => [caps.subgroups, false].filter((s, i, all) => all.indexOf(s) === i).map((subgroups) => ({ ...caps, cpuLike, subgroups })));
+  return [true, false].flatMap((cpuLike) =>
+    [caps.subgroups, false].filter((s, i, all) => all.indexOf(s) === i).map((subgroups) => ({ ...caps, cpuLike, subgroups })),
+  );
 }
 
 /** The WGSL files a spec's code joins (each file's text appears in it). */
@@ -63,7 +73,9 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
         // TOKENS only bounds loops (the kernels' arrays are sized by their maxima): one value per shape is enough.
         const { TOKENS: _tokens, ...constants } = plain.constants ?? {};
         once(pipelineKey({ ...plain, name: body, constants }), () => plain);
-        for (const format of WEIGHT_FORMATS) for (const io of [LINEAR_IO[0], LINEAR_IO[LINEAR_IO.length - 1]]) once(`${body}+${format} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
+        for (const format of WEIGHT_FORMATS)
+          for (const io of [LINEAR_IO[0], LINEAR_IO[LINEAR_IO.length - 1]])
+            once(`${body}+${format} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
         for (const io of LINEAR_IO) once(`${body} ${JSON.stringify(io)}`, () => linearSpec('q4_k', shape, R, io));
       }
     }
@@ -83,12 +95,24 @@ function standaloneVariants(joinedCodes: readonly string[]): ShaderSpec[] {
 async function kernelVariants(ctx: GpuContext): Promise<Dispatch[]> {
   const d = ctx.device;
   const buf = (label: string) => storageBuffer(d, `variants.${label}`, 1 << 16);
-  const b = { q: buf('q'), kCache: buf('k'), vCache: buf('v'), rows: buf('rows'), out: buf('out'), qkv: buf('qkv'), invFreq: buf('invFreq'), norm: buf('norm') };
+  const b = {
+    q: buf('q'),
+    kCache: buf('k'),
+    vCache: buf('v'),
+    rows: buf('rows'),
+    out: buf('out'),
+    qkv: buf('qkv'),
+    invFreq: buf('invFreq'),
+    norm: buf('norm'),
+  };
   const out: Dispatch[] = [];
   for (const caps of capsVariants(ctx.caps)) {
     const c = { ...ctx, caps };
     // One query head per kv head, and four (GQA).
-    for (const [heads, kv] of [[{ nHeads: 4, nKvHeads: 4, headDim: 16 }, 'f32'], [{ nHeads: 8, nKvHeads: 2, headDim: 8 }, 'f16']] as const) {
+    for (const [heads, kv] of [
+      [{ nHeads: 4, nKvHeads: 4, headDim: 16 }, 'f32'],
+      [{ nHeads: 8, nKvHeads: 2, headDim: 8 }, 'f16'],
+    ] as const) {
       const shape = { ...heads, maxSeq: 16, window: 0, kv };
       for (const R of [1, 2, 16]) {
         const choice = attentionShapes(caps, heads, R);
@@ -158,7 +182,9 @@ describe('every shader variant the kernels can produce', () => {
     const specs = [...joined, ...standalone].filter(runnable);
     // Every linear body and every format is reached, and so is every WGSL file.
     const bodies = new Set(linear.map((s) => s.name.split('+')[0]));
-    expect([...bodies].sort()).toEqual(expect.arrayContaining(['linear_rows', 'matmul_tiled', 'matvec', ...(ctx.caps.subgroups ? ['matvec_subgroups', 'matvec_wide'] : [])]));
+    expect([...bodies].sort()).toEqual(
+      expect.arrayContaining(['linear_rows', 'matmul_tiled', 'matvec', ...(ctx.caps.subgroups ? ['matvec_subgroups', 'matvec_wide'] : [])]),
+    );
     expect(new Set(linear.map((s) => s.name.split('+')[1]))).toEqual(new Set(WEIGHT_FORMATS));
 
     for (let i = 0; i < specs.length; i += 16) {
@@ -177,6 +203,8 @@ describe('every shader variant the kernels can produce', () => {
     const reached = new Set(codes.flatMap(partsOf));
     const names = (Object.keys(SHADERS) as ShaderName[]).filter((name) => runnable({ name, code: SHADERS[name] }));
     expect(names.filter((name) => !reached.has(name))).toEqual([]);
-    console.info(`shader variants: ${linear.length} linear, ${specs.length} joined/standalone pipelines + ${dispatches.length} kernel dispatches, ${modules.length} modules checked`);
+    console.info(
+      `shader variants: ${linear.length} linear, ${specs.length} joined/standalone pipelines + ${dispatches.length} kernel dispatches, ${modules.length} modules checked`,
+    );
   });
 });

@@ -18,7 +18,14 @@ import { inBrowser, testGpu } from './context.ts';
 
 vi.mock('../../src/webllm/adapter.ts', async (original) => ({ ...(await original<typeof import('../../src/webllm/adapter.ts')>()), loadWebLLM: vi.fn() }));
 
-const SMOLLM: WebLLMModel = { id: 'SmolLM2-135M-Instruct-q0f32-MLC', family: 'SmolLM2-135M', quantization: 'q0f32', vramMB: 629.4, lowResource: true, contextWindow: 4096 };
+const SMOLLM: WebLLMModel = {
+  id: 'SmolLM2-135M-Instruct-q0f32-MLC',
+  family: 'SmolLM2-135M',
+  quantization: 'q0f32',
+  vramMB: 629.4,
+  lowResource: true,
+  contextWindow: 4096,
+};
 
 /** WebLLM's token path on the host clock: 5 ms a prefill, 2 ms a decode step, stats to match. */
 const engine: WebLLMEngine = {

@@ -24,7 +24,8 @@ describe('synthetic weights', () => {
   });
   afterAll(() => ctx?.destroy());
 
-  const make = (format: WeightFormat, seed: number, maxShardBytes?: number) => syntheticWeight(ctx, 'test.synthetic', format, 75, rowMultiple(format) === 256 ? 256 : 160, seed, 0.25, { maxShardBytes });
+  const make = (format: WeightFormat, seed: number, maxShardBytes?: number) =>
+    syntheticWeight(ctx, 'test.synthetic', format, 75, rowMultiple(format) === 256 ? 256 : 160, seed, 0.25, { maxShardBytes });
 
   it.each(WEIGHT_FORMATS)('%s: valid, bounded, centred, deterministic and independent of sharding', async (format) => {
     await withErrorScopes(ctx.device, `synthetic ${format}`, async () => {

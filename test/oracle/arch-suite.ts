@@ -36,7 +36,9 @@ export interface SuiteOptions {
 /** Runs `ids` through the reference, returns the last logits (copied) and `steps` greedy tokens after them. */
 function referenceRun(model: ReferenceModel, ids: readonly number[], steps: number): { logits: Float32Array; tokens: number[] } {
   let logits: Float32Array = new Float32Array(0);
-  ids.forEach((id, pos) => { logits = model.forward(id, pos); });
+  ids.forEach((id, pos) => {
+    logits = model.forward(id, pos);
+  });
   const last = Float32Array.from(logits);
   const tokens: number[] = [];
   for (let pos = ids.length; tokens.length < steps; pos++) {
@@ -66,11 +68,10 @@ export function describeAgainstLlamaCpp(arch: TinyArch, options: SuiteOptions): 
     afterAll(() => oracle?.dispose());
 
     if (type === options.types[0]) {
-      it('tokenizes tricky strings to llama.cpp\'s ids, with and without special-token parsing', { timeout: 60_000 }, () => {
+      it("tokenizes tricky strings to llama.cpp's ids, with and without special-token parsing", { timeout: 60_000 }, () => {
         for (const text of TRICKY_STRINGS) {
           for (const special of [true, false]) {
-            expect({ text, special, ids: tokenizer.encode(text, { bos: false, special }) })
-              .toEqual({ text, special, ids: oracle.tokenize(text, { special }) });
+            expect({ text, special, ids: tokenizer.encode(text, { bos: false, special }) }).toEqual({ text, special, ids: oracle.tokenize(text, { special }) });
           }
         }
         expect(tokenizer.encode('hi').at(0) === tokenizer.bosId).toBe(oracle.addsBos);

@@ -23,7 +23,12 @@ import { TokenType } from '../../src/model/tokenizer/types.ts';
 
 export type HfVocabName = 'llama3' | 'qwen3' | 'gemma3';
 
-interface AddedToken { id: number; content: string; special: boolean; normalized?: boolean }
+interface AddedToken {
+  id: number;
+  content: string;
+  special: boolean;
+  normalized?: boolean;
+}
 interface TokenizerJson {
   model: { type: string; vocab: Record<string, number>; merges: (string | [string, string])[] };
   added_tokens: AddedToken[];
@@ -61,10 +66,12 @@ function readJson<T>(name: HfVocabName, file: string): T {
 
 /** convert_hf_to_gguf.py's does_token_look_special. */
 function looksSpecial(text: string): boolean {
-  return ['<pad>', '<mask>', '<2mass>', '[@BOS@]'].includes(text)
-    || (text.startsWith('<|') && text.endsWith('|>'))
-    || (text.startsWith('<｜') && text.endsWith('｜>'))
-    || (text.startsWith('<unused') && text.endsWith('>'));
+  return (
+    ['<pad>', '<mask>', '<2mass>', '[@BOS@]'].includes(text) ||
+    (text.startsWith('<|') && text.endsWith('|>')) ||
+    (text.startsWith('<｜') && text.endsWith('｜>')) ||
+    (text.startsWith('<unused') && text.endsWith('>'))
+  );
 }
 
 export interface HfVocab {

@@ -13,7 +13,8 @@ let llamaPromise: Promise<Llama> | undefined;
 /** One llama.cpp instance per process (loading the addon takes about a second). */
 async function llama(): Promise<Llama> {
   llamaPromise ??= import('node-llama-cpp').then(({ getLlama, LlamaLogLevel }) =>
-    getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1 }));
+    getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, maxThreads: 1 }),
+  );
   return llamaPromise;
 }
 
@@ -72,9 +73,9 @@ export async function openLlamaCpp(path: string, options: OpenOptions = {}): Pro
   const sequence: LlamaContextSequence = context.getSequence();
 
   const next = async (ids: readonly number[], probabilities: boolean) => {
-    const input = ids.map((id, i) => (i === ids.length - 1
-      ? [id as Token, { generateNext: { token: true, probabilities, options: { temperature: 0 } } }] as const
-      : id as Token));
+    const input = ids.map((id, i) =>
+      i === ids.length - 1 ? ([id as Token, { generateNext: { token: true, probabilities, options: { temperature: 0 } } }] as const) : (id as Token),
+    );
     const result = await sequence.controlledEvaluate(input as Parameters<LlamaContextSequence['controlledEvaluate']>[0]);
     const out = result.at(-1)?.next;
     if (out?.token == null) throw new Error('llama.cpp returned no next token');

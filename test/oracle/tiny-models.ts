@@ -49,9 +49,10 @@ export function smallVocab(arch: TinyArch): TinyVocab {
   const vocabSize = 320;
   return {
     vocabSize,
-    metadata: arch === 'gemma3'
-      ? [...sentencePieceVocab(vocabSize), ['tokenizer.ggml.add_space_prefix', meta.bool(false)]]
-      : bytePairVocab(vocabSize, arch === 'qwen3' ? 'qwen2' : 'llama-bpe'),
+    metadata:
+      arch === 'gemma3'
+        ? [...sentencePieceVocab(vocabSize), ['tokenizer.ggml.add_space_prefix', meta.bool(false)]]
+        : bytePairVocab(vocabSize, arch === 'qwen3' ? 'qwen2' : 'llama-bpe'),
   };
 }
 

@@ -25,14 +25,21 @@ export const environmentSchema = object({
     nullable(
       object({
         quantized: bool(),
-        quantum_ns: num(1, 1e9).describe('The largest power of two (ns) dividing every timestamp read: 1–512 when unquantized, 65536 under Dawn\'s rounding.'),
+        quantum_ns: num(1, 1e9).describe("The largest power of two (ns) dividing every timestamp read: 1–512 when unquantized, 65536 under Dawn's rounding."),
       }),
     ),
   ).describe('How finely GPU timestamps resolve (absent in older results; null without timestamp-query).'),
 });
 export type Environment = Omit<Infer<typeof environmentSchema>, 'limits'> & { limits: Record<string, number> };
 
-export const CEILING_KEYS = ['read_bandwidth_gbps', 'copy_bandwidth_gbps', 'copy_buffer_to_buffer_gbps', 'f32_gflops', 'matmul_f32_gflops', 'f16_gflops'] as const;
+export const CEILING_KEYS = [
+  'read_bandwidth_gbps',
+  'copy_bandwidth_gbps',
+  'copy_buffer_to_buffer_gbps',
+  'f32_gflops',
+  'matmul_f32_gflops',
+  'f16_gflops',
+] as const;
 export type CeilingKey = (typeof CEILING_KEYS)[number];
 
 const roof = () => num(0, 1e7);

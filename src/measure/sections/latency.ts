@@ -7,8 +7,24 @@ import type { KernelClass } from '../../kernels/kernel.ts';
 import type { LatencyStatKey } from '../metrics.ts';
 import { array, bool, fieldsOf, nullable, num, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import {
-  count, fraction, gbps, gflops, intensity, MAX_NAME, MAX_REQUESTS, MAX_ROWS, MAX_SENTENCE, MAX_TOKENS, ms, perSecond, ratio, seed, signedMs, tokenId,
-  tokensPerS, work,
+  count,
+  fraction,
+  gbps,
+  gflops,
+  intensity,
+  MAX_NAME,
+  MAX_REQUESTS,
+  MAX_ROWS,
+  MAX_SENTENCE,
+  MAX_TOKENS,
+  ms,
+  perSecond,
+  ratio,
+  seed,
+  signedMs,
+  tokenId,
+  tokensPerS,
+  work,
 } from './units.ts';
 
 const phase = () => oneOf(['prefill', 'decode'] as const);
@@ -64,14 +80,18 @@ export const timingRowShape = {
 export const costRowShape = {
   prefill_flops: work(),
   prefill_gflops: gflops().describe('prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock).'),
-  prefill_of_matmul_roof: ratio().describe("prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight)."),
+  prefill_of_matmul_roof: ratio().describe(
+    "prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight).",
+  ),
   decode_bytes_per_token: work(),
   decode_bandwidth_gbps: nullable(gbps()).describe('bytes per token / median TPOT: the bandwidth decode achieved, host clock.'),
   decode_efficiency: nullable(ratio()).describe('decode tokens/s ÷ ceiling (read roof / bytes per token).'),
   decode_ceiling_tokens_per_s: tokensPerS(),
   gpu_prefill_ms: nullable(ms()),
   gpu_decode_ms: nullable(ms()),
-  host_overhead_ms: nullable(signedMs()).describe("Median over decode steps of (the step's inter-token gap − its own GPU time); below 0 only where the GPU and host clocks disagree."),
+  host_overhead_ms: nullable(signedMs()).describe(
+    "Median over decode steps of (the step's inter-token gap − its own GPU time); below 0 only where the GPU and host clocks disagree.",
+  ),
   overhead_vs_floor_ms: nullable(signedMs()).describe('TPOT − bytes/bandwidth: time per token beyond the bandwidth floor.'),
 };
 
@@ -88,16 +108,13 @@ export const verdictSchema = object({
   efficiency: ratio(),
 });
 
-export const verdictsSchema = array(
-  object({ prompt_tokens: count(), prefill: verdictSchema, decode: nullable(verdictSchema) }),
-  MAX_ROWS,
-);
+export const verdictsSchema = array(object({ prompt_tokens: count(), prefill: verdictSchema, decode: nullable(verdictSchema) }), MAX_ROWS);
 
 const kernelRowSchema = object({
   phase: phase(),
   kind: kernelClass(),
   ms_per_step: ms(),
-  share: fraction().describe('Share of the phase\'s summed kernel time.'),
+  share: fraction().describe("Share of the phase's summed kernel time."),
   dispatches_per_step: num(0, 1e6).describe('Dispatches of the class per step (a median: may be fractional).'),
 });
 
@@ -147,7 +164,9 @@ export const latencySchema = object({
       MAX_ROWS,
     ),
   ),
-  dispatches_per_step: optional(object({ prefill: count(), decode: count() })).describe('Dispatches one step records, counted from the recorded programs: the first prefill chunk and a decode step.'),
+  dispatches_per_step: optional(object({ prefill: count(), decode: count() })).describe(
+    'Dispatches one step records, counted from the recorded programs: the first prefill chunk and a decode step.',
+  ),
   summary: optional(object({ ...latencyStatsShape, completed: count() })),
   verdicts: optional(verdictsSchema),
   kernels: optional(nullable(array(kernelRowSchema, MAX_ROWS))),

@@ -8,7 +8,7 @@ const rowSchema = object({
   sizeBytes: bytes(),
   params: num(0, 1e14),
   backend: str(MAX_NAME),
-  ngl: int(-1, 100_000).describe('GPU layers; llama-bench\'s default −1 means all.'),
+  ngl: int(-1, 100_000).describe("GPU layers; llama-bench's default −1 means all."),
   test: str(MAX_NAME).describe('pp512, tg128, pp512+tg128 or "… @ d4096".'),
   meanTokensPerS: tokensPerS(),
   stdTokensPerS: tokensPerS(),

@@ -21,7 +21,9 @@ export const modelSchema = object({
   quantization: name(),
   synthetic: bool(),
   label: name().describe('"synthetic weights — speed only" or "real weights".'),
-  kv_cache: optional(oneOf(['f16', 'f32'] as const).describe('Element type of the KV cache: f16 where the device has shader-f16 (absent in older results: f32).')),
+  kv_cache: optional(
+    oneOf(['f16', 'f32'] as const).describe('Element type of the KV cache: f16 where the device has shader-f16 (absent in older results: f32).'),
+  ),
   config: object({
     architecture: textAs<'architecture'>(),
     name: name(),
@@ -55,7 +57,8 @@ export const modelSchema = object({
   }),
 });
 /** Config fields a report may lack (written before they existed). */
-type LaterConfigKeys = 'ropeFreqFactors' | 'ropeFreqScale' | 'ropeThetaSliding' | 'qkNorm' | 'embedScale' | 'activation' | 'postNorms' | 'slidingWindow' | 'slidingPattern';
+type LaterConfigKeys =
+  'ropeFreqFactors' | 'ropeFreqScale' | 'ropeThetaSliding' | 'qkNorm' | 'embedScale' | 'activation' | 'postNorms' | 'slidingWindow' | 'slidingPattern';
 type ReportedConfig = Omit<ModelConfig, LaterConfigKeys> & Partial<Pick<ModelConfig, LaterConfigKeys>>;
 export type ModelSection = Infer<typeof modelSchema>;
 

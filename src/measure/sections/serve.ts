@@ -6,7 +6,20 @@
 import { array, bool, either, nullable, num, object, oneOf, optional, str, type Infer, type OptionalSchema, type Schema } from '../schema-kit.ts';
 import { latencyStatsShape, verdictSchema } from './latency.ts';
 import {
-  count, fraction, intensity, MAX_REQUESTS, MAX_ROWS, MAX_SENTENCE, MAX_TOKENS, ms, requestsPerS, seconds, seed, signedMs, tokensPerS, work,
+  count,
+  fraction,
+  intensity,
+  MAX_REQUESTS,
+  MAX_ROWS,
+  MAX_SENTENCE,
+  MAX_TOKENS,
+  ms,
+  requestsPerS,
+  seconds,
+  seed,
+  signedMs,
+  tokensPerS,
+  work,
 } from './units.ts';
 
 const sloSchema = object({ ttft: optional(ms()), tpot: optional(ms()), e2el: optional(ms()) });
@@ -94,7 +107,7 @@ const runSchema = object({
       error: nullable(str(MAX_SENTENCE)),
     }),
     MAX_REQUESTS,
-  ).describe('Per request, ms from the run\'s start.'),
+  ).describe("Per request, ms from the run's start."),
   steps: array(
     object({ start_ms: signedMs(), end_ms: signedMs(), decode: count(), prefill_tokens: count(), running: count(), waiting: count() }),
     MAX_REQUESTS,

@@ -23,7 +23,10 @@ export const webllmSchema = object({
   model: object({ id: name(), family: name(), quantization: name(), vramMB: num(0, 1e9) }),
   settings: object({ ...sweepSettingsShape, vocab_size: tokenId(), bos_id: tokenId() }),
   cost_source: nullable(object({ model_id: name(), quantization: name() })).describe('Whose cost model the FLOP- and byte-derived numbers are (an estimate).'),
-  requests: array(object({ ...requestShape, engine: oneOf(['webllm'] as const), model_id: name(), path: oneOf(['tokens', 'chat'] as const), chunks: count() }), MAX_REQUESTS),
+  requests: array(
+    object({ ...requestShape, engine: oneOf(['webllm'] as const), model_id: name(), path: oneOf(['tokens', 'chat'] as const), chunks: count() }),
+    MAX_REQUESTS,
+  ),
   rows: array(object({ ...timingRowShape, ...costless }), MAX_ROWS).describe('Rows like ours; the cost-derived fields are null without a cost model.'),
   verdicts: verdictsSchema,
   comparisons: array(
@@ -49,7 +52,12 @@ export const sideBySideSchema = object({
       prompt_tokens: count(),
       tokenscope: comparedSchema,
       webllm: comparedSchema,
-      ratio: object({ ttft_ms: nullable(num(0, 1e6)), tpot_ms: nullable(num(0, 1e6)), prefill_tokens_per_s: nullable(num(0, 1e6)), decode_tokens_per_s: nullable(num(0, 1e6)) }),
+      ratio: object({
+        ttft_ms: nullable(num(0, 1e6)),
+        tpot_ms: nullable(num(0, 1e6)),
+        prefill_tokens_per_s: nullable(num(0, 1e6)),
+        decode_tokens_per_s: nullable(num(0, 1e6)),
+      }),
     }),
     MAX_ROWS,
   ),

@@ -9,14 +9,20 @@ const INTEGER_TYPES = new Set<number>([T.UINT8, T.INT8, T.UINT16, T.INT16, T.UIN
 
 function wrongType(key: string, value: GGUFValue, expected: string): TokenscopeError {
   const got = value.type === T.ARRAY ? `ARRAY of ${valueTypeName(value.itemType)}` : valueTypeName(value.type);
-  return new TokenscopeError('model-format', `metadata key '${key}' has type ${got}, expected ${expected}`,
-    'The file was written by a converter tokenscope does not know; re-convert it with a current llama.cpp.');
+  return new TokenscopeError(
+    'model-format',
+    `metadata key '${key}' has type ${got}, expected ${expected}`,
+    'The file was written by a converter tokenscope does not know; re-convert it with a current llama.cpp.',
+  );
 }
 
 export function required<V>(value: V | undefined, key: string): V {
   if (value === undefined) {
-    throw new TokenscopeError('model-format', `required metadata key '${key}' is missing`,
-      'The file is incomplete for its architecture; re-convert it with a current llama.cpp.');
+    throw new TokenscopeError(
+      'model-format',
+      `required metadata key '${key}' is missing`,
+      'The file is incomplete for its architecture; re-convert it with a current llama.cpp.',
+    );
   }
   return value;
 }
@@ -35,8 +41,11 @@ export function metaUint(meta: GGUFMetadata, key: string): number | undefined {
   if (v.type === T.ARRAY || !INTEGER_TYPES.has(v.type)) throw wrongType(key, v, 'an unsigned integer');
   const n = Number(v.value);
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new TokenscopeError('model-format', `metadata key '${key}' is ${String(v.value)}, not a usable count`,
-      'The file is damaged or was written by a buggy converter.');
+    throw new TokenscopeError(
+      'model-format',
+      `metadata key '${key}' is ${String(v.value)}, not a usable count`,
+      'The file is damaged or was written by a buggy converter.',
+    );
   }
   return n;
 }

@@ -87,14 +87,22 @@ export async function keptOrDownload(url: string, options: KeepOptions = {}): Pr
     await cache.put(url, new Response(counted, { headers: { 'content-type': 'application/octet-stream', [KEPT_AT]: new Date().toISOString() } }));
   } catch (e) {
     if (options.signal?.aborted) throw new TokenscopeError('cancelled', 'The download was cancelled.', 'Run again to download it.', { cause: e });
-    throw new TokenscopeError('io', `could not download and keep ${url} (stopped after ${loaded} bytes): ${(e as Error).message}`,
-      'Check the connection and the browser’s free storage (see "Files kept in this browser"), then try again.', { cause: e });
+    throw new TokenscopeError(
+      'io',
+      `could not download and keep ${url} (stopped after ${loaded} bytes): ${(e as Error).message}`,
+      'Check the connection and the browser’s free storage (see "Files kept in this browser"), then try again.',
+      { cause: e },
+    );
   }
   const stored = await cache.match(url);
   const blob = await stored?.blob();
   if (!blob || (total > 0 && blob.size !== total)) {
     await cache.delete(url);
-    throw new TokenscopeError('io', `${url} arrived with ${blob?.size ?? 0} bytes, not the ${total} the server declared`, 'Try again; the download was interrupted.');
+    throw new TokenscopeError(
+      'io',
+      `${url} arrived with ${blob?.size ?? 0} bytes, not the ${total} the server declared`,
+      'Try again; the download was interrupted.',
+    );
   }
   return { source: blobSource(blob, url), fromCache: false };
 }
@@ -104,8 +112,12 @@ async function fetchWhole(url: string, options: KeepOptions): Promise<Response> 
   try {
     response = await (options.fetch ?? globalThis.fetch)(url, { signal: options.signal });
   } catch (e) {
-    throw new TokenscopeError('io', `could not fetch ${url}: ${(e as Error).message}`,
-      'Check the URL and your connection; a server on another origin must allow CORS.', { cause: e });
+    throw new TokenscopeError(
+      'io',
+      `could not fetch ${url}: ${(e as Error).message}`,
+      'Check the URL and your connection; a server on another origin must allow CORS.',
+      { cause: e },
+    );
   }
   if (!response.ok || !response.body) {
     throw new TokenscopeError('io', `${url} answered HTTP ${response.status}`, 'Check that the URL points at a .gguf file.');

@@ -28,8 +28,11 @@ export async function fileSource(path: string): Promise<FileSource> {
       while (filled < length) {
         const { bytesRead } = await handle.read(out, filled, length - filled, offset + filled);
         if (bytesRead === 0) {
-          throw new TokenscopeError('io', `${path} ended at byte ${offset + filled} while reading up to ${offset + length}`,
-            'The file changed while it was being read; try again.');
+          throw new TokenscopeError(
+            'io',
+            `${path} ended at byte ${offset + filled} while reading up to ${offset + length}`,
+            'The file changed while it was being read; try again.',
+          );
         }
         filled += bytesRead;
       }

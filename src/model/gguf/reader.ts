@@ -11,8 +11,23 @@
 import { TokenscopeError } from '../../errors.ts';
 import { concatBytes, type ByteSource } from './source.ts';
 import {
-  GGUFValueType as T, FIXED_VALUE_SIZE, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, ggmlTypeName, isPowerOfTwo, isSupportedType, minValueSize, isValueType, shapeProblem,
-  supportedTypeNames, tensorByteSize, valueTypeName, type GGMLType, type GGUFArray, type GGUFMetadata, type GGUFValue, 
+  GGUFValueType as T,
+  FIXED_VALUE_SIZE,
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  ggmlTypeName,
+  isPowerOfTwo,
+  isSupportedType,
+  minValueSize,
+  isValueType,
+  shapeProblem,
+  supportedTypeNames,
+  tensorByteSize,
+  valueTypeName,
+  type GGMLType,
+  type GGUFArray,
+  type GGUFMetadata,
+  type GGUFValue,
 } from './types.ts';
 
 export interface GGUFTensorInfo {
@@ -84,8 +99,11 @@ export class GGUF {
   tensorBytes(tensor: string | GGUFTensorInfo): Promise<Uint8Array> {
     const info = typeof tensor === 'string' ? this.byName.get(tensor) : tensor;
     if (!info) {
-      throw new TokenscopeError('bad-input', `${this.source.name} has no tensor '${String(tensor)}'`,
-        'List the tensors with gguf.tensors to see what the file holds.');
+      throw new TokenscopeError(
+        'bad-input',
+        `${this.source.name} has no tensor '${String(tensor)}'`,
+        'List the tensors with gguf.tensors to see what the file holds.',
+      );
     }
     return this.source.read(info.offset, info.byteSize);
   }
@@ -106,8 +124,11 @@ export async function readGGUF(source: ByteSource, options: ReadOptions = {}): P
     } catch (e) {
       if (!(e instanceof NeedMoreBytes)) throw e;
       if (e.end > cap) {
-        throw formatError(source.name, `the header needs more than ${cap} bytes, the limit`,
-          'Raise maxHeaderBytes if this is a real model with an enormous vocabulary.');
+        throw formatError(
+          source.name,
+          `the header needs more than ${cap} bytes, the limit`,
+          'Raise maxHeaderBytes if this is a real model with an enormous vocabulary.',
+        );
       }
       // Keep only the bytes from the parser's last finished entry on; the window past it at least
       // doubles, so an entry that spans many windows is re-read a geometric (linear) number of times.
@@ -134,7 +155,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** A description for messages, built only when a message needs it (millions of items need none). */
 type Label = string | (() => string);
 const text = (label: Label) => (typeof label === 'string' ? label : label());
-const itemLabel = (what: Label, i: number): Label => () => `${text(what)}[${i}]`;
+const itemLabel =
+  (what: Label, i: number): Label =>
+  () =>
+    `${text(what)}[${i}]`;
 
 interface Spent {
   items: number;
@@ -185,8 +209,11 @@ class HeaderParser {
       const magic = this.u32('magic');
       if (magic !== GGUF_MAGIC) {
         const seen = [...this.bytes.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-        throw formatError(this.file, `not a GGUF file: it starts with bytes ${seen}, not "GGUF"`,
-          'Pick a .gguf file (convert others with llama.cpp\'s convert_hf_to_gguf.py).');
+        throw formatError(
+          this.file,
+          `not a GGUF file: it starts with bytes ${seen}, not "GGUF"`,
+          "Pick a .gguf file (convert others with llama.cpp's convert_hf_to_gguf.py).",
+        );
       }
       const version = this.version();
       const tensorCount = this.count('tensor count', MIN_TENSOR_INFO_BYTES);
@@ -234,28 +261,29 @@ class HeaderParser {
   private spendItems(n: number, what: Label): void {
     this.spent.items += n;
     if (this.spent.items > this.budget.items) {
-      throw this.budgetError(`more than ${this.budget.items} items (keys, strings and nested arrays; reached at ${text(what)})`,
-        'maxMetadataItems');
+      throw this.budgetError(`more than ${this.budget.items} items (keys, strings and nested arrays; reached at ${text(what)})`, 'maxMetadataItems');
     }
   }
 
   private spendBytes(n: number, what: Label): void {
     this.spent.bytes += n;
     if (this.spent.bytes > this.budget.bytes) {
-      throw this.budgetError(`more than ${this.budget.bytes} bytes of keys, strings and arrays (reached at ${text(what)})`,
-        'maxMetadataBytes');
+      throw this.budgetError(`more than ${this.budget.bytes} bytes of keys, strings and arrays (reached at ${text(what)})`, 'maxMetadataBytes');
     }
   }
 
   private budgetError(what: string, option: string): TokenscopeError {
-    return new TokenscopeError('model-format', `${this.file}: the metadata holds ${what}, the limit`,
-      `No real model's header comes near this; the file is damaged or hostile. If it is a real model, raise ${option}.`);
+    return new TokenscopeError(
+      'model-format',
+      `${this.file}: the metadata holds ${what}, the limit`,
+      `No real model's header comes near this; the file is damaged or hostile. If it is a real model, raise ${option}.`,
+    );
   }
 
   private version(): 2 | 3 {
     const version = this.u32('version');
     if (version === 2 || version === 3) return version;
-    const swapped = ((version & 0xff) << 24 | (version & 0xff00) << 8 | (version >>> 8) & 0xff00 | version >>> 24) >>> 0;
+    const swapped = (((version & 0xff) << 24) | ((version & 0xff00) << 8) | ((version >>> 8) & 0xff00) | (version >>> 24)) >>> 0;
     const what = swapped === 2 || swapped === 3 ? `a big-endian GGUF v${swapped}` : `GGUF version ${version}`;
     const hint = version === 1 ? 'Re-convert it with a current llama.cpp.' : 'Use a little-endian GGUF v2 or v3 file.';
     throw new TokenscopeError('model-unsupported', `${this.file}: ${what}; tokenscope reads little-endian v2 and v3`, hint);
@@ -291,9 +319,11 @@ class HeaderParser {
     if (!isSupportedType(type)) {
       const typeName = ggmlTypeName(type);
       if (typeName === undefined) throw this.error(`${what} has unknown tensor type id ${type} at byte ${typeAt}`);
-      throw new TokenscopeError('model-unsupported',
+      throw new TokenscopeError(
+        'model-unsupported',
         `${this.file}: ${what} has type ${typeName} (${type}); tokenscope reads ${supportedTypeNames()}`,
-        'Use a file of those types (e.g. Q4_K_M, Q8_0), or requantize an F16 one with `npm run quantize`.');
+        'Use a file of those types (e.g. Q4_K_M, Q8_0), or requantize an F16 one with `npm run quantize`.',
+      );
     }
     const problem = shapeProblem(type, dims);
     if (problem) throw this.error(`${what}: ${problem}`);
@@ -309,8 +339,10 @@ class HeaderParser {
     }
     const end = BigInt(dataOffset) + t.offset + BigInt(byteSize);
     if (!Number.isSafeInteger(byteSize) || end > BigInt(this.fileSize)) {
-      throw this.error(`${what} (${t.dims.join('×')}, ${byteSize} bytes at data offset ${t.offset}) ends at byte ${end}, ` +
-        `past the end of the file (${this.fileSize} bytes)`);
+      throw this.error(
+        `${what} (${t.dims.join('×')}, ${byteSize} bytes at data offset ${t.offset}) ends at byte ${end}, ` +
+          `past the end of the file (${this.fileSize} bytes)`,
+      );
     }
     return { name: t.name, type: t.type, dims: t.dims, offset: dataOffset + Number(t.offset), byteSize };
   }
@@ -332,20 +364,34 @@ class HeaderParser {
 
   private value(type: number, what: Label): GGUFValue {
     switch (type) {
-      case T.UINT8: return { type, value: this.view.getUint8(this.need(1, what)) };
-      case T.INT8: return { type, value: this.view.getInt8(this.need(1, what)) };
-      case T.UINT16: return { type, value: this.view.getUint16(this.need(2, what), true) };
-      case T.INT16: return { type, value: this.view.getInt16(this.need(2, what), true) };
-      case T.UINT32: return { type, value: this.u32(what) };
-      case T.INT32: return { type, value: this.view.getInt32(this.need(4, what), true) };
-      case T.FLOAT32: return { type, value: this.view.getFloat32(this.need(4, what), true) };
-      case T.UINT64: return { type, value: this.u64(what) };
-      case T.INT64: return { type, value: this.view.getBigInt64(this.need(8, what), true) };
-      case T.FLOAT64: return { type, value: this.view.getFloat64(this.need(8, what), true) };
-      case T.BOOL: return { type, value: this.bool(what) };
-      case T.STRING: return { type, value: this.metaString(what) };
-      case T.ARRAY: return this.array(what, 0, false);
-      default: throw this.error(`${text(what)} has unknown value type ${type} at byte ${this.pos - 4}`);
+      case T.UINT8:
+        return { type, value: this.view.getUint8(this.need(1, what)) };
+      case T.INT8:
+        return { type, value: this.view.getInt8(this.need(1, what)) };
+      case T.UINT16:
+        return { type, value: this.view.getUint16(this.need(2, what), true) };
+      case T.INT16:
+        return { type, value: this.view.getInt16(this.need(2, what), true) };
+      case T.UINT32:
+        return { type, value: this.u32(what) };
+      case T.INT32:
+        return { type, value: this.view.getInt32(this.need(4, what), true) };
+      case T.FLOAT32:
+        return { type, value: this.view.getFloat32(this.need(4, what), true) };
+      case T.UINT64:
+        return { type, value: this.u64(what) };
+      case T.INT64:
+        return { type, value: this.view.getBigInt64(this.need(8, what), true) };
+      case T.FLOAT64:
+        return { type, value: this.view.getFloat64(this.need(8, what), true) };
+      case T.BOOL:
+        return { type, value: this.bool(what) };
+      case T.STRING:
+        return { type, value: this.metaString(what) };
+      case T.ARRAY:
+        return this.array(what, 0, false);
+      default:
+        throw this.error(`${text(what)} has unknown value type ${type} at byte ${this.pos - 4}`);
     }
   }
 
@@ -365,16 +411,26 @@ class HeaderParser {
       this.spendBytes(n * size, what);
       const raw = () => this.raw(n * size, () => `${text(what)} items`);
       switch (itemType) {
-        case T.UINT8: return { type: T.ARRAY, itemType, items: new Uint8Array(raw()) };
-        case T.INT8: return { type: T.ARRAY, itemType, items: new Int8Array(raw()) };
-        case T.UINT16: return { type: T.ARRAY, itemType, items: new Uint16Array(raw()) };
-        case T.INT16: return { type: T.ARRAY, itemType, items: new Int16Array(raw()) };
-        case T.UINT32: return { type: T.ARRAY, itemType, items: new Uint32Array(raw()) };
-        case T.INT32: return { type: T.ARRAY, itemType, items: new Int32Array(raw()) };
-        case T.FLOAT32: return { type: T.ARRAY, itemType, items: new Float32Array(raw()) };
-        case T.UINT64: return { type: T.ARRAY, itemType, items: new BigUint64Array(raw()) };
-        case T.INT64: return { type: T.ARRAY, itemType, items: new BigInt64Array(raw()) };
-        case T.FLOAT64: return { type: T.ARRAY, itemType, items: new Float64Array(raw()) };
+        case T.UINT8:
+          return { type: T.ARRAY, itemType, items: new Uint8Array(raw()) };
+        case T.INT8:
+          return { type: T.ARRAY, itemType, items: new Int8Array(raw()) };
+        case T.UINT16:
+          return { type: T.ARRAY, itemType, items: new Uint16Array(raw()) };
+        case T.INT16:
+          return { type: T.ARRAY, itemType, items: new Int16Array(raw()) };
+        case T.UINT32:
+          return { type: T.ARRAY, itemType, items: new Uint32Array(raw()) };
+        case T.INT32:
+          return { type: T.ARRAY, itemType, items: new Int32Array(raw()) };
+        case T.FLOAT32:
+          return { type: T.ARRAY, itemType, items: new Float32Array(raw()) };
+        case T.UINT64:
+          return { type: T.ARRAY, itemType, items: new BigUint64Array(raw()) };
+        case T.INT64:
+          return { type: T.ARRAY, itemType, items: new BigInt64Array(raw()) };
+        case T.FLOAT64:
+          return { type: T.ARRAY, itemType, items: new Float64Array(raw()) };
       }
     }
     this.spendItems(n, what);
@@ -465,7 +521,11 @@ class HeaderParser {
   }
 
   private string(what: Label): string {
-    return this.decoded(this.count(() => `${text(what)} length`, 1), what, true);
+    return this.decoded(
+      this.count(() => `${text(what)} length`, 1),
+      what,
+      true,
+    );
   }
 
   private decoded(length: number, what: Label, decode: boolean): string {
@@ -482,4 +542,3 @@ class HeaderParser {
     return formatError(this.file, what);
   }
 }
-

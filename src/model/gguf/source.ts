@@ -53,8 +53,9 @@ export function blobSource(blob: Blob, name = blob instanceof File ? blob.name :
       try {
         return new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
       } catch (e) {
-        throw new TokenscopeError('io', `could not read ${name} at byte ${offset}: ${String(e)}`,
-          'Pick the file again; it may have been moved or changed.', { cause: e });
+        throw new TokenscopeError('io', `could not read ${name} at byte ${offset}: ${String(e)}`, 'Pick the file again; it may have been moved or changed.', {
+          cause: e,
+        });
       }
     },
   };

@@ -44,8 +44,12 @@ export interface TestModelOptions {
 export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGUFValue>; tensors: TensorToWrite[] } {
   const arch = o.architecture;
   const config: ShapeConfig = {
-    dim: o.dim, hiddenDim: o.hiddenDim, nHeads: o.nHeads, nKvHeads: o.nKvHeads ?? o.nHeads,
-    headDim: o.dim / o.nHeads, vocabSize: o.vocabSize,
+    dim: o.dim,
+    hiddenDim: o.hiddenDim,
+    nHeads: o.nHeads,
+    nKvHeads: o.nKvHeads ?? o.nHeads,
+    headDim: o.dim / o.nHeads,
+    vocabSize: o.vocabSize,
   };
   const random = mulberry32(o.seed ?? 1);
   const tensors: TensorToWrite[] = [];
@@ -99,7 +103,17 @@ export function buildTestModel(options: TestModelOptions): Uint8Array<ArrayBuffe
 
 /** llama.cpp's llama_ftype for a model mostly of one type (a K-quant counts as its _M recipe). */
 export const FILE_TYPE: Record<GGMLTypeName, number> = {
-  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q8_0: 7, Q5_0: 8, Q5_1: 9, Q4_K: 15, Q5_K: 17, Q6_K: 18, BF16: 32,
+  F32: 0,
+  F16: 1,
+  Q4_0: 2,
+  Q4_1: 3,
+  Q8_0: 7,
+  Q5_0: 8,
+  Q5_1: 9,
+  Q4_K: 15,
+  Q5_K: 17,
+  Q6_K: 18,
+  BF16: 32,
 };
 
 /**

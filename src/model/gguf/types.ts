@@ -69,9 +69,11 @@ interface ItemsOf {
 
 export type GGUFScalarType = keyof ScalarOf;
 export type GGUFScalar = { [K in GGUFScalarType]: { type: K; value: ScalarOf[K] } }[GGUFScalarType];
-export type GGUFArray = {
-  [K in keyof ItemsOf]: { type: typeof T.ARRAY; itemType: K; items: ItemsOf[K] };
-}[keyof ItemsOf] | GGUFCountedArray;
+export type GGUFArray =
+  | {
+      [K in keyof ItemsOf]: { type: typeof T.ARRAY; itemType: K; items: ItemsOf[K] };
+    }[keyof ItemsOf]
+  | GGUFCountedArray;
 /**
  * An array of strings, bools or arrays that the reader walked and counted but did not keep
  * (nothing tokenscope reads, and too long to keep just in case): only its length is known.
@@ -137,7 +139,17 @@ export const meta = {
 
 /** GGML tensor type ids that tokenscope reads (ids as in ggml.h's enum ggml_type). */
 export const GGMLType = {
-  F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q5_0: 6, Q5_1: 7, Q8_0: 8, Q4_K: 12, Q5_K: 13, Q6_K: 14, BF16: 30,
+  F32: 0,
+  F16: 1,
+  Q4_0: 2,
+  Q4_1: 3,
+  Q5_0: 6,
+  Q5_1: 7,
+  Q8_0: 8,
+  Q4_K: 12,
+  Q5_K: 13,
+  Q6_K: 14,
+  BF16: 30,
 } as const;
 export type GGMLType = (typeof GGMLType)[keyof typeof GGMLType];
 export type GGMLTypeName = keyof typeof GGMLType;
@@ -170,10 +182,46 @@ export function supportedTypeNames(): string {
 
 /** Every type id ggml has defined (gaps were removed types), for naming what we do not read. */
 const GGML_TYPE_NAMES = [
-  'F32', 'F16', 'Q4_0', 'Q4_1', 'Q4_2', 'Q4_3', 'Q5_0', 'Q5_1', 'Q8_0', 'Q8_1', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K',
-  'Q6_K', 'Q8_K', 'IQ2_XXS', 'IQ2_XS', 'IQ3_XXS', 'IQ1_S', 'IQ4_NL', 'IQ3_S', 'IQ2_S', 'IQ4_XS', 'I8', 'I16', 'I32',
-  'I64', 'F64', 'IQ1_M', 'BF16', 'Q4_0_4_4', 'Q4_0_4_8', 'Q4_0_8_8', 'TQ1_0', 'TQ2_0', 'IQ4_NL_4_4', 'IQ4_NL_4_8',
-  'IQ4_NL_8_8', 'MXFP4',
+  'F32',
+  'F16',
+  'Q4_0',
+  'Q4_1',
+  'Q4_2',
+  'Q4_3',
+  'Q5_0',
+  'Q5_1',
+  'Q8_0',
+  'Q8_1',
+  'Q2_K',
+  'Q3_K',
+  'Q4_K',
+  'Q5_K',
+  'Q6_K',
+  'Q8_K',
+  'IQ2_XXS',
+  'IQ2_XS',
+  'IQ3_XXS',
+  'IQ1_S',
+  'IQ4_NL',
+  'IQ3_S',
+  'IQ2_S',
+  'IQ4_XS',
+  'I8',
+  'I16',
+  'I32',
+  'I64',
+  'F64',
+  'IQ1_M',
+  'BF16',
+  'Q4_0_4_4',
+  'Q4_0_4_8',
+  'Q4_0_8_8',
+  'TQ1_0',
+  'TQ2_0',
+  'IQ4_NL_4_4',
+  'IQ4_NL_4_8',
+  'IQ4_NL_8_8',
+  'MXFP4',
 ] as const;
 
 export function ggmlTypeName(type: number): string | undefined {

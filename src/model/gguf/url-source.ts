@@ -27,8 +27,11 @@ export async function urlSource(url: string, options: UrlSourceOptions = {}): Pr
   if (probe.status !== 206) {
     if (options.rangesOnly) {
       await probe.body?.cancel();
-      throw new TokenscopeError('io', `${url} does not serve byte ranges, so its header cannot be read without downloading the whole file`,
-        'Run it to download it (once), or use a server that supports HTTP Range requests.');
+      throw new TokenscopeError(
+        'io',
+        `${url} does not serve byte ranges, so its header cannot be read without downloading the whole file`,
+        'Run it to download it (once), or use a server that supports HTTP Range requests.',
+      );
     }
     return bytesSource(await readBody(url, probe, options.onProgress), url);
   }
@@ -40,8 +43,11 @@ export async function urlSource(url: string, options: UrlSourceOptions = {}): Pr
     await head.body?.cancel();
     const length = Number(head.headers.get('Content-Length'));
     if (Number.isSafeInteger(length) && length > 0) return rangeSource(url, length, get);
-    throw new TokenscopeError('io', `${url} does not tell its size to this page (CORS hides Content-Range and Content-Length)`,
-      'Run it to download it (once), or serve it with Access-Control-Expose-Headers: Content-Range.');
+    throw new TokenscopeError(
+      'io',
+      `${url} does not tell its size to this page (CORS hides Content-Range and Content-Length)`,
+      'Run it to download it (once), or serve it with Access-Control-Expose-Headers: Content-Range.',
+    );
   }
   // A 206 whose Content-Range is unreadable (CORS hides it unless exposed) gives no size: download once.
   return bytesSource(await readBody(url, await get(), options.onProgress), url);
@@ -57,8 +63,11 @@ function rangeSource(url: string, size: number, get: (init: RequestInit) => Prom
       const response = await get({ headers: { Range: `bytes=${offset}-${offset + length - 1}` } });
       const bytes = new Uint8Array(await response.arrayBuffer());
       if (response.status !== 206 || bytes.length !== length) {
-        throw new TokenscopeError('io', `${url} answered a range request for ${length} bytes at byte ${offset} ` +
-          `with status ${response.status} and ${bytes.length} bytes`, 'The file may have changed on the server; reload.');
+        throw new TokenscopeError(
+          'io',
+          `${url} answered a range request for ${length} bytes at byte ${offset} ` + `with status ${response.status} and ${bytes.length} bytes`,
+          'The file may have changed on the server; reload.',
+        );
       }
       return bytes;
     },
@@ -78,8 +87,12 @@ async function fetchChecked(fetchFn: typeof fetch, url: string, init: RequestIni
   try {
     response = await fetchFn(url, init);
   } catch (e) {
-    throw new TokenscopeError('io', `could not fetch ${url}: ${(e as Error).message}`,
-      'Check the URL and your connection; a server on another origin must allow CORS.', { cause: e });
+    throw new TokenscopeError(
+      'io',
+      `could not fetch ${url}: ${(e as Error).message}`,
+      'Check the URL and your connection; a server on another origin must allow CORS.',
+      { cause: e },
+    );
   }
   if (!response.ok) {
     throw new TokenscopeError('io', `${url} answered HTTP ${response.status}`, 'Check that the URL points at a .gguf file.');
@@ -102,8 +115,12 @@ async function readBody(url: string, response: Response, onProgress?: (loaded: n
       onProgress?.(loaded, total);
     }
   } catch (e) {
-    throw new TokenscopeError('io', `download of ${url} failed after ${loaded} bytes: ${(e as Error).message}`,
-      'Try again; a server that supports Range requests avoids downloading the whole file.', { cause: e });
+    throw new TokenscopeError(
+      'io',
+      `download of ${url} failed after ${loaded} bytes: ${(e as Error).message}`,
+      'Try again; a server that supports Range requests avoids downloading the whole file.',
+      { cause: e },
+    );
   }
   return concatBytes(chunks, loaded);
 }

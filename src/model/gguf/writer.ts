@@ -5,8 +5,19 @@
 import { TokenscopeError } from '../../errors.ts';
 import { concatBytes } from './source.ts';
 import {
-  GGUFValueType as T, FIXED_VALUE_SIZE, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, ggmlTypeName, isPowerOfTwo, shapeProblem, tensorByteSize, type GGMLType, type GGUFArray,
-  type GGUFMetadata, type GGUFScalar, type GGUFValue,
+  GGUFValueType as T,
+  FIXED_VALUE_SIZE,
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  ggmlTypeName,
+  isPowerOfTwo,
+  shapeProblem,
+  tensorByteSize,
+  type GGMLType,
+  type GGUFArray,
+  type GGUFMetadata,
+  type GGUFScalar,
+  type GGUFValue,
 } from './types.ts';
 
 export interface TensorSpec {
@@ -141,9 +152,14 @@ function writeArray(w: ByteWriter, a: GGUFArray, key: string): void {
 }
 
 const INT_RANGE: Partial<Record<number, [bigint, bigint]>> = {
-  [T.UINT8]: [0n, 0xffn], [T.INT8]: [-0x80n, 0x7fn], [T.UINT16]: [0n, 0xffffn], [T.INT16]: [-0x8000n, 0x7fffn],
-  [T.UINT32]: [0n, 0xffffffffn], [T.INT32]: [-0x80000000n, 0x7fffffffn],
-  [T.UINT64]: [0n, 2n ** 64n - 1n], [T.INT64]: [-(2n ** 63n), 2n ** 63n - 1n],
+  [T.UINT8]: [0n, 0xffn],
+  [T.INT8]: [-0x80n, 0x7fn],
+  [T.UINT16]: [0n, 0xffffn],
+  [T.INT16]: [-0x8000n, 0x7fffn],
+  [T.UINT32]: [0n, 0xffffffffn],
+  [T.INT32]: [-0x80000000n, 0x7fffffffn],
+  [T.UINT64]: [0n, 2n ** 64n - 1n],
+  [T.INT64]: [-(2n ** 63n), 2n ** 63n - 1n],
 };
 
 /** Integer values must fit their type: DataView would silently wrap them. */
@@ -159,18 +175,30 @@ function writeScalar(w: ByteWriter, v: GGUFScalar, key: string): void {
   checkInteger(v, key);
   const at = w.reserve(FIXED_VALUE_SIZE[v.type] ?? 0);
   switch (v.type) {
-    case T.UINT8: return w.view.setUint8(at, v.value);
-    case T.INT8: return w.view.setInt8(at, v.value);
-    case T.UINT16: return w.view.setUint16(at, v.value, true);
-    case T.INT16: return w.view.setInt16(at, v.value, true);
-    case T.UINT32: return w.view.setUint32(at, v.value, true);
-    case T.INT32: return w.view.setInt32(at, v.value, true);
-    case T.FLOAT32: return w.view.setFloat32(at, v.value, true);
-    case T.FLOAT64: return w.view.setFloat64(at, v.value, true);
-    case T.UINT64: return w.view.setBigUint64(at, v.value, true);
-    case T.INT64: return w.view.setBigInt64(at, v.value, true);
-    case T.BOOL: return w.view.setUint8(at, v.value ? 1 : 0);
-    case T.STRING: return w.string(v.value);
+    case T.UINT8:
+      return w.view.setUint8(at, v.value);
+    case T.INT8:
+      return w.view.setInt8(at, v.value);
+    case T.UINT16:
+      return w.view.setUint16(at, v.value, true);
+    case T.INT16:
+      return w.view.setInt16(at, v.value, true);
+    case T.UINT32:
+      return w.view.setUint32(at, v.value, true);
+    case T.INT32:
+      return w.view.setInt32(at, v.value, true);
+    case T.FLOAT32:
+      return w.view.setFloat32(at, v.value, true);
+    case T.FLOAT64:
+      return w.view.setFloat64(at, v.value, true);
+    case T.UINT64:
+      return w.view.setBigUint64(at, v.value, true);
+    case T.INT64:
+      return w.view.setBigInt64(at, v.value, true);
+    case T.BOOL:
+      return w.view.setUint8(at, v.value ? 1 : 0);
+    case T.STRING:
+      return w.string(v.value);
   }
 }
 

@@ -38,7 +38,10 @@ export class BytePairTokenizer implements Tokenizer {
   private readonly pieces: Uint8Array[];
   private readonly cache = new Map<string, number[]>();
 
-  constructor(private readonly vocab: Vocabulary, options: BpeOptions) {
+  constructor(
+    private readonly vocab: Vocabulary,
+    options: BpeOptions,
+  ) {
     this.vocabSize = vocab.tokens.length;
     this.bosId = vocab.bosId;
     this.eosId = vocab.eosId;
@@ -59,10 +62,12 @@ export class BytePairTokenizer implements Tokenizer {
     this.pieces = vocab.tokens.map((text, id) => {
       if (vocab.types[id] === TokenType.CONTROL) return new Uint8Array(0);
       if (vocab.types[id] === TokenType.USER_DEFINED) return utf8Encoder.encode(text);
-      return Uint8Array.from([...text].flatMap((c) => {
-        const b = CHAR_TO_BYTE.get(c);
-        return b === undefined ? [...utf8Encoder.encode(c)] : [b];
-      }));
+      return Uint8Array.from(
+        [...text].flatMap((c) => {
+          const b = CHAR_TO_BYTE.get(c);
+          return b === undefined ? [...utf8Encoder.encode(c)] : [b];
+        }),
+      );
     });
   }
 

@@ -34,11 +34,17 @@ export async function renderChat(chat: ChatTemplate, messages: readonly ChatMess
   const { Template } = await import('@huggingface/jinja');
   try {
     return new Template(chat.template).render({
-      messages, add_generation_prompt: true, bos_token: chat.bosToken, eos_token: chat.eosToken,
+      messages,
+      add_generation_prompt: true,
+      bos_token: chat.bosToken,
+      eos_token: chat.eosToken,
     });
   } catch (e) {
-    throw new TokenscopeError('model-format', `the file's chat template does not render: ${(e as Error).message}`,
-      'Send the prompt as plain text (without --chat / chat=1).');
+    throw new TokenscopeError(
+      'model-format',
+      `the file's chat template does not render: ${(e as Error).message}`,
+      'Send the prompt as plain text (without --chat / chat=1).',
+    );
   }
 }
 

@@ -23,7 +23,10 @@ export function createTokenizer(meta: GGUFMetadata): Tokenizer {
         pre: metaString(meta, 'tokenizer.ggml.pre'),
       });
     default:
-      throw new TokenscopeError('model-unsupported', `tokenizer.ggml.model is '${vocab.model}'; tokenscope reads 'llama' and 'gpt2'`,
-        'Pick a model with a SentencePiece (Llama 2) or byte-level BPE (Llama 3, Qwen2, SmolLM) tokenizer.');
+      throw new TokenscopeError(
+        'model-unsupported',
+        `tokenizer.ggml.model is '${vocab.model}'; tokenscope reads 'llama' and 'gpt2'`,
+        'Pick a model with a SentencePiece (Llama 2) or byte-level BPE (Llama 3, Qwen2, SmolLM) tokenizer.',
+      );
   }
 }

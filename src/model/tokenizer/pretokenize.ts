@@ -7,8 +7,8 @@ import { TokenscopeError } from '../../errors.ts';
 
 const GPT2 = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 const CONTRACTIONS = String.raw`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`;
-const llama3Like = (digits: string) => new RegExp(
-  String.raw`${CONTRACTIONS}|[^\r\n\p{L}\p{N}]?\p{L}+|${digits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, 'gu');
+const llama3Like = (digits: string) =>
+  new RegExp(String.raw`${CONTRACTIONS}|[^\r\n\p{L}\p{N}]?\p{L}+|${digits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, 'gu');
 
 /** Each stage splits every piece of the previous one; text between matches stays a piece of its own. */
 const PRE_TOKENIZERS: Record<string, readonly RegExp[]> = {
@@ -27,8 +27,11 @@ const PRE_TOKENIZERS: Record<string, readonly RegExp[]> = {
 export function preTokenizer(name = 'default'): (text: string) => string[] {
   const stages = PRE_TOKENIZERS[name];
   if (!stages) {
-    throw new TokenscopeError('model-unsupported', `tokenizer.ggml.pre '${name}' is not a pre-tokenizer tokenscope knows`,
-      `Known: ${Object.keys(PRE_TOKENIZERS).join(', ')}.`);
+    throw new TokenscopeError(
+      'model-unsupported',
+      `tokenizer.ggml.pre '${name}' is not a pre-tokenizer tokenscope knows`,
+      `Known: ${Object.keys(PRE_TOKENIZERS).join(', ')}.`,
+    );
   }
   return (text) => stages.reduce((pieces, regex) => pieces.flatMap((p) => split(p, regex)), [text]);
 }

@@ -28,8 +28,11 @@ export function specialTokenIds(meta: GGUFMetadata, vocabSize: number): { bosId:
   const id = (key: string, spmDefault: number) => {
     const value = required(metaUint(meta, key) ?? (spm ? spmDefault : undefined), key);
     if (value >= vocabSize) {
-      throw new TokenscopeError('model-format', `${key} ${value} is outside the vocabulary of ${vocabSize} tokens`,
-        'The tokenizer metadata is damaged; re-convert the model.');
+      throw new TokenscopeError(
+        'model-format',
+        `${key} ${value} is outside the vocabulary of ${vocabSize} tokens`,
+        'The tokenizer metadata is damaged; re-convert the model.',
+      );
     }
     return value;
   };
@@ -41,8 +44,11 @@ export function readVocabulary(meta: GGUFMetadata): Vocabulary {
   const tokens = required(metaStrings(meta, 'tokenizer.ggml.tokens'), 'tokenizer.ggml.tokens');
   const sized = <A extends { length: number }>(key: string, a: A | undefined, fill: () => A): A => {
     if (a !== undefined && a.length !== tokens.length) {
-      throw new TokenscopeError('model-format', `${key} has ${a.length} entries for ${tokens.length} tokens`,
-        'The tokenizer metadata is damaged; re-convert the model.');
+      throw new TokenscopeError(
+        'model-format',
+        `${key} has ${a.length} entries for ${tokens.length} tokens`,
+        'The tokenizer metadata is damaged; re-convert the model.',
+      );
     }
     return a ?? fill();
   };
@@ -51,8 +57,7 @@ export function readVocabulary(meta: GGUFMetadata): Vocabulary {
     model,
     tokens,
     scores: sized('tokenizer.ggml.scores', metaFloats(meta, 'tokenizer.ggml.scores'), () => new Float32Array(tokens.length)),
-    types: sized('tokenizer.ggml.token_type', metaInts(meta, 'tokenizer.ggml.token_type'),
-      () => new Int32Array(tokens.length).fill(TokenType.NORMAL)),
+    types: sized('tokenizer.ggml.token_type', metaInts(meta, 'tokenizer.ggml.token_type'), () => new Int32Array(tokens.length).fill(TokenType.NORMAL)),
     ...specialTokenIds(meta, tokens.length),
     unkId: unkId !== undefined && unkId < tokens.length ? unkId : undefined,
     addBos: metaBool(meta, 'tokenizer.ggml.add_bos_token') ?? model === 'llama',
@@ -69,8 +74,7 @@ export function tokenIds(tokens: readonly string[]): Map<string, number> {
 
 export function checkId(id: number, vocabSize: number): void {
   if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
-    throw new TokenscopeError('bad-input', `token id ${id} is outside the vocabulary (0 to ${vocabSize - 1})`,
-      'Decode only ids this model produced.');
+    throw new TokenscopeError('bad-input', `token id ${id} is outside the vocabulary (0 to ${vocabSize - 1})`, 'Decode only ids this model produced.');
   }
 }
 

@@ -66,7 +66,12 @@ function importsOf(file: string, text: string): Edge[] {
       add(n.moduleSpecifier.text, n, typeOnly ? 'type' : 'value');
     } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
       add(n.moduleSpecifier.text, n, n.isTypeOnly ? 'type' : 'value');
-    } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments.length > 0 && ts.isStringLiteralLike(n.arguments[0])) {
+    } else if (
+      ts.isCallExpression(n) &&
+      n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      n.arguments.length > 0 &&
+      ts.isStringLiteralLike(n.arguments[0])
+    ) {
       add(n.arguments[0].text, n, 'dynamic');
     } else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) {
       add(n.argument.literal.text, n, 'type');
@@ -175,9 +180,23 @@ describe('import graph', () => {
   });
 
   it('detects a cycle and an upward import (the checks can fail)', () => {
-    expect(folderCycles([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']])).toEqual([['a', 'b', 'c']]);
+    expect(
+      folderCycles([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+        ['c', 'd'],
+      ]),
+    ).toEqual([['a', 'b', 'c']]);
     const probe = join(ROOT, 'src/model/probe.ts');
-    const found = importsOf(probe, "import type { X } from '../jobs/job.ts';\nconst m = () => import('../ui/app.ts');\nlet y: import('../measure/stats.ts').Y;");
-    expect(found.map((e) => [layerOf(e.to), e.kind, e.line])).toEqual([['jobs', 'type', 1], ['ui', 'dynamic', 2], ['measure', 'type', 3]]);
+    const found = importsOf(
+      probe,
+      "import type { X } from '../jobs/job.ts';\nconst m = () => import('../ui/app.ts');\nlet y: import('../measure/stats.ts').Y;",
+    );
+    expect(found.map((e) => [layerOf(e.to), e.kind, e.line])).toEqual([
+      ['jobs', 'type', 1],
+      ['ui', 'dynamic', 2],
+      ['measure', 'type', 3],
+    ]);
   });
 });

@@ -6,8 +6,22 @@ const row = (p: Partial<LatencyRow>) => p as LatencyRow;
 
 describe('the GPU check summary line', () => {
   const rows = [
-    row({ prompt_tokens: 512, prefill_tokens_per_s: 20480, prefill_gflops: 50_000, decode_tokens_per_s: 90, decode_efficiency: 0.5, decode_ceiling_tokens_per_s: 180 }),
-    row({ prompt_tokens: 16, prefill_tokens_per_s: 1600, prefill_gflops: 1000, decode_tokens_per_s: 150, decode_efficiency: 0.75, decode_ceiling_tokens_per_s: 200 }),
+    row({
+      prompt_tokens: 512,
+      prefill_tokens_per_s: 20480,
+      prefill_gflops: 50_000,
+      decode_tokens_per_s: 90,
+      decode_efficiency: 0.5,
+      decode_ceiling_tokens_per_s: 180,
+    }),
+    row({
+      prompt_tokens: 16,
+      prefill_tokens_per_s: 1600,
+      prefill_gflops: 1000,
+      decode_tokens_per_s: 150,
+      decode_efficiency: 0.75,
+      decode_ceiling_tokens_per_s: 200,
+    }),
   ];
 
   it('reads decode at the shortest prompt and prefill at the longest, against the f16 peak', () => {

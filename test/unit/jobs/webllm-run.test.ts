@@ -21,7 +21,10 @@ import { describeDifferences } from '../../../src/webllm/differences.ts';
 import { environment, latency, MODEL, ROOFS } from '../share/fixtures.ts';
 
 // The job imports the adapter lazily; its loadWebLLM here hands over a scripted engine.
-vi.mock('../../../src/webllm/adapter.ts', async (original) => ({ ...(await original<typeof import('../../../src/webllm/adapter.ts')>()), loadWebLLM: vi.fn() }));
+vi.mock('../../../src/webllm/adapter.ts', async (original) => ({
+  ...(await original<typeof import('../../../src/webllm/adapter.ts')>()),
+  loadWebLLM: vi.fn(),
+}));
 
 let now = 0;
 beforeEach(() => {
@@ -30,7 +33,14 @@ beforeEach(() => {
 });
 afterEach(() => vi.restoreAllMocks());
 
-const LLAMA: WebLLMModel = { id: 'Llama-3.2-1B-Instruct-q4f32_1-MLC', family: 'Llama-3.2-1B', quantization: 'q4f32_1', vramMB: 1128.8, lowResource: true, contextWindow: 4096 };
+const LLAMA: WebLLMModel = {
+  id: 'Llama-3.2-1B-Instruct-q4f32_1-MLC',
+  family: 'Llama-3.2-1B',
+  quantization: 'q4f32_1',
+  vramMB: 1128.8,
+  lowResource: true,
+  contextWindow: 4096,
+};
 
 /** WebLLM's rates off by these factors from what our clock sees (1: they agree). */
 interface Skew {
@@ -70,10 +80,15 @@ const DECODE_MS = 4;
 
 const SETTINGS: WebLLMSettings = { prompt_lengths: [16, 64], output_tokens: 8, reps: 3, warmup: 2, cooldown_ms: 0, seed: 42, vocab_size: 128256, bos_id: 1 };
 
-const costsOf = (P: number): LengthCosts => ({ prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P }, decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 4) } });
+const costsOf = (P: number): LengthCosts => ({
+  prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P },
+  decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 4) },
+});
 const COST_MODEL: WebLLMCostModel = { model_id: 'llama-3.2-1b', quantization: 'q4_0', costsAt: costsOf, roofs: ROOFS };
 
-async function sweep(options: { engine?: ScriptedEngine; settings?: Partial<WebLLMSettings>; costModel?: WebLLMCostModel; visible?: () => Promise<boolean> } = {}) {
+async function sweep(
+  options: { engine?: ScriptedEngine; settings?: Partial<WebLLMSettings>; costModel?: WebLLMCostModel; visible?: () => Promise<boolean> } = {},
+) {
   const engine = options.engine ?? new ScriptedEngine();
   const updates: number[] = [];
   const progress: number[] = [];
@@ -98,7 +113,12 @@ describe('runWebLLMLatency: the protocol', () => {
       expect(Math.max(...ids)).toBeLessThan(128256);
     }
     expect(section.requests.map((r) => [r.prompt_tokens, r.rep, r.path])).toEqual([
-      [16, 0, 'tokens'], [16, 1, 'tokens'], [16, 2, 'tokens'], [64, 0, 'tokens'], [64, 1, 'tokens'], [64, 2, 'tokens'],
+      [16, 0, 'tokens'],
+      [16, 1, 'tokens'],
+      [16, 2, 'tokens'],
+      [64, 0, 'tokens'],
+      [64, 1, 'tokens'],
+      [64, 2, 'tokens'],
     ]);
     // After each timed request and each finished row.
     expect(updates).toEqual([1, 2, 3, 3, 4, 5, 6, 6]);
@@ -121,7 +141,10 @@ describe('runWebLLMLatency: the protocol', () => {
 
   it('refuses a length that overflows the context window before running anything', async () => {
     const engine = new ScriptedEngine();
-    await expect(sweep({ engine, settings: { prompt_lengths: [16, 4090] } })).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/4090 .* 4096-position/) });
+    await expect(sweep({ engine, settings: { prompt_lengths: [16, 4090] } })).rejects.toMatchObject({
+      code: 'bad-input',
+      message: expect.stringMatching(/4090 .* 4096-position/),
+    });
     expect(engine.prompts).toEqual([]);
   });
 
@@ -139,7 +162,16 @@ describe('runWebLLMLatency: rows', () => {
     expect(section.cost_source).toBeNull();
     expect(section.verdicts).toEqual([]);
     const [row] = section.rows;
-    expect(row).toMatchObject({ prompt_tokens: 16, output_tokens: 8, n: 3, prefill_tokens_per_s: 16 / 0.018, prefill_flops: null, decode_bandwidth_gbps: null, decode_ceiling_tokens_per_s: null, gpu_decode_ms: null });
+    expect(row).toMatchObject({
+      prompt_tokens: 16,
+      output_tokens: 8,
+      n: 3,
+      prefill_tokens_per_s: 16 / 0.018,
+      prefill_flops: null,
+      decode_bandwidth_gbps: null,
+      decode_ceiling_tokens_per_s: null,
+      gpu_decode_ms: null,
+    });
     expect(row.ttft.p50).toBe(18);
     expect(row.tpot!.p50).toBe(4);
     expect(row.decode_tokens_per_s).toBe(250);
@@ -150,10 +182,19 @@ describe('runWebLLMLatency: rows', () => {
     expect(section.cost_source).toEqual({ model_id: 'llama-3.2-1b', quantization: 'q4_0' });
     for (const P of [16, 64]) {
       const row = section.rows.find((r) => r.prompt_tokens === P);
-      expect(row).toEqual(latencyRow(section.requests.filter((r) => r.prompt_tokens === P), costsOf(P), ROOFS));
+      expect(row).toEqual(
+        latencyRow(
+          section.requests.filter((r) => r.prompt_tokens === P),
+          costsOf(P),
+          ROOFS,
+        ),
+      );
     }
     expect(section.rows[1].decode_bandwidth_gbps).toBeCloseTo(costsOf(64).decodeStep.bytes / 0.004 / 1e9, 9);
-    expect(section.verdicts.map((v) => [v.prompt_tokens, v.decode?.bound])).toEqual([[16, 'overhead-bound'], [64, 'overhead-bound']]);
+    expect(section.verdicts.map((v) => [v.prompt_tokens, v.decode?.bound])).toEqual([
+      [16, 'overhead-bound'],
+      [64, 'overhead-bound'],
+    ]);
   });
 });
 
@@ -211,7 +252,13 @@ describe('matching a WebLLM model to tokenscope', () => {
 });
 
 describe('runJob with engine webllm', () => {
-  const caps = { adapter: environment().adapter, features: [], shaderF16: false, limits: { maxStorageBufferBindingSize: 2 ** 30 }, cpuLike: false } as unknown as Capabilities;
+  const caps = {
+    adapter: environment().adapter,
+    features: [],
+    shaderF16: false,
+    limits: { maxStorageBufferBindingSize: 2 ** 30 },
+    cpuLike: false,
+  } as unknown as Capabilities;
   const ctx = (runtime: 'node' | 'browser') => ({ runtime, caps }) as GpuContext;
 
   it('in the browser loads the model with the device capabilities, runs the sweep and unloads', async () => {
@@ -224,7 +271,9 @@ describe('runJob with engine webllm', () => {
     });
     const partials: number[] = [];
     const job = { probe: false, engine: 'webllm' as const, webllm: { model: LLAMA.id }, latency: { promptLengths: [16], gen: 8, reps: 2, cooldownMs: 0 } };
-    const result = await runJob(ctx('browser'), job, new Set(), { onPartial: (r) => partials.push((r.webllm as WebLLMSection | undefined)?.requests.length ?? -1) });
+    const result = await runJob(ctx('browser'), job, new Set(), {
+      onPartial: (r) => partials.push((r.webllm as WebLLMSection | undefined)?.requests.length ?? -1),
+    });
     expect(loadWebLLM).toHaveBeenCalledWith(LLAMA.id, expect.anything());
     expect(options?.capabilities).toBe(caps);
     const section = result.webllm as WebLLMSection;
@@ -241,11 +290,20 @@ describe('runJob with engine webllm', () => {
 
   it('refuses Node before touching the GPU', async () => {
     const job = { probe: true, engine: 'webllm' as const, webllm: { model: LLAMA.id }, latency: { promptLengths: [16], gen: 8, reps: 1 } };
-    await expect(runJob(ctx('node'), job, new Set())).rejects.toMatchObject({ code: 'bad-input', message: 'WebLLM runs in the browser runtime only.', hint: 'Use --runtime browser.' });
+    await expect(runJob(ctx('node'), job, new Set())).rejects.toMatchObject({
+      code: 'bad-input',
+      message: 'WebLLM runs in the browser runtime only.',
+      hint: 'Use --runtime browser.',
+    });
   });
 
   it('refuses a family without a tokenscope preset (no vocabulary for the prompt ids)', async () => {
-    const job = { probe: true, engine: 'webllm' as const, webllm: { model: 'Phi-3.5-mini-instruct-q4f16_1-MLC' }, latency: { promptLengths: [16], gen: 8, reps: 1 } };
+    const job = {
+      probe: true,
+      engine: 'webllm' as const,
+      webllm: { model: 'Phi-3.5-mini-instruct-q4f16_1-MLC' },
+      latency: { promptLengths: [16], gen: 8, reps: 1 },
+    };
     await expect(runJob(ctx('browser'), job, new Set())).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/Phi-3\.5-mini/) });
   });
 });
@@ -270,8 +328,16 @@ describe('the webllm and side_by_side sections', () => {
   it.each<[string, (r: Awaited<ReturnType<typeof result>>) => void, RegExp]>([
     ['an unknown flagged metric', (r) => (r.webllm.comparisons[0].flagged = ['bogus' as 'ttft_ms']), /webllm\.comparisons\[0\]\.flagged\[0\]/],
     ['a request of another engine', (r) => ((r.webllm.requests[0] as { engine: string }).engine = 'tokenscope'), /webllm\.requests\[0\]\.engine/],
-    ['a negative ratio', (r) => ((r.side_by_side as { rows: { ratio: { tpot_ms: number } }[] }).rows[0].ratio.tpot_ms = -1), /side_by_side\.rows\[0\]\.ratio\.tpot_ms/],
-    ['a null cost field in our own rows', (r) => ((r.latency as unknown as { rows: { prefill_flops: null }[] }).rows[0].prefill_flops = null), /latency\.rows\[0\]\.prefill_flops/],
+    [
+      'a negative ratio',
+      (r) => ((r.side_by_side as { rows: { ratio: { tpot_ms: number } }[] }).rows[0].ratio.tpot_ms = -1),
+      /side_by_side\.rows\[0\]\.ratio\.tpot_ms/,
+    ],
+    [
+      'a null cost field in our own rows',
+      (r) => ((r.latency as unknown as { rows: { prefill_flops: null }[] }).rows[0].prefill_flops = null),
+      /latency\.rows\[0\]\.prefill_flops/,
+    ],
   ])('reject %s', async (_label, spoil, path) => {
     const r = await result();
     spoil(r);

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
-import { attentionShapes, decodeWorkgroupBytes, elementwiseShape, prefillWorkgroupBytes, rowReductionShape, sampleWorkgroupSize } from '../../../src/kernels/select.ts';
+import {
+  attentionShapes,
+  decodeWorkgroupBytes,
+  elementwiseShape,
+  prefillWorkgroupBytes,
+  rowReductionShape,
+  sampleWorkgroupSize,
+} from '../../../src/kernels/select.ts';
 
 /** A capability record with only what the layer shapes read. */
 const device = (cpuLike: boolean, workgroupBytes = 32768): Capabilities =>

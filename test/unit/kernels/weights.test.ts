@@ -38,7 +38,11 @@ describe('weight packing', () => {
 
   it('rejects truncated data and unsupported widths with typed errors', () => {
     expect(() => packWeight('q8_0', 2, 32, new Uint8Array(67))).toThrow(expect.objectContaining({ code: 'model-format' }));
-    for (const [format, cols] of [['q4_0', 48], ['f16', 6], ['f32', 0]] as const) {
+    for (const [format, cols] of [
+      ['q4_0', 48],
+      ['f16', 6],
+      ['f32', 0],
+    ] as const) {
       let error: unknown;
       try {
         checkWeightShape(format, 4, cols, 'w');

@@ -14,7 +14,7 @@ const mixed = buildTestModel({ ...shape, types: { default: 'Q8_0', output: 'Q4_0
 const big = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 27 };
 
 describe('typeShares', () => {
-  it('sums each type\'s bytes from the tensor table and names it from the type table', async () => {
+  it("sums each type's bytes from the tensor table and names it from the type table", async () => {
     const gguf = await readGGUF(bytesSource(mixed));
     const shares = typeShares(gguf);
     expect(shares.map((s) => s.type).sort()).toEqual(['F32', 'Q4_0', 'Q8_0']);
@@ -27,7 +27,7 @@ describe('typeShares', () => {
     expect(shares.map((s) => s.bytes)).toEqual([...shares.map((s) => s.bytes)].sort((a, b) => b - a));
     expect(shares.reduce((n, s) => n + s.share, 0)).toBeCloseTo(1, 12);
     // Q4_0 output: 64·320 weights at 18 bytes per 32.
-    expect(shares.find((s) => s.type === 'Q4_0')!.bytes).toBe((64 * 320 / 32) * 18);
+    expect(shares.find((s) => s.type === 'Q4_0')!.bytes).toBe(((64 * 320) / 32) * 18);
   });
 });
 

@@ -5,7 +5,15 @@ const costs: LengthCosts = { prefill: { flops: 1e9, bytes: 1e8 }, decodeStep: { 
 const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50 };
 
 function request(rep: number, tokenMs: number[], gpuDecode: number[]): RequestRecord {
-  return { prompt_tokens: 8, output_tokens: tokenMs.length, rep, token_ms: tokenMs, gpu_prefill_ms: tokenMs[0] / 2, gpu_decode_ms: gpuDecode, disturbed: false };
+  return {
+    prompt_tokens: 8,
+    output_tokens: tokenMs.length,
+    rep,
+    token_ms: tokenMs,
+    gpu_prefill_ms: tokenMs[0] / 2,
+    gpu_decode_ms: gpuDecode,
+    disturbed: false,
+  };
 }
 
 describe('host time per decode step', () => {

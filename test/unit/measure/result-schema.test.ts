@@ -25,10 +25,27 @@ function fullResult(): Doc {
   const v = verdict({ flops: 1e6, bytes: 1e6, ms: 5 }, { computeFlopsPerS: 1e9, bandwidthBytesPerS: 1e9 });
   const decode = { batch: 2, step_ms: 5, steps: 3, flops: 1e6, bytes: 1e6, intensity: 1, verdict: v };
   r.generation = { prompt_token_ids: [1, 2], token_ids: [3, 4], text: 'Once', note: 'n' };
-  r.kernel_shapes = { source: 'autotuned', linear: { 'q4_0 64x64 R1': { kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 } }, note: 'n' };
-  r.llama_bench = [{ model: 'm', sizeBytes: 1e6, params: 1e6, backend: 'WebGPU', ngl: -1, test: 'pp512', meanTokensPerS: 100, stdTokensPerS: 1, samples: [99, 101] }];
+  r.kernel_shapes = {
+    source: 'autotuned',
+    linear: { 'q4_0 64x64 R1': { kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 } },
+    note: 'n',
+  };
+  r.llama_bench = [
+    { model: 'm', sizeBytes: 1e6, params: 1e6, backend: 'WebGPU', ngl: -1, test: 'pp512', meanTokensPerS: 100, stdTokensPerS: 1, samples: [99, 101] },
+  ];
   r.serve = {
-    settings: { requests: 2, rate: 10, burstiness: 1, prompt: { kind: 'fixed', tokens: 16 }, output: { kind: 'lognormal', median: 3, sigma: 0.5, max: 8 }, max_batch: 2, max_tokens_per_step: 32, chunk: null, slo: { ttft: 100 }, seed: 1 },
+    settings: {
+      requests: 2,
+      rate: 10,
+      burstiness: 1,
+      prompt: { kind: 'fixed', tokens: 16 },
+      output: { kind: 'lognormal', median: 3, sigma: 0.5, max: 8 },
+      max_batch: 2,
+      max_tokens_per_step: 32,
+      chunk: null,
+      slo: { ttft: 100 },
+      seed: 1,
+    },
     run: {
       result: JSON.parse(JSON.stringify(serveResult(timings, 1, { ttft: 100 }))),
       slo_attainment: 1,
@@ -55,7 +72,9 @@ function fullResult(): Doc {
   r.side_by_side = {
     tokenscope_model: 'a',
     webllm_model: 'b',
-    rows: [{ prompt_tokens: 16, tokenscope: compared(), webllm: compared(), ratio: { ttft_ms: 1, tpot_ms: 1, prefill_tokens_per_s: 1, decode_tokens_per_s: null } }],
+    rows: [
+      { prompt_tokens: 16, tokenscope: compared(), webllm: compared(), ratio: { ttft_ms: 1, tpot_ms: 1, prefill_tokens_per_s: 1, decode_tokens_per_s: null } },
+    ],
     differences: ['d'],
     points: [{ engine: 'webllm', prompt_tokens: 16, phase: 'decode', intensity: 1, gflops: 1, gbps: 1, estimate: true }],
   };
@@ -68,7 +87,11 @@ describe('the result declarations', () => {
   it('accept a result with every section', () => {
     const r = fullResult();
     expect(validateResult(JSON.parse(JSON.stringify(r)))).toEqual(r);
-    expect(Object.keys(RESULT_SECTIONS).filter((k) => k !== 'trimmed').every((k) => k in r)).toBe(true);
+    expect(
+      Object.keys(RESULT_SECTIONS)
+        .filter((k) => k !== 'trimmed')
+        .every((k) => k in r),
+    ).toBe(true);
   });
 
   it.each<[string, (r: Doc) => unknown, RegExp]>([
@@ -104,7 +127,11 @@ describe('the result declarations', () => {
     ['a WebLLM section without comparisons', (r) => delete r.webllm.comparisons, /webllm\.comparisons must be an array/],
     ['a generation without token ids', (r) => delete r.generation.token_ids, /generation\.token_ids must be an array/],
     ['a model without its config', (r) => delete r.model.config, /model\.config must be an object/],
-    ['an f16 measurement without its roof', (r) => ((r.ceilings.f16_gflops = null), (r.ceilings.measurements.f16_gflops = r.ceilings.measurements.f32_gflops)), /measurements\.f16_gflops must be null when the value is null/],
+    [
+      'an f16 measurement without its roof',
+      (r) => ((r.ceilings.f16_gflops = null), (r.ceilings.measurements.f16_gflops = r.ceilings.measurements.f32_gflops)),
+      /measurements\.f16_gflops must be null when the value is null/,
+    ],
   ])('refuse %s, naming the field', (_name, mutate, message) => {
     const r = fullResult();
     mutate(r);
@@ -116,7 +143,10 @@ describe('the result declarations', () => {
     const fragment = await encodeReport(r as BenchResult);
     await expect(decodeReport(fragment)).resolves.toBeTruthy();
     r.latency.rows[0].stats.p99_tpot_ms = HUGE;
-    await expect(decodeReport(await encodeReport(r as BenchResult))).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/latency\.rows\[0\]\.stats\.p99_tpot_ms must be ≤/) });
+    await expect(decodeReport(await encodeReport(r as BenchResult))).rejects.toMatchObject({
+      code: 'bad-input',
+      message: expect.stringMatching(/latency\.rows\[0\]\.stats\.p99_tpot_ms must be ≤/),
+    });
   });
 
   it('say when a declaration and an interface disagree (compile time)', () => {

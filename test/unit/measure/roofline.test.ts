@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { costReport, dollarsPer1kTokens, joulesPerToken } from '../../../src/measure/cost.ts';
 import {
-  arithmeticIntensity, attainableFlopsPerS, decodeCeilingTokensPerS, decodeEfficiency, kvCacheBytesRead,
-  matvecIntensity, perTokenOverheadMs, ridgePoint, verdict,
+  arithmeticIntensity,
+  attainableFlopsPerS,
+  decodeCeilingTokensPerS,
+  decodeEfficiency,
+  kvCacheBytesRead,
+  matvecIntensity,
+  perTokenOverheadMs,
+  ridgePoint,
+  verdict,
 } from '../../../src/measure/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
@@ -54,7 +61,7 @@ describe('verdict', () => {
     expect(v.bandwidthShare).toBe(0.8);
     expect(v.sentence).toBe(
       'Memory-bound: 400.00 GB/s of 500.00 GB/s peak bandwidth (80%) at 1.00 FLOP/byte (ridge point 20.00); ' +
-      'the phase took 10.00 ms against a 8.00 ms roofline floor.',
+        'the phase took 10.00 ms against a 8.00 ms roofline floor.',
     );
   });
 

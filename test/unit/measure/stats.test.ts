@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
-  confidenceInterval, isP99FromFewSamples, mean, normalQuantile, percentile, percentileNearestRank,
-  stdPopulation, stdSample, studentTQuantile, summarize,
+  confidenceInterval,
+  isP99FromFewSamples,
+  mean,
+  normalQuantile,
+  percentile,
+  percentileNearestRank,
+  stdPopulation,
+  stdSample,
+  studentTQuantile,
+  summarize,
 } from '../../../src/measure/stats.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 
@@ -19,7 +27,13 @@ describe('percentile (numpy linear)', () => {
   const five = [50, 15, 40, 20, 35];
   // Expected values are numpy.percentile's output on the same samples.
   it.each([
-    [five, 0, 15], [five, 25, 20], [five, 50, 35], [five, 90, 46], [five, 95, 48], [five, 99, 49.6], [five, 100, 50],
+    [five, 0, 15],
+    [five, 25, 20],
+    [five, 50, 35],
+    [five, 90, 46],
+    [five, 95, 48],
+    [five, 99, 49.6],
+    [five, 100, 50],
     [[3.1, 1.2, 9.9, 4.4, 7.0, 2.5, 8.8, 6.1], 25, 2.95],
     [[3.1, 1.2, 9.9, 4.4, 7.0, 2.5, 8.8, 6.1], 50, 5.25],
     [[3.1, 1.2, 9.9, 4.4, 7.0, 2.5, 8.8, 6.1], 95, 9.515],
@@ -65,7 +79,15 @@ describe('mean and std', () => {
 
   it('summarize reports count, population std and the numpy percentiles', () => {
     expect(summarize([50, 15, 40, 20, 35])).toEqual({
-      count: 5, mean: 32, std: Math.sqrt(166), min: 15, p50: 35, p90: 46, p95: 48, p99: expect.closeTo(49.6, 12), max: 50,
+      count: 5,
+      mean: 32,
+      std: Math.sqrt(166),
+      min: 15,
+      p50: 35,
+      p90: 46,
+      p95: 48,
+      p99: expect.closeTo(49.6, 12),
+      max: 50,
     });
   });
 

@@ -4,19 +4,43 @@ import { validateResult } from '../../../src/measure/validate.ts';
 import { workingSetBytes } from '../../../src/measure/ceilings.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
-  value, unit, min: value * 0.9, max: value * 1.1, samples: [value * 0.9, value, value * 1.1], n: 3, clock: 'gpu-timestamp', work_per_rep: 1e6, shape: '64 workgroups', verified: true,
+  value,
+  unit,
+  min: value * 0.9,
+  max: value * 1.1,
+  samples: [value * 0.9, value, value * 1.1],
+  n: 3,
+  clock: 'gpu-timestamp',
+  work_per_rep: 1e6,
+  shape: '64 workgroups',
+  verified: true,
 });
 
 function sample() {
   const r = newResult({
-    runtime: 'node', user_agent: 'Node', adapter: { vendor: 'v', architecture: 'a', device: 'd', description: 'x', isFallbackAdapter: false },
-    features: ['timestamp-query'], limits: { maxBufferSize: 1024 }, disabled_features: [], cpu_adapter: false,
+    runtime: 'node',
+    user_agent: 'Node',
+    adapter: { vendor: 'v', architecture: 'a', device: 'd', description: 'x', isFallbackAdapter: false },
+    features: ['timestamp-query'],
+    limits: { maxBufferSize: 1024 },
+    disabled_features: [],
+    cpu_adapter: false,
   });
   const ceilings: Ceilings = {
-    read_bandwidth_gbps: 10, copy_bandwidth_gbps: 8, copy_buffer_to_buffer_gbps: 12, f32_gflops: 100, matmul_f32_gflops: 50, f16_gflops: null, working_set_bytes: 1 << 20,
+    read_bandwidth_gbps: 10,
+    copy_bandwidth_gbps: 8,
+    copy_buffer_to_buffer_gbps: 12,
+    f32_gflops: 100,
+    matmul_f32_gflops: 50,
+    f16_gflops: null,
+    working_set_bytes: 1 << 20,
     measurements: {
-      read_bandwidth_gbps: measurement(10, 'GB/s'), copy_bandwidth_gbps: measurement(8, 'GB/s'), copy_buffer_to_buffer_gbps: measurement(12, 'GB/s'),
-      f32_gflops: measurement(100, 'GFLOP/s'), matmul_f32_gflops: measurement(50, 'GFLOP/s'), f16_gflops: null,
+      read_bandwidth_gbps: measurement(10, 'GB/s'),
+      copy_bandwidth_gbps: measurement(8, 'GB/s'),
+      copy_buffer_to_buffer_gbps: measurement(12, 'GB/s'),
+      f32_gflops: measurement(100, 'GFLOP/s'),
+      matmul_f32_gflops: measurement(50, 'GFLOP/s'),
+      f16_gflops: null,
     },
   };
   r.ceilings = ceilings;

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { findPreset, parameterCount } from '../../../src/model/catalog.ts';
 import {
-  attentionFlopsPerPosition, decodeShapeOf, BYTES_PER_WEIGHT, computeBoundBatch, DEVICE_PRESETS, kvBytesPerPosition, predictDecode, predictOverContext, type DecodeScenario,
+  attentionFlopsPerPosition,
+  decodeShapeOf,
+  BYTES_PER_WEIGHT,
+  computeBoundBatch,
+  DEVICE_PRESETS,
+  kvBytesPerPosition,
+  predictDecode,
+  predictOverContext,
+  type DecodeScenario,
 } from '../../../src/measure/what-if.ts';
 import { decodeCeilingTokensPerS, kvCacheBytesRead } from '../../../src/measure/roofline.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
@@ -94,7 +102,15 @@ describe('device presets', () => {
       expect(d.bandwidthGBps).toBeGreaterThan(10);
       // The ridge sits right of q4_0 decode's ~3.6 FLOP/byte on every one of them.
       expect(d.computeGflops / d.bandwidthGBps).toBeGreaterThan(2 / BYTES_PER_WEIGHT.q4_0);
-      const s: DecodeScenario = { bandwidthGBps: d.bandwidthGBps, computeGflops: d.computeGflops, parameters, bytesPerWeight: BYTES_PER_WEIGHT.q4_0, batch: 1, context: 0, shape };
+      const s: DecodeScenario = {
+        bandwidthGBps: d.bandwidthGBps,
+        computeGflops: d.computeGflops,
+        parameters,
+        bytesPerWeight: BYTES_PER_WEIGHT.q4_0,
+        batch: 1,
+        context: 0,
+        shape,
+      };
       expect(predictDecode(s).bound).toBe('memory');
       const at = computeBoundBatch(s)!;
       expect(at).toBeGreaterThan(1);

@@ -14,7 +14,9 @@ function vocabWith(template: string) {
 
 describe('chat prompts', () => {
   it('render the file template with its BOS/EOS texts, parse special tokens, and never double BOS', async () => {
-    const metadata = vocabWith("{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}");
+    const metadata = vocabWith(
+      '{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}',
+    );
     const tokenizer = createTokenizer(metadata);
     const chat = chatTemplateOf(metadata, tokenizer)!;
     expect({ bos: chat.bosToken, eos: chat.eosToken }).toEqual({ bos: '<s>', eos: '</s>' });
@@ -28,7 +30,10 @@ describe('chat prompts', () => {
   it('a template that does not render is a typed error naming the way out', async () => {
     const metadata = vocabWith("{{ raise_exception('no system role') }}");
     const tokenizer = createTokenizer(metadata);
-    await expectTokenscopeError(() => encodeChat(tokenizer, chatTemplateOf(metadata, tokenizer)!, [{ role: 'system', content: 'x' }]),
-      'model-format', /chat template does not render/);
+    await expectTokenscopeError(
+      () => encodeChat(tokenizer, chatTemplateOf(metadata, tokenizer)!, [{ role: 'system', content: 'x' }]),
+      'model-format',
+      /chat template does not render/,
+    );
   });
 });

@@ -23,10 +23,33 @@ describe('model config', () => {
   it('reads a Qwen2 model: neox RoPE, Q/K/V bias, tied embeddings, BPE special ids', async () => {
     const { config } = await open(QWEN);
     expect(config).toEqual({
-      architecture: 'qwen2', name: 'synthetic-qwen2-64x2', dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2,
-      headDim: 16, vocabSize: 300, contextLength: 256, ropeTheta: 10000, ropeDim: 16, ropeStyle: 'neox',
-      rmsEps: Math.fround(1e-6), qkvBias: true, tiedEmbeddings: true, bosId: 299, eosId: 299, ropeFreqFactors: [], ropeFreqScale: 1, ropeThetaSliding: 10000, qkNorm: false, embedScale: 1, activation: 'silu',
-      postNorms: false, slidingWindow: 0, slidingPattern: 0,
+      architecture: 'qwen2',
+      name: 'synthetic-qwen2-64x2',
+      dim: 64,
+      hiddenDim: 128,
+      nLayers: 2,
+      nHeads: 4,
+      nKvHeads: 2,
+      headDim: 16,
+      vocabSize: 300,
+      contextLength: 256,
+      ropeTheta: 10000,
+      ropeDim: 16,
+      ropeStyle: 'neox',
+      rmsEps: Math.fround(1e-6),
+      qkvBias: true,
+      tiedEmbeddings: true,
+      bosId: 299,
+      eosId: 299,
+      ropeFreqFactors: [],
+      ropeFreqScale: 1,
+      ropeThetaSliding: 10000,
+      qkNorm: false,
+      embedScale: 1,
+      activation: 'silu',
+      postNorms: false,
+      slidingWindow: 0,
+      slidingPattern: 0,
     });
   });
 
@@ -35,7 +58,15 @@ describe('model config', () => {
       for (const k of ['head_count_kv', 'rope.freq_base', 'rope.dimension_count']) m.delete(`llama.${k.startsWith('rope') ? k : `attention.${k}`}`);
       m.delete('general.name');
     });
-    expect(config).toMatchObject({ name: 'test.gguf', nKvHeads: 4, ropeTheta: 10000, ropeDim: 16, ropeStyle: 'adjacent', qkvBias: false, tiedEmbeddings: false });
+    expect(config).toMatchObject({
+      name: 'test.gguf',
+      nKvHeads: 4,
+      ropeTheta: 10000,
+      ropeDim: 16,
+      ropeStyle: 'adjacent',
+      qkvBias: false,
+      tiedEmbeddings: false,
+    });
   });
 
   it('takes the head size from attention.key_length and a partial rotary dimension', async () => {
@@ -56,7 +87,9 @@ describe('model config', () => {
   });
 
   it('refuses a rotary dimension larger than the head', async () => {
-    await expect(open(QWEN, (m) => m.set('qwen2.rope.dimension_count', meta.u32(18)))).rejects.toThrow(/dimension_count 18 must be even and at most the head size 16/);
+    await expect(open(QWEN, (m) => m.set('qwen2.rope.dimension_count', meta.u32(18)))).rejects.toThrow(
+      /dimension_count 18 must be even and at most the head size 16/,
+    );
   });
 });
 
@@ -72,8 +105,13 @@ describe('model tensors', () => {
     const bytes = buildTestModel({ ...QWEN, types: { default: 'Q4_0', tokenEmbd: 'F16', wDown: 'Q8_0' } });
     const gguf = await readGGUF(bytesSource(bytes));
     const type = (name: string) => gguf.tensor(name)!.type;
-    expect([type('token_embd.weight'), type('blk.0.attn_q.weight'), type('blk.0.ffn_down.weight'), type('blk.0.attn_norm.weight'), type('blk.0.attn_q.bias')])
-      .toEqual([GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0, GGMLType.F32, GGMLType.F32]);
+    expect([
+      type('token_embd.weight'),
+      type('blk.0.attn_q.weight'),
+      type('blk.0.ffn_down.weight'),
+      type('blk.0.attn_norm.weight'),
+      type('blk.0.attn_q.bias'),
+    ]).toEqual([GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0, GGMLType.F32, GGMLType.F32]);
     expect(readModelConfig(gguf).tiedEmbeddings).toBe(true);
     expect(() => buildTestModel({ ...QWEN, hiddenDim: 100, types: { default: 'Q8_0' } })).toThrow(/blk.0.ffn_down.weight cannot be Q8_0: row length 100/);
   });
@@ -93,7 +131,15 @@ describe('implausible hyperparameters are refused before anything is allocated, 
     ['rope.freq_base +Inf', (m) => m.set('llama.rope.freq_base', meta.f32(Infinity)), /rope.freq_base is Infinity/],
     ['rope.freq_base 1e-30', (m) => m.set('llama.rope.freq_base', meta.f32(1e-30)), /rope.freq_base is 1\.0\d*e-30/],
     ['context 2^30', (m) => m.set('llama.context_length', meta.u32(2 ** 30)), /context_length is 1073741824/],
-    ['5000 heads', (m) => m.set('llama.attention.head_count', meta.u32(5000)).set('llama.attention.head_count_kv', meta.u32(5000)).set('llama.embedding_length', meta.u32(5000 * 16)), /embedding_length is 80000|head_count is 5000/],
+    [
+      '5000 heads',
+      (m) =>
+        m
+          .set('llama.attention.head_count', meta.u32(5000))
+          .set('llama.attention.head_count_kv', meta.u32(5000))
+          .set('llama.embedding_length', meta.u32(5000 * 16)),
+      /embedding_length is 80000|head_count is 5000/,
+    ],
   ];
   it.each(cases)('%s', async (_name, edit, message) => {
     const error = await expectTokenscopeError(() => open(LLAMA, edit), 'model-format', message);
@@ -101,12 +147,19 @@ describe('implausible hyperparameters are refused before anything is allocated, 
   });
 
   it('a missing token list is reported as that, not as a missing vocab_size', async () => {
-    await expectTokenscopeError(() => open(LLAMA, (m) => m.delete('tokenizer.ggml.tokens')), 'model-format',
-      /^test\.gguf: required metadata key 'tokenizer\.ggml\.tokens' is missing/);
+    await expectTokenscopeError(
+      () => open(LLAMA, (m) => m.delete('tokenizer.ggml.tokens')),
+      'model-format',
+      /^test\.gguf: required metadata key 'tokenizer\.ggml\.tokens' is missing/,
+    );
   });
 
   it('config-level errors name the file', async () => {
-    await expectTokenscopeError(() => open(LLAMA, (m) => m.delete('llama.block_count')), 'model-format', /^test\.gguf: required metadata key 'llama\.block_count'/);
+    await expectTokenscopeError(
+      () => open(LLAMA, (m) => m.delete('llama.block_count')),
+      'model-format',
+      /^test\.gguf: required metadata key 'llama\.block_count'/,
+    );
     await expectTokenscopeError(() => open(LLAMA, (m) => m.set('llama.attention.head_count_kv', meta.u32(3))), 'model-format', /^test\.gguf: inconsistent/);
   });
 });

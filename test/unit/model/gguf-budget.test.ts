@@ -94,16 +94,21 @@ const headers = {
     }),
   /** A tokenizer array (kept: the engine reads it) of more strings than the item budget. */
   hugeVocabulary: (size: number) =>
-    synthesized(size, preamble(1n, (v, at) => {
-      const n = putKey(v, at, 'tokenizer.ggml.tokens');
-      v.setUint32(at + n, T.ARRAY, true);
-      v.setUint32(at + n + 4, T.STRING, true);
-      v.setBigUint64(at + n + 8, BigInt(Math.floor((size - 64) / 16)), true);
-      return n + 16;
-    }), 16, (v, at, i) => {
-      v.setBigUint64(at, 8n, true);
-      for (let b = 0; b < 8; b++) v.setUint8(at + 8 + b, 0x61 + ((i >> (3 * b)) & 7));
-    }),
+    synthesized(
+      size,
+      preamble(1n, (v, at) => {
+        const n = putKey(v, at, 'tokenizer.ggml.tokens');
+        v.setUint32(at + n, T.ARRAY, true);
+        v.setUint32(at + n + 4, T.STRING, true);
+        v.setBigUint64(at + n + 8, BigInt(Math.floor((size - 64) / 16)), true);
+        return n + 16;
+      }),
+      16,
+      (v, at, i) => {
+        v.setBigUint64(at, 8n, true);
+        for (let b = 0; b < 8; b++) v.setUint8(at + 8 + b, 0x61 + ((i >> (3 * b)) & 7));
+      },
+    ),
   /** Many string values of 2000 bytes: the bytes budget. */
   longStrings: (size: number) =>
     synthesized(size, preamble(60_000n), 2020, (v, at, i) => {
@@ -114,12 +119,17 @@ const headers = {
     }),
   /** One string that claims most of the file. */
   oneHugeString: (size: number) =>
-    synthesized(size, preamble(1n, (v, at) => {
-      const n = putKey(v, at, 's');
-      v.setUint32(at + n, T.STRING, true);
-      v.setBigUint64(at + n + 4, BigInt(size - 64), true);
-      return n + 12;
-    }), 4096, () => {}),
+    synthesized(
+      size,
+      preamble(1n, (v, at) => {
+        const n = putKey(v, at, 's');
+        v.setUint32(at + n, T.STRING, true);
+        v.setBigUint64(at + n + 4, BigInt(size - 64), true);
+        return n + 12;
+      }),
+      4096,
+      () => {},
+    ),
 };
 
 describe('metadata budget', () => {

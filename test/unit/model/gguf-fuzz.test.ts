@@ -40,7 +40,11 @@ async function readOrRefuse(bytes: Uint8Array<ArrayBuffer>): Promise<'read' | 'r
 /** Offsets and widths of every structural field of a GGUF header (counts, lengths, types, dims, offsets). */
 function headerFields(bytes: Uint8Array): { at: number; width: 4 | 8 }[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const fields: { at: number; width: 4 | 8 }[] = [{ at: 4, width: 4 }, { at: 8, width: 8 }, { at: 16, width: 8 }];
+  const fields: { at: number; width: 4 | 8 }[] = [
+    { at: 4, width: 4 },
+    { at: 8, width: 8 },
+    { at: 16, width: 8 },
+  ];
   let pos = 24;
   const u32 = () => {
     fields.push({ at: pos, width: 4 });
@@ -89,19 +93,24 @@ const EDGE_U32 = [0, 1, 2, 4, 8, 9, 12, 13, 99, 2 ** 31, 2 ** 32 - 1];
 
 function fieldMutation(bytes: Uint8Array<ArrayBuffer>) {
   const fields = headerFields(bytes);
-  return fc.array(fc.record({
-    field: fc.constantFrom(...fields),
-    u64: fc.oneof(fc.constantFrom(...EDGE_U64), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })),
-    u32: fc.oneof(fc.constantFrom(...EDGE_U32), fc.nat({ max: 2 ** 32 - 1 })),
-  }), { minLength: 1, maxLength: 3 }).map((edits) => {
-    const copy = bytes.slice();
-    const view = new DataView(copy.buffer);
-    for (const { field, u64, u32 } of edits) {
-      if (field.width === 8) view.setBigUint64(field.at, u64, true);
-      else view.setUint32(field.at, u32, true);
-    }
-    return copy;
-  });
+  return fc
+    .array(
+      fc.record({
+        field: fc.constantFrom(...fields),
+        u64: fc.oneof(fc.constantFrom(...EDGE_U64), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n })),
+        u32: fc.oneof(fc.constantFrom(...EDGE_U32), fc.nat({ max: 2 ** 32 - 1 })),
+      }),
+      { minLength: 1, maxLength: 3 },
+    )
+    .map((edits) => {
+      const copy = bytes.slice();
+      const view = new DataView(copy.buffer);
+      for (const { field, u64, u32 } of edits) {
+        if (field.width === 8) view.setBigUint64(field.at, u64, true);
+        else view.setUint32(field.at, u32, true);
+      }
+      return copy;
+    });
 }
 
 function byteMutation(bytes: Uint8Array<ArrayBuffer>, headerEnd: number) {
@@ -139,24 +148,33 @@ describe.each([
 
   it('random bytes in the header: a model or a TokenscopeError', async () => {
     const end = await headerEnd(base);
-    await fc.assert(fc.asyncProperty(byteMutation(base, end), async (bytes) => {
-      await readOrRefuse(bytes);
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(byteMutation(base, end), async (bytes) => {
+        await readOrRefuse(bytes);
+      }),
+      runs,
+    );
   });
 
   it('every count, length, type and offset field set to edge values: a model or a TokenscopeError', async () => {
     let refused = 0;
-    await fc.assert(fc.asyncProperty(fieldMutation(base), async (bytes) => {
-      if ((await readOrRefuse(bytes)) === 'refused') refused++;
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(fieldMutation(base), async (bytes) => {
+        if ((await readOrRefuse(bytes)) === 'refused') refused++;
+      }),
+      runs,
+    );
     expect(refused).toBeGreaterThan(runs.numRuns / 2);
   });
 
   it('truncations and splices: a model or a TokenscopeError, and memory stays flat', async () => {
     const end = await headerEnd(base);
-    await fc.assert(fc.asyncProperty(spliceMutation(base, end), async (bytes) => {
-      await readOrRefuse(bytes);
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(spliceMutation(base, end), async (bytes) => {
+        await readOrRefuse(bytes);
+      }),
+      runs,
+    );
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(512 << 20);
   });
 });
@@ -181,21 +199,24 @@ describe('generated metadata round-trips', () => {
   })).arr;
 
   it('reads back exactly what was written', async () => {
-    await fc.assert(fc.asyncProperty(
-      fc.uniqueArray(fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), fc.oneof(scalar, array)), { selector: ([k]) => k, maxLength: 12 }),
-      async (entries) => {
-        const metadata = new Map(entries.filter(([k]) => k !== 'general.alignment'));
-        let bytes: Uint8Array<ArrayBuffer>;
-        try {
-          bytes = encodeGGUF(metadata, []);
-        } catch (e) {
-          // The writer refuses what cannot be written (e.g. nesting past the reader's limit); typed.
-          expect(e).toBeInstanceOf(TokenscopeError);
-          return;
-        }
-        const gguf = await readGGUF(bytesSource(bytes));
-        expect(Object.fromEntries(gguf.metadata)).toEqual(Object.fromEntries(metadata));
-      },
-    ), { numRuns: 100, seed: 15 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.tuple(fc.string({ minLength: 1, maxLength: 12 }), fc.oneof(scalar, array)), { selector: ([k]) => k, maxLength: 12 }),
+        async (entries) => {
+          const metadata = new Map(entries.filter(([k]) => k !== 'general.alignment'));
+          let bytes: Uint8Array<ArrayBuffer>;
+          try {
+            bytes = encodeGGUF(metadata, []);
+          } catch (e) {
+            // The writer refuses what cannot be written (e.g. nesting past the reader's limit); typed.
+            expect(e).toBeInstanceOf(TokenscopeError);
+            return;
+          }
+          const gguf = await readGGUF(bytesSource(bytes));
+          expect(Object.fromEntries(gguf.metadata)).toEqual(Object.fromEntries(metadata));
+        },
+      ),
+      { numRuns: 100, seed: 15 },
+    );
   });
 });

@@ -29,10 +29,33 @@ describe.skipIf(!STORIES_GGUF)(storiesTitle('stories260K.gguf'), () => {
 
   it('reads into the config of its README', () => {
     expect(readModelConfig(gguf)).toEqual({
-      architecture: 'llama', name: 'llama', dim: 64, hiddenDim: 172, nLayers: 5, nHeads: 8, nKvHeads: 4, headDim: 8,
-      vocabSize: 512, contextLength: 2048, ropeTheta: 10000, ropeDim: 8, ropeStyle: 'adjacent', rmsEps: Math.fround(1e-5),
-      qkvBias: false, tiedEmbeddings: false, bosId: 1, eosId: 2, ropeFreqFactors: [], ropeFreqScale: 1, ropeThetaSliding: 10000, qkNorm: false, embedScale: 1, activation: 'silu',
-      postNorms: false, slidingWindow: 0, slidingPattern: 0,
+      architecture: 'llama',
+      name: 'llama',
+      dim: 64,
+      hiddenDim: 172,
+      nLayers: 5,
+      nHeads: 8,
+      nKvHeads: 4,
+      headDim: 8,
+      vocabSize: 512,
+      contextLength: 2048,
+      ropeTheta: 10000,
+      ropeDim: 8,
+      ropeStyle: 'adjacent',
+      rmsEps: Math.fround(1e-5),
+      qkvBias: false,
+      tiedEmbeddings: false,
+      bosId: 1,
+      eosId: 2,
+      ropeFreqFactors: [],
+      ropeFreqScale: 1,
+      ropeThetaSliding: 10000,
+      qkNorm: false,
+      embedScale: 1,
+      activation: 'silu',
+      postNorms: false,
+      slidingWindow: 0,
+      slidingPattern: 0,
     });
   });
 
@@ -86,13 +109,14 @@ describe('metadata values', () => {
     ['array.bool', { type: T.ARRAY, itemType: T.BOOL, items: [true, false, true] }],
     ['array.string', meta.strings(['a', '', '<0x0A>'])],
     ['array.empty', meta.f32s(new Float32Array(0))],
-    ['array.nested', {
-      type: T.ARRAY, itemType: T.ARRAY, items: [
-        meta.i32s(Int32Array.of(1, -2)),
-        { type: T.ARRAY, itemType: T.ARRAY, items: [meta.strings(['deep'])] },
-        meta.strings([]),
-      ],
-    }],
+    [
+      'array.nested',
+      {
+        type: T.ARRAY,
+        itemType: T.ARRAY,
+        items: [meta.i32s(Int32Array.of(1, -2)), { type: T.ARRAY, itemType: T.ARRAY, items: [meta.strings(['deep'])] }, meta.strings([])],
+      },
+    ],
   ];
 
   it('round-trip through the writer and the reader with their types', async () => {
@@ -155,8 +179,13 @@ describe('incremental reading', () => {
 
   it('grows the window for a header larger than the first read, without reading it twice', async () => {
     const big = meta.strings(Array.from({ length: 40_000 }, (_, i) => `token-${i}-${'x'.repeat(40)}`)); // ~2.3 MB
-    const model = encodeGGUF(new Map([['tokenizer.ggml.tokens', big], ['big', big]]),
-      [{ name: 't', type: GGMLType.F32, dims: [4], data: new Uint8Array(16) }]);
+    const model = encodeGGUF(
+      new Map([
+        ['tokenizer.ggml.tokens', big],
+        ['big', big],
+      ]),
+      [{ name: 't', type: GGMLType.F32, dims: [4], data: new Uint8Array(16) }],
+    );
     const source = countingSource(bytesSource(model));
     const gguf = await readGGUF(source);
     expect(gguf.metadata.get('tokenizer.ggml.tokens')).toEqual(big);
@@ -180,7 +209,12 @@ describe('byte sources', () => {
 
   it('serve the same ranges from memory, a Blob and a file', async () => {
     const sources = [bytesSource(data), bytesSource(data.slice().buffer), blobSource(new Blob([data])), blobSource(new File([data], 'm.gguf'))];
-    expect(sources.map((s) => [s.size, s.name])).toEqual([[1000, 'memory'], [1000, 'memory'], [1000, 'blob'], [1000, 'm.gguf']]);
+    expect(sources.map((s) => [s.size, s.name])).toEqual([
+      [1000, 'memory'],
+      [1000, 'memory'],
+      [1000, 'blob'],
+      [1000, 'm.gguf'],
+    ]);
     for (const s of sources) {
       expect([...(await s.read(250, 5))]).toEqual([250, 0, 1, 2, 3]);
       expect((await s.read(1000, 0)).length).toBe(0);

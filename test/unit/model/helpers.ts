@@ -4,11 +4,7 @@ import { TokenscopeError, type ErrorCode } from '../../../src/errors.ts';
 import type { GGUF } from '../../../src/model/gguf/reader.ts';
 
 /** Runs `action` and checks it fails with a TokenscopeError of `code` whose message matches. Returns the error. */
-export async function expectTokenscopeError(
-  action: () => unknown,
-  code: ErrorCode,
-  message: RegExp,
-): Promise<TokenscopeError> {
+export async function expectTokenscopeError(action: () => unknown, code: ErrorCode, message: RegExp): Promise<TokenscopeError> {
   let thrown: unknown;
   try {
     await action();

@@ -3,7 +3,13 @@ import { KNOWN_FILES, findKnownFile } from '../../../src/model/catalog.ts';
 
 describe('the catalog of known GGUF files', () => {
   it('lists the everyday files by URL, each id unique, sizes and hashes well-formed or null (unknown until the header is read)', () => {
-    for (const id of ['llama-3.2-1b-instruct-q4_k_m', 'qwen2.5-0.5b-instruct-q4_k_m', 'qwen3-0.6b-q8_0', 'smollm2-360m-instruct-q8_0', 'gemma-3-1b-it-q4_k_m']) {
+    for (const id of [
+      'llama-3.2-1b-instruct-q4_k_m',
+      'qwen2.5-0.5b-instruct-q4_k_m',
+      'qwen3-0.6b-q8_0',
+      'smollm2-360m-instruct-q8_0',
+      'gemma-3-1b-it-q4_k_m',
+    ]) {
       expect(findKnownFile(id), id).toBeDefined();
     }
     expect(new Set(KNOWN_FILES.map((f) => f.id)).size).toBe(KNOWN_FILES.length);

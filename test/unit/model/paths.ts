@@ -20,7 +20,5 @@ export const STORIES_EXPECTED = findModelFile('stories260K.expected.json');
 
 /** A describe title that says why it is skipped when the model is absent. */
 export function storiesTitle(title: string): string {
-  return STORIES_GGUF && STORIES_EXPECTED
-    ? title
-    : `${title} — SKIPPED: stories260K.gguf / .expected.json not found in ${SEARCHED.join(' or ')}`;
+  return STORIES_GGUF && STORIES_EXPECTED ? title : `${title} — SKIPPED: stories260K.gguf / .expected.json not found in ${SEARCHED.join(' or ')}`;
 }

@@ -31,8 +31,16 @@ const uniform = (n: number, seed: number, scale = 1) => {
  * a wrong bit layout gives NMSE ≳ 0.1.
  */
 const BOUND: Partial<Record<GGMLTypeId, number>> = {
-  [GGMLType.F16]: 1e-7, [GGMLType.BF16]: 3e-6, [GGMLType.Q8_0]: 2.5e-5, [GGMLType.Q4_0]: 6e-3, [GGMLType.Q4_1]: 6.6e-3,
-  [GGMLType.Q5_0]: 1.5e-3, [GGMLType.Q5_1]: 1.6e-3, [GGMLType.Q4_K]: 6.6e-3, [GGMLType.Q5_K]: 1.6e-3, [GGMLType.Q6_K]: 3.6e-4,
+  [GGMLType.F16]: 1e-7,
+  [GGMLType.BF16]: 3e-6,
+  [GGMLType.Q8_0]: 2.5e-5,
+  [GGMLType.Q4_0]: 6e-3,
+  [GGMLType.Q4_1]: 6.6e-3,
+  [GGMLType.Q5_0]: 1.5e-3,
+  [GGMLType.Q5_1]: 1.6e-3,
+  [GGMLType.Q4_K]: 6.6e-3,
+  [GGMLType.Q5_K]: 1.6e-3,
+  [GGMLType.Q6_K]: 3.6e-4,
 };
 const TYPES = Object.keys(BOUND).map(Number) as GGMLTypeId[];
 const name = (t: GGMLTypeId) => ggmlTypeName(t)!;

@@ -16,8 +16,16 @@ const block = (set: Record<number, number>) => Float32Array.from({ length: 32 },
 
 describe('f16', () => {
   it('decodes known bit patterns', () => {
-    expect([0x3c00, 0xc000, 0x7bff, 0x0001, 0x0400, 0x8000, 0x7c00, 0xfc00].map(f16BitsToF32))
-      .toEqual([1, -2, 65504, 2 ** -24, 2 ** -14, -0, Infinity, -Infinity]);
+    expect([0x3c00, 0xc000, 0x7bff, 0x0001, 0x0400, 0x8000, 0x7c00, 0xfc00].map(f16BitsToF32)).toEqual([
+      1,
+      -2,
+      65504,
+      2 ** -24,
+      2 ** -14,
+      -0,
+      Infinity,
+      -Infinity,
+    ]);
     expect(f16BitsToF32(0x7e00)).toBeNaN();
   });
 

@@ -47,7 +47,9 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
     const { gguf, config } = await open(out('q8.gguf'));
     const typeOf = (name: string) => gguf.tensor(name)!.type;
     expect(gguf.tensors).toHaveLength(48);
-    expect([typeOf('token_embd.weight'), typeOf('output.weight'), typeOf('blk.3.attn_q.weight'), typeOf('blk.3.ffn_up.weight')]).toEqual(Array(4).fill(GGMLType.Q8_0));
+    expect([typeOf('token_embd.weight'), typeOf('output.weight'), typeOf('blk.3.attn_q.weight'), typeOf('blk.3.ffn_up.weight')]).toEqual(
+      Array(4).fill(GGMLType.Q8_0),
+    );
     expect([typeOf('blk.3.ffn_down.weight'), typeOf('blk.3.attn_norm.weight'), typeOf('output_norm.weight')]).toEqual(Array(3).fill(GGMLType.F32));
     expect([metaUint(gguf.metadata, 'general.file_type'), metaUint(gguf.metadata, 'general.quantization_version')]).toEqual([7, 2]);
     expect(config).toMatchObject({ dim: 64, nLayers: 5, vocabSize: 512 });
@@ -87,7 +89,10 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
     positions.forEach((token, pos) => {
       const ref = Float32Array.from(f32.forward(token, pos));
       norm += ref.reduce((s, v) => s + v * v, 0);
-      for (const [name, model] of [['q8', q8], ['q4', q4]] as const) {
+      for (const [name, model] of [
+        ['q8', q8],
+        ['q4', q4],
+      ] as const) {
         const logits = model.forward(token, pos);
         stats[name].err += logits.reduce((s, v, i) => s + (v - ref[i]) ** 2, 0);
         stats[name].agree += Number(argmax(logits) === argmax(ref));
@@ -104,6 +109,9 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('npm run quanti
 
   it('refuses to requantize, and exits non-zero with the usage on bad arguments', async () => {
     await expect(quantize(out('q8.gguf'), out('again.gguf'), 'q4_0')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/already quantized/) });
-    await expect(quantize(STORIES_GGUF!, out('x.gguf'), 'q3_k')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/usage: npm run quantize -- IN.gguf OUT.gguf f16\|bf16\|q8_0\|.*\|q4_k_m\|q4_k_s\|q5_k_m/) });
+    await expect(quantize(STORIES_GGUF!, out('x.gguf'), 'q3_k')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/usage: npm run quantize -- IN.gguf OUT.gguf f16\|bf16\|q8_0\|.*\|q4_k_m\|q4_k_s\|q5_k_m/),
+    });
   });
 });

@@ -8,7 +8,8 @@ import { parseQuantization, tensorTypeFor, useMoreBits, type Quantization } from
 /** Tensor types of a Llama-shaped model's matrices under `q`, counted by type name. */
 function census(q: Quantization, nLayers: number, dim: number, hidden: number, hasOutput: boolean): Record<string, number> {
   const names = ['token_embd.weight', ...(hasOutput ? ['output.weight'] : [])];
-  for (let l = 0; l < nLayers; l++) for (const r of ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down']) names.push(`blk.${l}.${r}.weight`);
+  for (let l = 0; l < nLayers; l++)
+    for (const r of ['attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_gate', 'ffn_up', 'ffn_down']) names.push(`blk.${l}.${r}.weight`);
   const out: Record<string, number> = {};
   for (const name of names) {
     const t = ggmlTypeName(tensorTypeFor(q, { name, dims: [name.includes('ffn_down') ? hidden : dim, 8], type: GGMLType.F16 }, { nLayers, hasOutput }))!;
@@ -41,7 +42,8 @@ describe("llama-quantize's mixes (llama_tensor_get_type)", () => {
   });
 
   it('falls back where rows do not split into 256: Q4_K → Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, then F16', () => {
-    const t = (q: Quantization, name: string, nx: number) => ggmlTypeName(tensorTypeFor(q, { name, dims: [nx, 8], type: GGMLType.F32 }, { nLayers: 5, hasOutput: true }));
+    const t = (q: Quantization, name: string, nx: number) =>
+      ggmlTypeName(tensorTypeFor(q, { name, dims: [nx, 8], type: GGMLType.F32 }, { nLayers: 5, hasOutput: true }));
     expect(t('q4_k_m', 'blk.0.attn_q.weight', 64)).toBe('Q5_0');
     expect(t('q5_k_m', 'blk.0.attn_q.weight', 64)).toBe('Q5_1');
     expect(t('q6_k', 'blk.0.attn_q.weight', 64)).toBe('Q8_0');

@@ -6,7 +6,15 @@ import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, type TestModelOptions } from '../../../src/model/gguf/synthetic.ts';
 import { openModel } from '../../../src/model/open.ts';
 import {
-  argmax, attention, generateGreedy, loadReferenceWeights, ReferenceModel, rmsnorm, rope, softmax, swiglu,
+  argmax,
+  attention,
+  generateGreedy,
+  loadReferenceWeights,
+  ReferenceModel,
+  rmsnorm,
+  rope,
+  softmax,
+  swiglu,
   type ReferenceWeights,
 } from '../../../src/model/reference.ts';
 import { createTokenizer } from '../../../src/model/tokenizer/index.ts';
@@ -69,7 +77,7 @@ describe('reference ops', () => {
     expect(argmax(Float32Array.of(-Infinity, -Infinity))).toBe(0);
   });
 
-  it('attention at position 0 returns each head its KV group\'s value; later positions mix by softmax(q·k/√d)', () => {
+  it("attention at position 0 returns each head its KV group's value; later positions mix by softmax(q·k/√d)", () => {
     const c = { nHeads: 4, nKvHeads: 2, headDim: 2 };
     const seqLen = 2;
     const keys = Float32Array.of(1, 0, 0, 1, /* pos 1 */ 0, 0, 0, 0); // (seqLen, kvDim = 4)
@@ -96,10 +104,16 @@ function expandKvHeads(config: ModelConfig, w: ReferenceWeights): [ModelConfig, 
       return m[Math.floor(head / group) * headSize + (i % headSize)];
     });
   const layers = w.layers.map((l) => ({
-    ...l, wk: repeatHeads(l.wk, rowsOfHead), wv: repeatHeads(l.wv, rowsOfHead),
-    bk: repeatHeads(l.bk, config.headDim), bv: repeatHeads(l.bv, config.headDim),
+    ...l,
+    wk: repeatHeads(l.wk, rowsOfHead),
+    wv: repeatHeads(l.wv, rowsOfHead),
+    bk: repeatHeads(l.bk, config.headDim),
+    bv: repeatHeads(l.bv, config.headDim),
   }));
-  return [{ ...config, nKvHeads: config.nHeads }, { ...w, layers }];
+  return [
+    { ...config, nKvHeads: config.nHeads },
+    { ...w, layers },
+  ];
 }
 
 describe('reference forward pass on synthetic models', () => {

@@ -44,10 +44,20 @@ function llama2cEncode(tokens: string[], scores: Float32Array, text: string): nu
 }
 
 const SAMPLES = [
-  'Once upon a time', 'Hello world!', "Lily's mom said, \"Lily, let's go to the park.\"", 'a\nb', '  two  spaces ',
-  'héllo wörld — ñandú', '日本語のテキスト', 'emoji 😀👍🏽 and 🇫🇷', 'tab\there', '',
+  'Once upon a time',
+  'Hello world!',
+  'Lily\'s mom said, "Lily, let\'s go to the park."',
+  'a\nb',
+  '  two  spaces ',
+  'héllo wörld — ñandú',
+  '日本語のテキスト',
+  'emoji 😀👍🏽 and 🇫🇷',
+  'tab\there',
+  '',
   // Overlapping equal-score candidates: the leftmost pair must merge first ('lll' → 'll' + 'l').
-  'balllll', 'eeeee', 'tttt',
+  'balllll',
+  'eeeee',
+  'tttt',
 ];
 
 function randomText(seed: number): string {

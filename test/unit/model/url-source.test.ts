@@ -82,12 +82,20 @@ describe('URL source', () => {
     expect(hidden.log.slice(0, 2)).toEqual(['bytes=0-0', null]);
     expect(hidden.log.slice(2).every((r) => r !== null)).toBe(true);
     const noRanges = server({ ranges: false });
-    await expectTokenscopeError(() => urlSource('https://models.example/m.gguf', { fetch: noRanges.fetch, rangesOnly: true }), 'io', /does not serve byte ranges/);
+    await expectTokenscopeError(
+      () => urlSource('https://models.example/m.gguf', { fetch: noRanges.fetch, rangesOnly: true }),
+      'io',
+      /does not serve byte ranges/,
+    );
     expect(noRanges.log).toEqual(['bytes=0-0']);
   });
 
   it('turns HTTP and network failures into io errors', async () => {
-    await expectTokenscopeError(() => urlSource('https://models.example/missing.gguf', { fetch: server({ ranges: true, status: 404 }).fetch }), 'io', /answered HTTP 404/);
+    await expectTokenscopeError(
+      () => urlSource('https://models.example/missing.gguf', { fetch: server({ ranges: true, status: 404 }).fetch }),
+      'io',
+      /answered HTTP 404/,
+    );
     const offline = (() => Promise.reject(new TypeError('fetch failed'))) as typeof fetch;
     await expectTokenscopeError(() => urlSource('https://models.example/m.gguf', { fetch: offline }), 'io', /could not fetch .*: fetch failed/);
   });

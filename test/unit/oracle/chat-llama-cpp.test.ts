@@ -9,7 +9,10 @@ import { renderChatTemplate } from '../../oracle/llama-cpp.ts';
 
 const CONVERSATIONS: ChatMessage[][] = [
   [{ role: 'user', content: 'Hi there' }],
-  [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is 2+2?' }],
+  [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'What is 2+2?' },
+  ],
   [
     { role: 'user', content: 'Name a colour.' },
     { role: 'assistant', content: 'Blue.' },

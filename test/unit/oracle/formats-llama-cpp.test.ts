@@ -63,7 +63,12 @@ function sharedPrefix(a: readonly number[], b: readonly number[]): number {
 }
 
 /** Our engine's reference and llama.cpp on the file `input` quantized to `q`: log-prob NMSE and the greedy tokens both draw. */
-async function agreement(input: string, q: Quantization, ids: number[], steps = 0): Promise<{ nmse: number; ours: number[]; theirs: number[]; margins: number[] }> {
+async function agreement(
+  input: string,
+  q: Quantization,
+  ids: number[],
+  steps = 0,
+): Promise<{ nmse: number; ours: number[]; theirs: number[]; margins: number[] }> {
   const out = join(dir, `${q}-${input.split('/').pop()}`);
   await quantizeFile(input, out, q);
   const oracle = await openLlamaCpp(out, { contextSize: 64 });
@@ -109,7 +114,9 @@ describe('llama.cpp loads our quantized files and agrees with our engine', () =>
   it.skipIf(!STORIES_GGUF).each(['q4_1', 'q5_0', 'q5_1', 'q4_k_m', 'q8_0', 'q4_0'] as Quantization[])('%s (stories260K: K-quants fall back)', async (q) => {
     const { nmse: e, ours: mine, theirs, margins } = await agreement(STORIES_GGUF!, q, PROMPT, GREEDY_STEPS);
     const shared = sharedPrefix(mine, theirs);
-    console.log(`llama.cpp vs tokenscope, ${q} stories260K: NMSE ${e.toExponential(2)}, greedy tokens shared ${shared}/${GREEDY_STEPS}, margins ${margins.map((m) => m.toFixed(3)).join(' ')}`);
+    console.log(
+      `llama.cpp vs tokenscope, ${q} stories260K: NMSE ${e.toExponential(2)}, greedy tokens shared ${shared}/${GREEDY_STEPS}, margins ${margins.map((m) => m.toFixed(3)).join(' ')}`,
+    );
     expect(e).toBeLessThan(TOLERANCE);
     const firstTie = margins.findIndex((m) => m < NEAR_TIE);
     expect(shared).toBeGreaterThanOrEqual(firstTie < 0 ? GREEDY_STEPS : firstTie);

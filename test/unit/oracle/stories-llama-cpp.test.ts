@@ -37,7 +37,9 @@ describe.skipIf(!STORIES_GGUF || !STORIES_EXPECTED)(storiesTitle('llama.cpp orac
       const m = await openModel(source);
       const model = new ReferenceModel(m.config, await loadReferenceWeights(m.gguf, m.config, m.tensors), { seqLen: 64 });
       let ours: Float32Array = new Float32Array(0);
-      ids.forEach((id, pos) => { ours = model.forward(id, pos); });
+      ids.forEach((id, pos) => {
+        ours = model.forward(id, pos);
+      });
       const theirs = await oracle.lastLogProbs(ids);
       expect(theirs.length).toBe(m.config.vocabSize);
       // Both run F32 weights and an F32 KV cache; what is left is summation order and llama.cpp's

@@ -2,22 +2,24 @@ import { describe, expect, it } from 'vitest';
 import type { RequestTiming } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import {
-  capacityFromSweep, errorRate, findCapacity, formatServeSummary, meetsSlo, mlperfCheck, parseSlo,
-  serveResult, sloAttainment, sweepRates,
+  capacityFromSweep,
+  errorRate,
+  findCapacity,
+  formatServeSummary,
+  meetsSlo,
+  mlperfCheck,
+  parseSlo,
+  serveResult,
+  sloAttainment,
+  sweepRates,
 } from '../../../src/serve/metrics.ts';
 
 const t = (promptTokens: number, tSend: number, tTokens: number[], error?: string): RequestTiming =>
-  (error === undefined ? { promptTokens, tSend, tTokens } : { promptTokens, tSend, tTokens, error });
+  error === undefined ? { promptTokens, tSend, tTokens } : { promptTokens, tSend, tTokens, error };
 
 // Hand-made run of 2.5 s. TTFT / TPOT / E2EL (ms):
 // r0 120 / 31.67 / 215 · r1 300 / 30 / 330 · r2 60 / — (one token) / 60 · r3 failed · r4 350 / 32.5 / 480.
-const run = [
-  t(12, 0, [120, 150, 185, 215]),
-  t(30, 100, [400, 430]),
-  t(7, 200, [260]),
-  t(20, 300, [500], 'boom'),
-  t(16, 350, [700, 725, 760, 790, 830]),
-];
+const run = [t(12, 0, [120, 150, 185, 215]), t(30, 100, [400, 430]), t(7, 200, [260]), t(20, 300, [500], 'boom'), t(16, 350, [700, 725, 760, 790, 830])];
 const slo = { ttft: 250, tpot: 35 };
 
 describe('serveResult (vLLM keys)', () => {
@@ -25,7 +27,9 @@ describe('serveResult (vLLM keys)', () => {
 
   it('counts, totals and throughputs', () => {
     expect(result).toMatchObject({
-      completed: 4, failed: 1, duration: 2.5,
+      completed: 4,
+      failed: 1,
+      duration: 2.5,
       total_input_tokens: 65, // 12 + 30 + 7 + 16: the failed prompt is not counted
       total_output_tokens: 12, // 4 + 2 + 1 + 5
       request_throughput: 1.6, // 4 / 2.5
@@ -48,7 +52,7 @@ describe('serveResult (vLLM keys)', () => {
     expect(result.median_e2el_ms).toBe(272.5);
   });
 
-  it('per-request arrays in seconds, for every request, with vLLM\'s values for the failed one', () => {
+  it("per-request arrays in seconds, for every request, with vLLM's values for the failed one", () => {
     expect(result.input_lens).toEqual([12, 30, 7, 20, 16]);
     expect(result.output_lens).toEqual([4, 2, 1, 0, 5]);
     expect(result.ttfts).toEqual([0.12, 0.3, 0.06, 0.2, 0.35]);
@@ -160,27 +164,27 @@ describe('formatServeSummary', () => {
   it('with E2EL and P90 + P99 selected', () => {
     expect(formatServeSummary(serveResult(run, 2.5, slo), { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 99] })).toBe(
       head +
-      '---------------Time to First Token----------------\n' +
-      'Mean TTFT (ms):                          207.50    \n' +
-      'Median TTFT (ms):                        210.00    \n' +
-      'P90 TTFT (ms):                           335.00    \n' +
-      'P99 TTFT (ms):                           348.50    \n' +
-      '-----Time per Output Token (excl. 1st token)------\n' +
-      'Mean TPOT (ms):                          31.39     \n' +
-      'Median TPOT (ms):                        31.67     \n' +
-      'P90 TPOT (ms):                           32.33     \n' +
-      'P99 TPOT (ms):                           32.48     \n' +
-      '---------------Inter-token Latency----------------\n' +
-      'Mean ITL (ms):                           31.88     \n' +
-      'Median ITL (ms):                         30.00     \n' +
-      'P90 ITL (ms):                            36.50     \n' +
-      'P99 ITL (ms):                            39.65     \n' +
-      '----------------End-to-end Latency----------------\n' +
-      'Mean E2EL (ms):                          271.25    \n' +
-      'Median E2EL (ms):                        272.50    \n' +
-      'P90 E2EL (ms):                           435.00    \n' +
-      'P99 E2EL (ms):                           475.50    \n' +
-      '==================================================\n',
+        '---------------Time to First Token----------------\n' +
+        'Mean TTFT (ms):                          207.50    \n' +
+        'Median TTFT (ms):                        210.00    \n' +
+        'P90 TTFT (ms):                           335.00    \n' +
+        'P99 TTFT (ms):                           348.50    \n' +
+        '-----Time per Output Token (excl. 1st token)------\n' +
+        'Mean TPOT (ms):                          31.39     \n' +
+        'Median TPOT (ms):                        31.67     \n' +
+        'P90 TPOT (ms):                           32.33     \n' +
+        'P99 TPOT (ms):                           32.48     \n' +
+        '---------------Inter-token Latency----------------\n' +
+        'Mean ITL (ms):                           31.88     \n' +
+        'Median ITL (ms):                         30.00     \n' +
+        'P90 ITL (ms):                            36.50     \n' +
+        'P99 ITL (ms):                            39.65     \n' +
+        '----------------End-to-end Latency----------------\n' +
+        'Mean E2EL (ms):                          271.25    \n' +
+        'Median E2EL (ms):                        272.50    \n' +
+        'P90 E2EL (ms):                           435.00    \n' +
+        'P99 E2EL (ms):                           475.50    \n' +
+        '==================================================\n',
     );
   });
 
@@ -188,19 +192,19 @@ describe('formatServeSummary', () => {
     const text = formatServeSummary(serveResult(run, 2.5));
     expect(text).toBe(
       head.replace('Request goodput (req/s):                 0.80      \n', '') +
-      '---------------Time to First Token----------------\n' +
-      'Mean TTFT (ms):                          207.50    \n' +
-      'Median TTFT (ms):                        210.00    \n' +
-      'P99 TTFT (ms):                           348.50    \n' +
-      '-----Time per Output Token (excl. 1st token)------\n' +
-      'Mean TPOT (ms):                          31.39     \n' +
-      'Median TPOT (ms):                        31.67     \n' +
-      'P99 TPOT (ms):                           32.48     \n' +
-      '---------------Inter-token Latency----------------\n' +
-      'Mean ITL (ms):                           31.88     \n' +
-      'Median ITL (ms):                         30.00     \n' +
-      'P99 ITL (ms):                            39.65     \n' +
-      '==================================================\n',
+        '---------------Time to First Token----------------\n' +
+        'Mean TTFT (ms):                          207.50    \n' +
+        'Median TTFT (ms):                        210.00    \n' +
+        'P99 TTFT (ms):                           348.50    \n' +
+        '-----Time per Output Token (excl. 1st token)------\n' +
+        'Mean TPOT (ms):                          31.39     \n' +
+        'Median TPOT (ms):                        31.67     \n' +
+        'P99 TPOT (ms):                           32.48     \n' +
+        '---------------Inter-token Latency----------------\n' +
+        'Mean ITL (ms):                           31.88     \n' +
+        'Median ITL (ms):                         30.00     \n' +
+        'P99 ITL (ms):                            39.65     \n' +
+        '==================================================\n',
     );
     expect(text.split('\n').every((line) => line.length === 0 || line.length === 50 || line.length === 51)).toBe(true);
   });

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTokenscopeError, TokenscopeError } from '../../../src/errors.ts';
-import {
-  requestTiming, runServe, type Clock, type SchedulerOptions, type ServingEngine, type StepPlan,
-} from '../../../src/serve/scheduler.ts';
+import { requestTiming, runServe, type Clock, type SchedulerOptions, type ServingEngine, type StepPlan } from '../../../src/serve/scheduler.ts';
 import { serveResultOfTrace, sloAttainment } from '../../../src/serve/metrics.ts';
 import type { ServeRequest } from '../../../src/serve/workload.ts';
 
@@ -37,11 +35,16 @@ class ScriptedEngine implements ServingEngine {
   private readonly slots = new Set<number>();
   private readonly produced = new Map<number, number>();
 
-  constructor(readonly maxBatch: number, private readonly clock: FakeClock, private readonly script: Script = {}) {}
+  constructor(
+    readonly maxBatch: number,
+    private readonly clock: FakeClock,
+    private readonly script: Script = {},
+  ) {}
 
   admit(seq: number, contextTokens: number): void {
     if (this.slots.size >= this.maxBatch) throw new TokenscopeError('bad-input', 'no free KV slot');
-    if (contextTokens > (this.script.maxContext ?? Infinity)) throw new TokenscopeError('model-too-large', `context ${contextTokens} exceeds ${this.script.maxContext}`, 'Lower maxOutputTokens.');
+    if (contextTokens > (this.script.maxContext ?? Infinity))
+      throw new TokenscopeError('model-too-large', `context ${contextTokens} exceeds ${this.script.maxContext}`, 'Lower maxOutputTokens.');
     this.slots.add(seq);
     this.admitted.push(seq);
   }
@@ -71,7 +74,10 @@ class ScriptedEngine implements ServingEngine {
 }
 
 const req = (id: number, arrivalMs: number, promptLength: number, maxOutputTokens: number): ServeRequest => ({
-  id, arrivalMs, prompt: Array.from({ length: promptLength }, (_, i) => 1000 * id + i), maxOutputTokens,
+  id,
+  arrivalMs,
+  prompt: Array.from({ length: promptLength }, (_, i) => 1000 * id + i),
+  maxOutputTokens,
 });
 
 async function serve(requests: ServeRequest[], maxBatch: number, options: SchedulerOptions, script: Script = {}) {
@@ -123,7 +129,12 @@ describe('continuous batching', () => {
       { decode: [0, 1], prefill: [] },
     ]);
     const chunks = engine.plans.flatMap((p) => p.prefill.filter((c) => c.seq === 1));
-    expect(chunks.map((c) => [c.pos, c.last])).toEqual([[0, false], [32, false], [64, false], [96, true]]);
+    expect(chunks.map((c) => [c.pos, c.last])).toEqual([
+      [0, false],
+      [32, false],
+      [64, false],
+      [96, true],
+    ]);
     expect(chunks.flatMap((c) => c.tokens)).toEqual(req(1, 5, 100, 2).prompt);
     // B's first token comes with its last chunk (step 5 ends at 50 ms): TTFT = 50 − 5 = 45 ms.
     expect(byId.get(1)?.tTokens).toEqual([50, 60]);
@@ -133,13 +144,16 @@ describe('continuous batching', () => {
 
   it('decodes take the budget first; prefill gets what is left', async () => {
     // Budget 4: three 1-token prompts prefill together, then the three decodes leave 1 token a step for D.
-    const { engine } = await serve(
-      [req(0, 0, 1, 5), req(1, 0, 1, 5), req(2, 0, 1, 5), req(3, 5, 3, 1)],
-      4,
-      { maxTokensPerStep: 4, chunkSize: 32 },
-    );
+    const { engine } = await serve([req(0, 0, 1, 5), req(1, 0, 1, 5), req(2, 0, 1, 5), req(3, 5, 3, 1)], 4, { maxTokensPerStep: 4, chunkSize: 32 });
     expect(engine.plans.slice(0, 4).map(shape)).toEqual([
-      { decode: [], prefill: [[0, 1], [1, 1], [2, 1]] },
+      {
+        decode: [],
+        prefill: [
+          [0, 1],
+          [1, 1],
+          [2, 1],
+        ],
+      },
       { decode: [0, 1, 2], prefill: [[3, 1]] },
       { decode: [0, 1, 2], prefill: [[3, 1]] },
       { decode: [0, 1, 2], prefill: [[3, 1]] },
@@ -147,7 +161,13 @@ describe('continuous batching', () => {
     // With a budget smaller than the running decodes, only the earliest admitted decode.
     const tight = await serve([req(0, 0, 1, 3), req(1, 0, 1, 3), req(2, 0, 1, 3)], 3, { maxTokensPerStep: 2, chunkSize: 8 });
     expect(tight.engine.plans.map(shape).slice(0, 3)).toEqual([
-      { decode: [], prefill: [[0, 1], [1, 1]] },
+      {
+        decode: [],
+        prefill: [
+          [0, 1],
+          [1, 1],
+        ],
+      },
       { decode: [0, 1], prefill: [] },
       { decode: [0, 1], prefill: [] },
     ]);
@@ -166,8 +186,9 @@ describe('continuous batching', () => {
 
   it('chunking off rejects a prompt longer than the step budget up front', async () => {
     const clock = new FakeClock();
-    await expect(runServe([req(0, 0, 11, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 10 }))
-      .rejects.toSatisfy((e: unknown) => isTokenscopeError(e, 'bad-input'));
+    await expect(runServe([req(0, 0, 11, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 10 })).rejects.toSatisfy((e: unknown) =>
+      isTokenscopeError(e, 'bad-input'),
+    );
   });
 
   it('stops at EOS when asked, counting the EOS token', async () => {
@@ -202,12 +223,7 @@ describe('failures', () => {
 
   it('a step error fails only the sequences in that step, keeping their tokens so far', async () => {
     // Budget 1: step 0 prefills A, step 1 decodes A only (B waits for budget); step 1 throws.
-    const { byId } = await serve(
-      [req(0, 0, 1, 5), req(1, 0, 1, 2)],
-      2,
-      { maxTokensPerStep: 1, chunkSize: 1 },
-      { failStep: { index: 1, message: 'timeout' } },
-    );
+    const { byId } = await serve([req(0, 0, 1, 5), req(1, 0, 1, 2)], 2, { maxTokensPerStep: 1, chunkSize: 1 }, { failStep: { index: 1, message: 'timeout' } });
     expect(byId.get(0)).toMatchObject({ tTokens: [10], error: 'timeout' });
     expect(byId.get(1)).toMatchObject({ tTokens: [30, 40] });
     expect(byId.get(1)?.error).toBeUndefined();
@@ -229,8 +245,7 @@ describe('failures', () => {
 
   it('rejects duplicate request ids', async () => {
     const clock = new FakeClock();
-    await expect(runServe([req(0, 0, 1, 1), req(0, 1, 1, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 4 }))
-      .rejects.toThrow(/appears twice/);
+    await expect(runServe([req(0, 0, 1, 1), req(0, 1, 1, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 4 })).rejects.toThrow(/appears twice/);
   });
 });
 
@@ -248,10 +263,18 @@ describe('goodput of a scheduled run', () => {
     const slo = { ttft: 10, tpot: 5 };
     const result = serveResultOfTrace(trace, slo);
     expect(result).toMatchObject({
-      completed: 2, failed: 1, duration: 0.05,
-      request_throughput: 40, request_goodput: 20,
-      total_input_tokens: 4, total_output_tokens: 3, output_throughput: 60, total_token_throughput: 140,
-      mean_ttft_ms: 10, mean_tpot_ms: 10, errors: ['', 'GPU device lost', ''],
+      completed: 2,
+      failed: 1,
+      duration: 0.05,
+      request_throughput: 40,
+      request_goodput: 20,
+      total_input_tokens: 4,
+      total_output_tokens: 3,
+      output_throughput: 60,
+      total_token_throughput: 140,
+      mean_ttft_ms: 10,
+      mean_tpot_ms: 10,
+      errors: ['', 'GPU device lost', ''],
     });
     // Attainment counts the failure: 1 good of 3.
     expect(sloAttainment(trace.requests.map(requestTiming), slo)).toBeCloseTo(1 / 3, 12);
@@ -260,8 +283,11 @@ describe('goodput of a scheduled run', () => {
 
 describe('requestTiming', () => {
   it('t_send is the arrival, so TTFT includes the queue', () => {
-    expect(requestTiming({ id: 3, promptTokens: 4, tArrival: 2, tAdmit: 30, tTokens: [40, 50], tFinish: 50 }))
-      .toEqual({ promptTokens: 4, tSend: 2, tTokens: [40, 50] });
+    expect(requestTiming({ id: 3, promptTokens: 4, tArrival: 2, tAdmit: 30, tTokens: [40, 50], tFinish: 50 })).toEqual({
+      promptTokens: 4,
+      tSend: 2,
+      tTokens: [40, 50],
+    });
     expect(requestTiming({ id: 3, promptTokens: 4, tArrival: 2, tTokens: [], tFinish: 9, error: 'x' }).error).toBe('x');
   });
 });

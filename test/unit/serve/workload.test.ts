@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { mean, stdPopulation } from '../../../src/measure/stats.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
-import {
-  arrivalTimesMs, generateWorkload, mulberry32, sampleGamma, sampleLength, type WorkloadSpec,
-} from '../../../src/serve/workload.ts';
+import { arrivalTimesMs, generateWorkload, mulberry32, sampleGamma, sampleLength, type WorkloadSpec } from '../../../src/serve/workload.ts';
 
 const spec: WorkloadSpec = {
-  requests: 50, rate: 4, burstiness: 1, seed: 42, vocabSize: 32000,
+  requests: 50,
+  rate: 4,
+  burstiness: 1,
+  seed: 42,
+  vocabSize: 32000,
   prompt: { kind: 'uniform', min: 16, max: 256 },
   output: { kind: 'lognormal', median: 64, sigma: 0.5, max: 512 },
 };
@@ -51,7 +53,11 @@ describe('arrivals (vLLM get_request semantics)', () => {
   });
 
   it('burstiness sets the CV of the gaps: CV² = 1 / burstiness (rescaling does not change it)', () => {
-    for (const [b, expected] of [[0.25, 2], [1, 1], [4, 0.5]]) {
+    for (const [b, expected] of [
+      [0.25, 2],
+      [1, 1],
+      [4, 0.5],
+    ]) {
       const g = gaps(arrivalTimesMs(20_000, 10, b, mulberry32(11)));
       expect(Math.abs(cv(g) - expected) / expected).toBeLessThan(0.05);
     }
@@ -62,7 +68,11 @@ describe('arrivals (vLLM get_request semantics)', () => {
   });
 
   it('rejects a non-positive rate or burstiness', () => {
-    for (const [rate, b] of [[0, 1], [-1, 1], [1, 0]]) {
+    for (const [rate, b] of [
+      [0, 1],
+      [-1, 1],
+      [1, 0],
+    ]) {
       try {
         arrivalTimesMs(3, rate, b, mulberry32(1));
         expect.unreachable();

@@ -66,7 +66,12 @@ describe('compareResults', () => {
   });
 
   it('says which direction is better for every metric', () => {
-    expect(pick(rows, 'read_bandwidth_gbps')).toMatchObject({ section: 'ceilings', unit: 'GB/s', direction: 'higher-is-better', metric: 'streaming read bandwidth' });
+    expect(pick(rows, 'read_bandwidth_gbps')).toMatchObject({
+      section: 'ceilings',
+      unit: 'GB/s',
+      direction: 'higher-is-better',
+      metric: 'streaming read bandwidth',
+    });
     expect(pick(rows, 'median_ttft_ms', 128)).toMatchObject({ section: 'latency', unit: 'ms', direction: 'lower-is-better', metric: 'median TTFT' });
     expect(pick(rows, 'decode_tokens_per_s', 128)).toMatchObject({ unit: 'tok/s', direction: 'higher-is-better' });
     expect(pick(rows, 'request_throughput')).toMatchObject({ section: 'serve', unit: 'req/s', direction: 'higher-is-better' });
@@ -102,14 +107,22 @@ describe('comparison links', () => {
   });
 
   it('are refused when they carry something else', async () => {
-    await expect(decodeComparison(await encodeReport(smallResult()))).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/does not carry a tokenscope comparison/) });
+    await expect(decodeComparison(await encodeReport(smallResult()))).rejects.toMatchObject({
+      code: 'bad-input',
+      message: expect.stringMatching(/does not carry a tokenscope comparison/),
+    });
     const json = (doc: unknown) => `#c=${toBase64Url(deflateRawSync(Buffer.from(JSON.stringify(doc))))}`;
-    await expect(decodeComparison(json([smallResult(), smallResult()]))).rejects.toMatchObject({ code: 'bad-input', message: expect.stringMatching(/comparison must be an object/) });
+    await expect(decodeComparison(json([smallResult(), smallResult()]))).rejects.toMatchObject({
+      code: 'bad-input',
+      message: expect.stringMatching(/comparison must be an object/),
+    });
     await expect(decodeComparison(json({ a: smallResult(), b: { ...smallResult(), schema_version: 7 } }))).rejects.toMatchObject({
       code: 'bad-input',
       message: expect.stringMatching(/^In the second result of the comparison: This result uses schema version 7/),
       hint: 'Open it with a newer tokenscope.',
     });
-    await expect(decodeComparison(json({ b: smallResult() }))).rejects.toMatchObject({ message: expect.stringMatching(/^In the first result of the comparison: Invalid result: result must be an object/) });
+    await expect(decodeComparison(json({ b: smallResult() }))).rejects.toMatchObject({
+      message: expect.stringMatching(/^In the first result of the comparison: Invalid result: result must be an object/),
+    });
   });
 });

@@ -7,8 +7,15 @@
 import { findPreset } from '../../../src/model/catalog.ts';
 import type { LatencySection } from '../../../src/measure/latency.ts';
 import {
-  depthCurve, kernelBreakdown, latencyRow, phaseVerdicts, timingOf,
-  type KernelSample, type LengthCosts, type RequestRecord, type Roofs,
+  depthCurve,
+  kernelBreakdown,
+  latencyRow,
+  phaseVerdicts,
+  timingOf,
+  type KernelSample,
+  type LengthCosts,
+  type RequestRecord,
+  type Roofs,
 } from '../../../src/measure/latency-summary.ts';
 import { latencyStats } from '../../../src/measure/metrics.ts';
 import { newResult, type BenchResult, type CeilingMeasurement, type Ceilings } from '../../../src/measure/schema.ts';
@@ -24,8 +31,15 @@ export function environment(): BenchResult['environment'] {
     adapter: { vendor: 'nvidia', architecture: 'ada', device: '', description: 'NVIDIA GeForce RTX 4070', isFallbackAdapter: false },
     features: ['timestamp-query', 'shader-f16', 'subgroups'],
     limits: {
-      maxBufferSize: 4294967296, maxStorageBufferBindingSize: 2147483648, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 1024,
-      maxComputeWorkgroupSizeX: 1024, maxComputeWorkgroupSizeY: 1024, maxComputeWorkgroupsPerDimension: 65535, maxStorageBuffersPerShaderStage: 10, maxUniformBufferBindingSize: 65536,
+      maxBufferSize: 4294967296,
+      maxStorageBufferBindingSize: 2147483648,
+      maxComputeWorkgroupStorageSize: 32768,
+      maxComputeInvocationsPerWorkgroup: 1024,
+      maxComputeWorkgroupSizeX: 1024,
+      maxComputeWorkgroupSizeY: 1024,
+      maxComputeWorkgroupsPerDimension: 65535,
+      maxStorageBuffersPerShaderStage: 10,
+      maxUniformBufferBindingSize: 65536,
     },
     disabled_features: [],
     cpu_adapter: false,
@@ -35,7 +49,18 @@ export function environment(): BenchResult['environment'] {
 function measurement(value: number, unit: CeilingMeasurement['unit'], n: number, random: () => number): CeilingMeasurement {
   const samples = Array.from({ length: n }, () => value * (0.95 + 0.1 * random()));
   const sorted = [...samples].sort((a, b) => a - b);
-  return { value: sorted[n >> 1], unit, min: sorted[0], max: sorted[n - 1], samples, n, clock: 'gpu-timestamp', work_per_rep: 268435456, shape: '1024 workgroups × 256', verified: true };
+  return {
+    value: sorted[n >> 1],
+    unit,
+    min: sorted[0],
+    max: sorted[n - 1],
+    samples,
+    n,
+    clock: 'gpu-timestamp',
+    work_per_rep: 268435456,
+    shape: '1024 workgroups × 256',
+    verified: true,
+  };
 }
 
 export function ceilings(samplesPerRoof: number, seed = 1): Ceilings {
@@ -72,7 +97,10 @@ export const MODEL: ModelInfo = {
   config: findPreset('llama-3.2-1b')!.config,
 };
 
-const costsOf = (P: number): LengthCosts => ({ prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P }, decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 64) } });
+const costsOf = (P: number): LengthCosts => ({
+  prefill: { flops: 2.4e9 * P, bytes: 7e8 + 3e5 * P },
+  decodeStep: { flops: 2.4e9, bytes: 7e8 + 32768 * (P + 64) },
+});
 
 function request(P: number, gen: number, rep: number, random: () => number): RequestRecord {
   const ttft = 0.4 * P + 20 + 5 * random();
@@ -92,9 +120,20 @@ const KERNEL_CLASSES = ['matvec', 'attention', 'norm', 'rope', 'elementwise', 'e
 export function latency(lengths: number[], reps: number, gen: number, seed = 7): LatencySection {
   const random = mulberry32(seed);
   const requests = lengths.flatMap((P) => Array.from({ length: reps }, (_, rep) => request(P, gen, rep, random)));
-  const rows = lengths.map((P) => latencyRow(requests.filter((r) => r.prompt_tokens === P), costsOf(P), ROOFS));
+  const rows = lengths.map((P) =>
+    latencyRow(
+      requests.filter((r) => r.prompt_tokens === P),
+      costsOf(P),
+      ROOFS,
+    ),
+  );
   const samples: KernelSample[] = KERNEL_CLASSES.flatMap((kind, k) =>
-    Array.from({ length: 8 }, (_, step) => ({ phase: step === 0 ? ('prefill' as const) : ('decode' as const), step, kind, ns: 1e5 * (k + 1) * (1 + random()) })),
+    Array.from({ length: 8 }, (_, step) => ({
+      phase: step === 0 ? ('prefill' as const) : ('decode' as const),
+      step,
+      kind,
+      ns: 1e5 * (k + 1) * (1 + random()),
+    })),
   );
   return {
     settings: { prompt_lengths: lengths, output_tokens: gen, reps, warmup: 1, cooldown_ms: 50, seed: 42, chunk: 512, profile: true },

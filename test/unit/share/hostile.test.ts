@@ -12,7 +12,10 @@ const deflatedJson = (doc: unknown) => deflated(JSON.stringify(doc));
 
 /** Decoding fails with a bad-input error whose message matches and that says what to do. */
 async function rejects(fragment: string, message: RegExp): Promise<void> {
-  const e = await decodeReport(fragment).then(() => null, (x: unknown) => x);
+  const e = await decodeReport(fragment).then(
+    () => null,
+    (x: unknown) => x,
+  );
   expect(isTokenscopeError(e, 'bad-input'), String(e)).toBe(true);
   expect((e as Error).message).toMatch(message);
   expect((e as { hint: string }).hint).not.toBe('');
@@ -74,8 +77,14 @@ describe('hostile fragments are refused with bad-input', () => {
 
   it('huge arrays', async () => {
     const r = smallResult();
-    await rejects(deflatedJson({ ...r, latency: { ...(r.latency as object), requests: new Array(100_001).fill(0) } }), /latency.requests has more than 100000 items/);
-    await rejects(deflatedJson({ ...r, environment: { ...r.environment, features: new Array(257).fill('f') } }), /environment.features has more than 256 items/);
+    await rejects(
+      deflatedJson({ ...r, latency: { ...(r.latency as object), requests: new Array(100_001).fill(0) } }),
+      /latency.requests has more than 100000 items/,
+    );
+    await rejects(
+      deflatedJson({ ...r, environment: { ...r.environment, features: new Array(257).fill('f') } }),
+      /environment.features has more than 256 items/,
+    );
   });
 });
 
@@ -114,7 +123,13 @@ describe('decompression bombs', () => {
 });
 
 describe('markup in strings is data', () => {
-  const PAYLOADS = ['<script>alert(1)</script>', '<img src=x onerror="alert(1)">', '"></td><svg onload=alert(1)>', 'javascript:alert(1)', '\u2028\u0000\uFFFD 𝄞'];
+  const PAYLOADS = [
+    '<script>alert(1)</script>',
+    '<img src=x onerror="alert(1)">',
+    '"></td><svg onload=alert(1)>',
+    'javascript:alert(1)',
+    '\u2028\u0000\uFFFD 𝄞',
+  ];
   /** Fields whose strings must be one of a few values (or a date) and so cannot carry a payload. */
   const ENUMS = new Set(['runtime', 'unit', 'clock', 'gpu_clock', 'bound', 'phase', 'created_at']);
 

@@ -56,29 +56,44 @@ describe('fuzzing the link decoder', () => {
   const runs = { numRuns: 150, seed: 15, endOnFailure: true } as const;
 
   it('random fragments: a typed refusal', async () => {
-    await fc.assert(fc.asyncProperty(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ maxLength: 60 }).map((s) => `#r=${s}`)), async (fragment) => {
-      expect(await decodeOrRefuse(fragment)).toBe('refused');
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 200 }),
+          fc.string({ maxLength: 60 }).map((s) => `#r=${s}`),
+        ),
+        async (fragment) => {
+          expect(await decodeOrRefuse(fragment)).toBe('refused');
+        },
+      ),
+      runs,
+    );
   });
 
   it('characters of a real link changed, dropped or cut: a valid result or a typed refusal', async () => {
     const link = await encodeReport(smallResult());
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=#%';
     const edit = fc.tuple(fc.nat({ max: link.length - 1 }), fc.constantFrom(...alphabet), fc.nat({ max: 3 }));
-    await fc.assert(fc.asyncProperty(fc.array(edit, { minLength: 1, maxLength: 6 }), fc.option(fc.nat({ max: link.length })), async (edits, cut) => {
-      let s = link;
-      for (const [at, c, drop] of edits) s = s.slice(0, at) + c + s.slice(at + drop);
-      await decodeOrRefuse(cut === null ? s : s.slice(0, cut));
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(fc.array(edit, { minLength: 1, maxLength: 6 }), fc.option(fc.nat({ max: link.length })), async (edits, cut) => {
+        let s = link;
+        for (const [at, c, drop] of edits) s = s.slice(0, at) + c + s.slice(at + drop);
+        await decodeOrRefuse(cut === null ? s : s.slice(0, cut));
+      }),
+      runs,
+    );
   });
 
   it('any field of a real report set to a hostile value: a valid result or a typed refusal', async () => {
     const report = smallResult();
     const all = paths(report);
     let refused = 0;
-    await fc.assert(fc.asyncProperty(fc.constantFrom(...all), hostileJson, async (path, value) => {
-      if ((await decodeOrRefuse(await encodeFragment('r', setPath(report, path, value)))) === 'refused') refused++;
-    }), runs);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...all), hostileJson, async (path, value) => {
+        if ((await decodeOrRefuse(await encodeFragment('r', setPath(report, path, value)))) === 'refused') refused++;
+      }),
+      runs,
+    );
     expect(refused).toBeGreaterThan(0);
   });
 });

@@ -17,12 +17,32 @@ function section(requests: number): ServeSection {
   });
   const result = serveResult(timings, 10, { ttft: 100 });
   return {
-    settings: { requests, rate: 10, burstiness: 1, prompt: { kind: 'fixed', tokens: 256 }, output: { kind: 'fixed', tokens: 128 }, max_batch: 4, max_tokens_per_step: 512, chunk: 32, slo: { ttft: 100 }, seed: 42 },
+    settings: {
+      requests,
+      rate: 10,
+      burstiness: 1,
+      prompt: { kind: 'fixed', tokens: 256 },
+      output: { kind: 'fixed', tokens: 128 },
+      max_batch: 4,
+      max_tokens_per_step: 512,
+      chunk: 32,
+      slo: { ttft: 100 },
+      seed: 42,
+    },
     run: {
       result,
       slo_attainment: 0.5,
       error_rate: 0,
-      timeline: timings.map((t, i) => ({ id: i, prompt_tokens: 256, output_tokens: 128, arrival_ms: t.tSend, admit_ms: t.tSend + 1, first_token_ms: t.tTokens[0], finish_ms: t.tTokens[127], error: null })),
+      timeline: timings.map((t, i) => ({
+        id: i,
+        prompt_tokens: 256,
+        output_tokens: 128,
+        arrival_ms: t.tSend,
+        admit_ms: t.tSend + 1,
+        first_token_ms: t.tTokens[0],
+        finish_ms: t.tTokens[127],
+        error: null,
+      })),
       steps: Array.from({ length: requests * 32 }, (_, i) => ({ start_ms: 8 * i, end_ms: 8 * i + 7.5, decode: 4, prefill_tokens: 0, running: 4, waiting: 3 })),
       decode_roofline: [],
     },

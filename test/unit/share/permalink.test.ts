@@ -77,7 +77,7 @@ describe('a large result', () => {
     expect(decoded.latency).toEqual({ requests: [], rows, trimmed: true });
   });
 
-  it('drops a real prompt\'s token ids with the requests', async () => {
+  it("drops a real prompt's token ids with the requests", async () => {
     const l = latencyOf(large);
     const withPrompt = { ...large, latency: { ...l, settings: { ...l.settings, prompt_ids: Array.from({ length: 4000 }, (_, i) => (i * 7919) % 32000) } } };
     const shared = latencyOf(await shareable(withPrompt));
@@ -97,7 +97,7 @@ describe('a large result', () => {
     const r: BenchResult = JSON.parse(JSON.stringify({ ...withoutLatency, serve }));
     const onlyItls = await shareable(r, 40_000);
     expect(onlyItls.notes).toEqual([expect.stringMatching(NOTE_PER_TOKEN)]);
-    expect(onlyItls.serve).toEqual({ ...r.serve as object, itls: new Array(400).fill([]) });
+    expect(onlyItls.serve).toEqual({ ...(r.serve as object), itls: new Array(400).fill([]) });
     const decoded = await decodeReport(await encodeReport(r));
     const perRequestCleared = Object.fromEntries(Object.entries(serve).map(([k, v]) => [k, Array.isArray(v) ? [] : v]));
     expect(decoded.serve).toEqual(perRequestCleared);

@@ -30,8 +30,19 @@ describe('section validators', () => {
     ['a latency section without rows', (r: Doc) => delete r.latency.rows, /latency.rows must be an array/],
     ['a cold start without its times', (r: Doc) => (r.cold_start = {}), /cold_start.parse_ms must be a finite number/],
     ['generated text that is not text', (r: Doc) => (r.generation = { prompt_token_ids: [1], token_ids: [2], text: 3 }), /generation.text must be a string/],
-    ['a llama-bench ngl below −1', (r: Doc) => (r.llama_bench = [{ model: 'm', backend: 'WebGPU', test: 'pp512', sizeBytes: 1, params: 1, meanTokensPerS: 1, stdTokensPerS: 0, ngl: -2, samples: [1] }]), /llama_bench\[0\].ngl must be ≥ -1/],
-    ['a profile step time that is not a number', (r: Doc) => (r.latency.profile_step_ms.decode = '2'), /latency.profile_step_ms.decode must be a finite number/],
+    [
+      'a llama-bench ngl below −1',
+      (r: Doc) =>
+        (r.llama_bench = [
+          { model: 'm', backend: 'WebGPU', test: 'pp512', sizeBytes: 1, params: 1, meanTokensPerS: 1, stdTokensPerS: 0, ngl: -2, samples: [1] },
+        ]),
+      /llama_bench\[0\].ngl must be ≥ -1/,
+    ],
+    [
+      'a profile step time that is not a number',
+      (r: Doc) => (r.latency.profile_step_ms.decode = '2'),
+      /latency.profile_step_ms.decode must be a finite number/,
+    ],
     ['a trimmed flag that is not a boolean', (r: Doc) => (r.trimmed = 'yes'), /trimmed must be true or false/],
   ])('reject %s', (_name, mutate, message) => {
     const r = clone(largeResult());
@@ -53,9 +64,23 @@ describe('section validators', () => {
 
 describe('the serve section', () => {
   const serve = {
-    completed: 9, failed: 1, duration: 12.5, total_input_tokens: 900, total_output_tokens: 450, request_throughput: 0.72,
-    request_goodput: null, output_throughput: 36, total_token_throughput: 108, median_ttft_ms: 120, p99_ttft_ms: 300,
-    input_lens: [100, 100], output_lens: [50, 0], ttfts: [0.12, 0], itls: [[0.02, 0.021], []], latencies: [1.1, 0], errors: ['', 'timeout'],
+    completed: 9,
+    failed: 1,
+    duration: 12.5,
+    total_input_tokens: 900,
+    total_output_tokens: 450,
+    request_throughput: 0.72,
+    request_goodput: null,
+    output_throughput: 36,
+    total_token_throughput: 108,
+    median_ttft_ms: 120,
+    p99_ttft_ms: 300,
+    input_lens: [100, 100],
+    output_lens: [50, 0],
+    ttfts: [0.12, 0],
+    itls: [[0.02, 0.021], []],
+    latencies: [1.1, 0],
+    errors: ['', 'timeout'],
   };
 
   it('accepts any subset of vLLM keys, and keys of its own', () => {

@@ -3,7 +3,16 @@ import type { ChartConfiguration } from 'chart.js';
 import { chartRefusal } from '../../../src/ui/chart-guard.ts';
 
 const config = (data: unknown[], scales: Record<string, unknown> = {}) =>
-  ({ type: 'scatter', data: { datasets: [{ label: 'ok', data: [{ x: 1, y: 2 }] }, { label: 'TTFT p50', data }] }, options: { scales } }) as unknown as ChartConfiguration;
+  ({
+    type: 'scatter',
+    data: {
+      datasets: [
+        { label: 'ok', data: [{ x: 1, y: 2 }] },
+        { label: 'TTFT p50', data },
+      ],
+    },
+    options: { scales },
+  }) as unknown as ChartConfiguration;
 
 describe('chartRefusal', () => {
   it('passes ordinary data, gaps and bars', () => {

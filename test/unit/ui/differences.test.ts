@@ -21,7 +21,9 @@ describe('what differs between two reports', () => {
   });
 
   it('reads browsers and modes', () => {
-    expect(browserOf('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36')).toBe('Headless Chrome 131');
+    expect(browserOf('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36')).toBe(
+      'Headless Chrome 131',
+    );
     expect(browserOf('Node v20.20.2 (webgpu Dawn)')).toBe('Node 20');
     const r = smallResult();
     r.llama_bench = [];

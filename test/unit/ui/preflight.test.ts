@@ -42,7 +42,11 @@ describe('preflight', () => {
     expect(p.fix!.setup.sweep.promptLengths).toEqual([16, 64]);
     expect(preflight(p.fix!.setup)).toBeNull();
     const serve = defaultSetup(cpu);
-    const big: RunSetup = { ...serve, mode: 'serve', serve: { ...serve.serve, prompt: { kind: 'fixed', tokens: 200 }, output: { kind: 'fixed', tokens: 100 } } };
+    const big: RunSetup = {
+      ...serve,
+      mode: 'serve',
+      serve: { ...serve.serve, prompt: { kind: 'fixed', tokens: 200 }, output: { kind: 'fixed', tokens: 100 } },
+    };
     const q = preflight(big)!;
     expect(q.problem).toMatch(/299 positions/);
     expect(preflight(q.fix!.setup)).toBeNull();
@@ -76,7 +80,11 @@ describe('phase plan and duration floor', () => {
   it('reads the bytes of the formats a quantization gives each matrix (a llama-quantize mix too)', () => {
     const roofs = { bandwidthGBps: 100, computeGflops: 1e9, matmulGflops: 1e9 };
     const floor = (quant: Quantization) => {
-      const setup = { ...defaultSetup(cpu), model: { kind: 'preset' as const, id: 'llama-3.2-1b', quant }, sweep: { promptLengths: [1], gen: 101, reps: 0, profile: false } };
+      const setup = {
+        ...defaultSetup(cpu),
+        model: { kind: 'preset' as const, id: 'llama-3.2-1b', quant },
+        sweep: { promptLengths: [1], gen: 101, reps: 0, profile: false },
+      };
       return modelFloorSeconds(setup, roofs)!;
     };
     // Bandwidth-bound at these roofs: the floor scales with bytes per weight. Q4_0 is 18/32 bytes,

@@ -5,7 +5,18 @@ const cpu = { cpuLike: true };
 
 describe('page setup: serving and WebLLM', () => {
   it('serving defaults are the CLI’s, and ?mode=serve runs them', () => {
-    expect(defaultServe(true)).toMatchObject({ requests: 16, rate: Infinity, burstiness: 1, prompt: { kind: 'fixed', tokens: 32 }, output: { kind: 'fixed', tokens: 16 }, max_batch: 4, max_tokens_per_step: 64, chunk: 32, slo: {}, seed: 42 });
+    expect(defaultServe(true)).toMatchObject({
+      requests: 16,
+      rate: Infinity,
+      burstiness: 1,
+      prompt: { kind: 'fixed', tokens: 32 },
+      output: { kind: 'fixed', tokens: 16 },
+      max_batch: 4,
+      max_tokens_per_step: 64,
+      chunk: 32,
+      slo: {},
+      seed: 42,
+    });
     expect(defaultServe(false)).toMatchObject({ prompt: { tokens: 256 }, output: { tokens: 128 }, max_tokens_per_step: 512 });
     const { job } = jobOf(defaultSetup(cpu, parsePageParams('?mode=serve').params));
     expect(job.serve).toEqual(defaultServe(true));
@@ -13,10 +24,22 @@ describe('page setup: serving and WebLLM', () => {
   });
 
   it('URL parameters override the serving settings', () => {
-    const { params, problems } = parsePageParams('?mode=serve&requests=6&max-batch=3&rate=20&prompt-len=8&output-len=4&sweep-batch=1,2&sweep-rate=1&slo=ttft=500,tpot=50&chunk=0');
+    const { params, problems } = parsePageParams(
+      '?mode=serve&requests=6&max-batch=3&rate=20&prompt-len=8&output-len=4&sweep-batch=1,2&sweep-rate=1&slo=ttft=500,tpot=50&chunk=0',
+    );
     expect(problems).toEqual([]);
     const { job } = jobOf(defaultSetup(cpu, params));
-    expect(job.serve).toMatchObject({ requests: 6, max_batch: 3, rate: 20, prompt: { kind: 'fixed', tokens: 8 }, output: { kind: 'fixed', tokens: 4 }, sweep_batch: [1, 2], sweep_rate: true, slo: { ttft: 500, tpot: 50 }, chunk: null });
+    expect(job.serve).toMatchObject({
+      requests: 6,
+      max_batch: 3,
+      rate: 20,
+      prompt: { kind: 'fixed', tokens: 8 },
+      output: { kind: 'fixed', tokens: 4 },
+      sweep_batch: [1, 2],
+      sweep_rate: true,
+      slo: { ttft: 500, tpot: 50 },
+      chunk: null,
+    });
   });
 
   it('bad serving parameters are reported and ignored', () => {
@@ -34,7 +57,12 @@ describe('page setup: serving and WebLLM', () => {
   it('a WebLLM model runs engine webllm, with our preset of its family only for a side-by-side', () => {
     const base = defaultSetup(cpu);
     const pick = (sideBySide: boolean): RunSetup => ({ ...base, model: { kind: 'webllm', id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC', quant: null, sideBySide } });
-    expect(jobOf(pick(true)).job).toMatchObject({ engine: 'webllm', webllm: { model: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' }, model: { preset: 'qwen2.5-0.5b', quant: 'q4_0' }, latency: { promptLengths: [16, 64] } });
+    expect(jobOf(pick(true)).job).toMatchObject({
+      engine: 'webllm',
+      webllm: { model: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC' },
+      model: { preset: 'qwen2.5-0.5b', quant: 'q4_0' },
+      latency: { promptLengths: [16, 64] },
+    });
     expect(jobOf(pick(false)).job.model).toBeUndefined();
     expect(setupProblem({ ...pick(false), mode: 'serve' })).toMatch(/latency sweep only/);
   });

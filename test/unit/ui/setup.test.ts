@@ -20,7 +20,9 @@ describe('page setup', () => {
   });
 
   it('URL parameters override the defaults (the tests keep SwiftShader runs short this way)', () => {
-    const { params, problems } = parsePageParams('?preset=stories260k&quant=q8_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2&probe-grids=16,64');
+    const { params, problems } = parsePageParams(
+      '?preset=stories260k&quant=q8_0&lengths=8,16&gen=8&reps=2&profile=1&probe-mib=4&probe-reps=2&probe-grids=16,64',
+    );
     expect(problems).toEqual([]);
     const { job } = jobOf(defaultSetup(cpu, params));
     expect(job.model).toEqual({ preset: 'stories260k', quant: 'q8_0' });
@@ -47,7 +49,10 @@ describe('page setup', () => {
     expect(llama.llamaBench).toEqual({ nPrompt: 512, nGen: 128 });
     expect(llama.latency).toBeUndefined();
     expect(jobOf({ ...base, model: { kind: 'known', id: 'stories260k-gguf', quant: null } }).job.model?.url).toMatch(/stories260K\.gguf$/);
-    expect(jobOf({ ...base, model: { kind: 'url', url: ' https://x.test/m.gguf ', quant: 'q4_0' } }).job.model).toEqual({ url: 'https://x.test/m.gguf', quant: 'q4_0' });
+    expect(jobOf({ ...base, model: { kind: 'url', url: ' https://x.test/m.gguf ', quant: 'q4_0' } }).job.model).toEqual({
+      url: 'https://x.test/m.gguf',
+      quant: 'q4_0',
+    });
     const file = new File([new Uint8Array(4)], 'm.gguf');
     const local = jobOf({ ...base, model: { kind: 'file', file, quant: null } });
     expect(local.file).toBe(file);

@@ -21,15 +21,35 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-const MODEL: WebLLMModel = { id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC', family: 'Qwen2.5-0.5B', quantization: 'q4f32_1', vramMB: 1060.2, lowResource: true, contextWindow: 4096 };
+const MODEL: WebLLMModel = {
+  id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
+  family: 'Qwen2.5-0.5B',
+  quantization: 'q4f32_1',
+  vramMB: 1060.2,
+  lowResource: true,
+  contextWindow: 4096,
+};
 
 function chunk(finish: ChatCompletionFinishReason | null, content: string): ChatCompletionChunk {
-  return { id: 'c', created: 0, model: MODEL.id, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content, role: 'assistant' }, finish_reason: finish }] };
+  return {
+    id: 'c',
+    created: 0,
+    model: MODEL.id,
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: { content, role: 'assistant' }, finish_reason: finish }],
+  };
 }
 
 function usageChunk(promptTokens: number, completionTokens: number): ChatCompletionChunk {
   const extra = { e2e_latency_s: 0.1, prefill_tokens_per_s: 800, decode_tokens_per_s: 100, time_to_first_token_s: 0.05, time_per_output_token_s: 0.01 };
-  return { id: 'c', created: 0, model: MODEL.id, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, extra } };
+  return {
+    id: 'c',
+    created: 0,
+    model: MODEL.id,
+    object: 'chat.completion.chunk',
+    choices: [],
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, extra },
+  };
 }
 
 /** An engine that streams one content chunk per entry of `gaps` (ms after the previous one). */
@@ -129,7 +149,8 @@ describe('adapterFor: the text (chat) path', () => {
 
   it('normalises what the engine throws', async () => {
     const engine = new ScriptedEngine([], null);
-    engine.chat.completions.create = () => Promise.reject(Object.assign(new Error('The WebGPU device was lost while loading the model.'), { name: 'DeviceLostError' }));
+    engine.chat.completions.create = () =>
+      Promise.reject(Object.assign(new Error('The WebGPU device was lost while loading the model.'), { name: 'DeviceLostError' }));
     await expect(adapterFor(engine, MODEL).runRequest({ promptText: 'x', outputTokens: 2 })).rejects.toMatchObject({ code: 'model-too-large' });
   });
 });
@@ -139,7 +160,11 @@ describe('adapterFor: the token-id path', () => {
     const engine = new ScriptedEngine([], null);
     const sample = await adapterFor(engine, MODEL).runRequest({ promptTokenIds: [1, 5, 6, 7], outputTokens: 3 });
     expect(engine.calls).toEqual(['resetChat']);
-    expect(engine.forwards).toEqual([[[1, 5, 6, 7], true], [[1001], false], [[1002], false]]);
+    expect(engine.forwards).toEqual([
+      [[1, 5, 6, 7], true],
+      [[1001], false],
+      [[1002], false],
+    ]);
     expect(sample).toEqual({
       model_id: MODEL.id,
       path: 'tokens',
@@ -175,7 +200,9 @@ describe('adapterFor: the token-id path', () => {
     ['a negative id', [1, -2], 4],
     ['a fractional id', [1, 2.5], 4],
   ])('refuses %s', async (_label, ids, n) => {
-    await expect(adapterFor(new ScriptedEngine([], null), MODEL).runRequest({ promptTokenIds: ids, outputTokens: n })).rejects.toMatchObject({ code: 'bad-input' });
+    await expect(adapterFor(new ScriptedEngine([], null), MODEL).runRequest({ promptTokenIds: ids, outputTokens: n })).rejects.toMatchObject({
+      code: 'bad-input',
+    });
   });
 });
 

@@ -57,7 +57,12 @@ describe('webllmCatalog on the recorded excerpt', () => {
 
   it('without shader-f16 every f16 model is out, listed or not; small bindings exclude gemma-2b', () => {
     const models = byId(webllmCatalog(excerpt.model_list, small));
-    for (const id of ['Llama-3.2-1B-Instruct-q4f16_1-MLC', 'SmolLM2-360M-Instruct-q4f16_1-MLC', 'Qwen2.5-0.5B-Instruct-q0f16-MLC', 'Llama-3.1-70B-Instruct-q3f16_1-MLC']) {
+    for (const id of [
+      'Llama-3.2-1B-Instruct-q4f16_1-MLC',
+      'SmolLM2-360M-Instruct-q4f16_1-MLC',
+      'Qwen2.5-0.5B-Instruct-q0f16-MLC',
+      'Llama-3.1-70B-Instruct-q3f16_1-MLC',
+    ]) {
       expect(models.get(id)!.code).toBe('feature-missing');
       expect(models.get(id)!.reason).toMatch(/shader-f16/);
     }
@@ -76,7 +81,9 @@ describe('webllmCatalog on the recorded excerpt', () => {
   });
 
   it('catalogEntry without capabilities runs only the device-independent checks', () => {
-    const [f16, embed] = ['SmolLM2-360M-Instruct-q4f16_1-MLC', 'snowflake-arctic-embed-s-q0f32-MLC-b4'].map((id) => excerpt.model_list.find((r) => r.model_id === id)!);
+    const [f16, embed] = ['SmolLM2-360M-Instruct-q4f16_1-MLC', 'snowflake-arctic-embed-s-q0f32-MLC-b4'].map((id) =>
+      excerpt.model_list.find((r) => r.model_id === id)!,
+    );
     expect(catalogEntry(f16, null).code).toBeUndefined();
     expect(catalogEntry(embed, null).code).toBe('model-unsupported');
   });

@@ -3,15 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { timingOf, type RequestRecord } from '../../../src/measure/latency-summary.ts';
 import { itlsMs, latencyStats } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
-import {
-  compareSample,
-  ourMetrics,
-  parseRuntimeStats,
-  tokenTimes,
-  toRequestRecord,
-  webllmMetrics,
-  type WebLLMSample,
-} from '../../../src/webllm/mapping.ts';
+import { compareSample, ourMetrics, parseRuntimeStats, tokenTimes, toRequestRecord, webllmMetrics, type WebLLMSample } from '../../../src/webllm/mapping.ts';
 
 const { samples }: { samples: Record<string, WebLLMSample> } = JSON.parse(readFileSync(new URL('./fixtures/webllm-samples.json', import.meta.url), 'utf8'));
 const { chat_steady: steady, chat_disagrees: disagrees, chat_merged_chunk: merged, tokens_exact: exact, tokens_single: single } = samples;
@@ -81,7 +73,10 @@ describe('tokenTimes rejects samples that cannot be right', () => {
 
 describe('webllmMetrics', () => {
   it('reads usage.extra in ms and tokens/s', () => {
-    expectClose({ ...webllmMetrics(steady) }, { ttft_ms: 48.5, tpot_ms: 9.8, prefill_tokens_per_s: 824.7422680412371, decode_tokens_per_s: 102.04081632653062 });
+    expectClose(
+      { ...webllmMetrics(steady) },
+      { ttft_ms: 48.5, tpot_ms: 9.8, prefill_tokens_per_s: 824.7422680412371, decode_tokens_per_s: 102.04081632653062 },
+    );
   });
 
   it('derives TTFT and TPOT from the rates of runtimeStatsText on the token path', () => {
@@ -100,7 +95,10 @@ describe('webllmMetrics', () => {
 
 describe('parseRuntimeStats', () => {
   it('reads WebLLM 0.2.86’s text', () => {
-    expect(parseRuntimeStats('prefill: 1234.5678 tokens/sec, decoding: 56.7890 tokens/sec')).toEqual({ prefill_tokens_per_s: 1234.5678, decode_tokens_per_s: 56.789 });
+    expect(parseRuntimeStats('prefill: 1234.5678 tokens/sec, decoding: 56.7890 tokens/sec')).toEqual({
+      prefill_tokens_per_s: 1234.5678,
+      decode_tokens_per_s: 56.789,
+    });
     expect(parseRuntimeStats('prefill: NaN tokens/sec, decoding: NaN tokens/sec')).toEqual({ prefill_tokens_per_s: null, decode_tokens_per_s: null });
   });
 
