@@ -1,10 +1,11 @@
-// linear_rows.wgsl specialised for q4_0: the CPU-adapter linear layer (decode and prefill alike),
-// one invocation per ROW_BLOCK weight rows, TOKENS rows of X per invocation, no reduction.
+// linear_rows.wgsl specialised for q4_0: the CPU adapters' decode matvec (select.ts picks it at
+// R = 1), one invocation per ROW_BLOCK weight rows, TOKENS rows of X per invocation, no reduction.
 //
-// On lavapipe and SwiftShader a storage load whose index is not a compile-time constant runs lane
-// by lane (extract the index, bounds-check, load, insert: ~10 scalar instructions per 32-bit
-// component), while the arithmetic runs on all lanes at once. Loads, not DRAM or FLOPs, bound the
-// decode matvec there, so this kernel spends as few loads per weight as the format allows:
+// On lavapipe a storage load whose index is not a compile-time constant runs lane by lane (extract
+// the index, check the lane is active, reload the buffer's base and size, bounds-check, load,
+// insert: ~12 scalar instructions per 32-bit component, read off GALLIVM_DEBUG=asm), while the
+// arithmetic runs on all lanes at once. Loads, not DRAM or FLOPs, bound the decode matvec there,
+// so this kernel spends as few loads per weight as the format allows:
 //  - each weight word is loaded as one u32 (a vec4 load costs more per component there);
 //  - a nibble is masked in place, never shifted: X is pre-scaled instead, once per block for all
 //    ROW_BLOCK rows (x·1, x/2⁸, x/2¹⁶, x/2²⁴ for the low nibbles of bytes 0..3, and /2⁴ more for the
@@ -13,14 +14,16 @@
 //  - the −8 offset is applied once per block through Σx: Σ(q − 8)·x = Σq·x − 8·Σx;
 //  - the f16 scales of two consecutive blocks share a word: with an even number of blocks per row
 //    (every real model) one load serves a block pair.
-// Joined with linear_io.wgsl (bindings, prologue, epilogue) and weights_q4_0.wgsl + weights_scales.wgsl
-// (W, W_scales, block_scale); same binding contract and grid as linear_rows.wgsl.
+// Joined after a variant that supplies X and the entry point (linear_rows_q4_0_loads.wgsl,
+// linear_rows_q4_0_subgroups.wgsl), then linear_io.wgsl (bindings, prologue, epilogue) and
+// weights_q4_0.wgsl + weights_scales.wgsl (W, W_scales, block_scale); same binding contract and
+// grid as linear_rows.wgsl.
 
 override LANES: u32 = 8;       // invocations per workgroup
 override ROW_BLOCK: u32 = 8;   // weight rows per invocation (≤ MAX_ROW_BLOCK; even when GATED)
 override TOKENS: u32 = 1;      // rows of X per invocation (≤ MAX_TOKENS); grid z covers the rest
 
-const MAX_ROW_BLOCK = 16u;
+const MAX_ROW_BLOCK = 8u;
 const MAX_TOKENS = 8u;
 const MAX_TILE = 16u;          // ROW_BLOCK · TOKENS
 

@@ -266,15 +266,18 @@ function cpuLinearShapes(caps: Capabilities, R: number, subgroups: boolean): Lin
 
 /**
  * q4_0 decode on CPU adapters: linear_rows_q4_0.wgsl. There a storage load with a computed index
- * runs lane by lane (~10 scalar instructions per 32-bit word on lavapipe) while arithmetic runs on
+ * runs lane by lane (~12 scalar instructions per 32-bit word on lavapipe) while arithmetic runs on
  * all lanes, so loads per weight bound the matvec, not bytes: this kernel loads a weight word (8
  * weights) as one u32, shares X through the subgroup, and spends a mask, a conversion and an FMA
- * per weight. Measured ~1.5× the one-subgroup matvec at 2048×2048 and 8192×2048, R = 1 (lavapipe,
- * cli/matvec-bench.ts, same run); from R = 2 on linear_rows's register tile is as fast or faster.
+ * per weight. Measured 1.15–1.8× the one-subgroup matvec's speed at 2048×2048 and 8192×2048, R = 1,
+ * across runs (lavapipe, cli/matvec-bench.ts, same run each; 4.6 → 3.7 instructions per weight
+ * under callgrind), and llama-3.2-1b q4_0 TPOT 801 → 551 ms. Without subgroups it loads X itself,
+ * still ~1.4× the workgroup-tree matvec; at R = 16 it was slower than linear_rows's register tile,
+ * so it runs at R = 1 only.
  */
 function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
   const shareX = subgroups && (caps.subgroupMinSize === 4 || caps.subgroupMinSize === 8) ? { shareX: caps.subgroupMinSize } : {};
-  return [8, 4].map((rowBlock): LinearShape => ({ kernel: 'rows', lanes: 8, rowBlock, tokens: 1, nibbles: true, ...shareX }));
+  return [{ kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, nibbles: true, ...shareX }];
 }
 
 /** The static default shape for a linear layer over `R` rows (of a `format` tensor, where the choice depends on it). */
