@@ -16,6 +16,9 @@ import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
 import { SHADERS } from './shaders.ts';
+import linearRowsQ4_0 from '../../shaders/linear_rows_q4_0.wgsl?raw';
+import linearRowsQ4_0Loads from '../../shaders/linear_rows_q4_0_loads.wgsl?raw';
+import linearRowsQ4_0Subgroups from '../../shaders/linear_rows_q4_0_subgroups.wgsl?raw';
 import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
@@ -72,10 +75,19 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     ACTIVATION: opts.gate === 'gelu_tanh' ? 1 : 0,
   };
   if (shape.kernel === 'rows') {
+    const tokens = Math.min(shape.tokens, R);
+    if (shape.nibbles && format === 'q4_0') {
+      const sg = shape.shareX;
+      return {
+        name: `linear_rows_q4_0${sg ? '_subgroups' : '_loads'}+${format}`,
+        code: [sg ? linearRowsQ4_0Subgroups : linearRowsQ4_0Loads, linearRowsQ4_0, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+        constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...(sg ? { SUBGROUP: sg } : {}), ...io },
+      };
+    }
     return {
       name: `linear_rows+${format}`,
       code: [SHADERS.linear_rows, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
-      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: Math.min(shape.tokens, R), ...io },
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...io },
     };
   }
   if (shape.kernel === 'matvec') {
@@ -105,6 +117,9 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
       throw bad('rowBlock and tokens must be 1–8 with rowBlock · tokens ≤ 16');
     }
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    if (shape.shareX !== undefined && !(shape.nibbles && caps.subgroups && (shape.shareX === 4 || shape.shareX === 8) && shape.lanes % shape.shareX === 0)) {
+      throw bad('shareX needs nibbles, subgroups, a size of 4 or 8 and whole subgroups of lanes');
+    }
     return;
   }
   if (shape.kernel === 'matvec') {
@@ -178,7 +193,7 @@ export async function linear(
   if (x.size < R * w.cols * 4 || y.size < R * yColumns * 4 || (opts.bias && opts.bias.size < stride * 4) || (opts.norm && opts.norm.weight.size < w.cols * 4)) {
     throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
   }
-  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R);
+  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R, w.format);
   checkLinearShape(ctx, shape, R);
   // A gate|up pair must not straddle two workgroups.
   if (opts.gate && shape.kernel === 'matvec' && shape.rowsPerWorkgroup % 2 !== 0) shape = { ...shape, rowsPerWorkgroup: 2 * shape.rowsPerWorkgroup };

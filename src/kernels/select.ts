@@ -8,6 +8,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import type { WeightFormat } from './weight-formats.ts';
 
 export interface ProbeShapes {
   /** Default cap on the bandwidth working set (bytes). */
@@ -240,6 +241,13 @@ export interface RowsShape {
   rowBlock: number;
   /** Rows of X per invocation (1–8); rowBlock · tokens ≤ 16 (the register tile). */
   tokens: number;
+  /**
+   * q4_0 only, other formats ignore it: the masked-nibble kernel (shaders/linear_rows_q4_0.wgsl), one
+   * u32 load per 8 weights and a mask, a conversion and an FMA per weight (X pre-scaled per block).
+   */
+  nibbles?: boolean;
+  /** With nibbles: each block of X is loaded once per subgroup of this size (4 or 8) and broadcast. */
+  shareX?: number;
 }
 
 export type LinearShape = MatvecShape | MatmulShape | RowsShape;
@@ -262,10 +270,13 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  * slower per token there (2048 × 2048 q4_0, 16 tokens, lavapipe), and f16 computes slower than
  * f32 on a CPU (the FMA roofs say so).
  */
-export function linearShapes(caps: Capabilities, R: number): LinearShape[] {
+export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat): LinearShape[] {
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
-  if (caps.cpuLike) return cpuLinearShapes(caps, R, subgroups);
+  if (caps.cpuLike) {
+    const shapes = cpuLinearShapes(caps, R, subgroups);
+    return R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
+  }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [[64, 64], [32, 64], [64, 32]];
     const precisions = caps.shaderF16 ? [true, false] : [false];
@@ -307,9 +318,25 @@ function cpuLinearShapes(caps: Capabilities, R: number, subgroups: boolean): Lin
   return R === 1 ? [...matvecFirst, ...rowsTiles(R)] : [...rowsTiles(R), ...matvecFirst];
 }
 
-/** The static default shape for a linear layer over `R` rows. */
-export function linearShape(caps: Capabilities, R: number): LinearShape {
-  return linearShapes(caps, R)[0];
+/**
+ * q4_0 decode on CPU adapters: linear_rows_q4_0.wgsl. There a storage load with a computed index
+ * runs lane by lane (~12 scalar instructions per 32-bit word on lavapipe) while arithmetic runs on
+ * all lanes, so loads per weight bound the matvec, not bytes: this kernel loads a weight word (8
+ * weights) as one u32, shares X through the subgroup, and spends a mask, a conversion and an FMA
+ * per weight. Measured 1.15–1.8× the one-subgroup matvec's speed at 2048×2048 and 8192×2048, R = 1,
+ * across runs (lavapipe, cli/matvec-bench.ts, same run each; 4.6 → 3.7 instructions per weight
+ * under callgrind), and llama-3.2-1b q4_0 TPOT 801 → 551 ms. Without subgroups it loads X itself,
+ * still ~1.4× the workgroup-tree matvec; at R = 16 it was slower than linear_rows's register tile,
+ * so it runs at R = 1 only.
+ */
+function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
+  const shareX = subgroups && (caps.subgroupMinSize === 4 || caps.subgroupMinSize === 8) ? { shareX: caps.subgroupMinSize } : {};
+  return [{ kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, nibbles: true, ...shareX }];
+}
+
+/** The static default shape for a linear layer over `R` rows (of a `format` tensor, where the choice depends on it). */
+export function linearShape(caps: Capabilities, R: number, format?: WeightFormat): LinearShape {
+  return linearShapes(caps, R, format)[0];
 }
 
 /** Invocations per token of the embedding gather (one workgroup per token). */

@@ -1,0 +1,170 @@
+/**
+ * The q4_0 masked-nibble kernel (shaders/linear_rows_q4_0*.wgsl, the CPU adapters' decode matvec)
+ * against the float64 CPU reference: X loaded by every invocation and X shared through subgroups of
+ * 4 and 8 (a size the shader does not run at takes its own-loads path), odd and even blocks per row
+ * (the scale-pair path), rows not a multiple of the rows per workgroup, 1–8 rows of X, and the fused
+ * prologue and epilogues — with every feature and with the fallbacks forced, in Node and Chromium.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Fallbacks } from '../../src/gpu/capabilities.ts';
+import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { linear, type GateActivation } from '../../src/kernels/linear.ts';
+import { linearShape, type LinearShape, type RowsShape } from '../../src/kernels/select.ts';
+import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
+import { testGpu } from './context.ts';
+import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';
+
+// As in linear.test.ts: f32 accumulation gives NMSE ≈ 1e-12, one wrong output ≳ 1e-3; the norm
+// and the activations add ~1e-7 relative per output.
+const TOLERANCE = 1e-9;
+
+const ACT: Record<GateActivation, (g: number) => number> = {
+  silu: (g) => g / (1 + Math.exp(-g)),
+  gelu_tanh: (g) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))),
+};
+
+interface Case {
+  rows: number;
+  cols: number;
+  R: number;
+  shape: LinearShape;
+  norm?: boolean;
+  gate?: GateActivation;
+  bias?: boolean;
+  accumulate?: boolean;
+  columns?: { offset: number; stride: number };
+  seed: number;
+}
+
+async function check(ctx: GpuContext, c: Case): Promise<void> {
+  const { gguf, values } = randomTensor('q4_0', c.rows, c.cols, c.seed);
+  const w = uploadWeight(ctx, 'test.w', 'q4_0', c.rows, c.cols, gguf, { rowMultiple: c.gate ? 2 : 1 });
+  const stride = c.columns?.stride ?? c.rows;
+  const offset = c.columns?.offset ?? 0;
+  const outCols = c.gate ? stride / 2 : stride;
+  const x = uniforms(c.R * c.cols, c.seed + 1, 3);
+  const gain = uniforms(c.cols, c.seed + 2);
+  const bias = c.bias ? uniforms(stride, c.seed + 3) : undefined;
+  const y0 = uniforms(c.R * outCols, c.seed + 4);
+  const X = storageBufferWith(ctx.device, 'test.x', x);
+  const Y = storageBufferWith(ctx.device, 'test.y', y0);
+  const G = storageBufferWith(ctx.device, 'test.norm', gain);
+  const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
+  try {
+    const norm = c.norm ? { weight: G, eps: 1e-5 } : undefined;
+    const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, c.R, { shape: c.shape, bias: B, accumulate: c.accumulate, gate: c.gate, columns: c.columns, norm }), Y, c.R * outCols);
+    const xin = Float64Array.from(x);
+    if (c.norm) {
+      for (let t = 0; t < c.R; t++) {
+        let ss = 0;
+        for (let k = 0; k < c.cols; k++) ss += x[t * c.cols + k] ** 2;
+        const scale = 1 / Math.sqrt(ss / c.cols + 1e-5);
+        for (let k = 0; k < c.cols; k++) xin[t * c.cols + k] = x[t * c.cols + k] * scale * gain[k];
+      }
+    }
+    const z = referenceLinear(values, c.rows, c.cols, xin as unknown as Float32Array, c.R, bias?.subarray(offset, offset + c.rows));
+    const want = Float64Array.from(y0);
+    for (let t = 0; t < c.R; t++) {
+      for (let n = 0; n < c.rows; n += c.gate ? 2 : 1) {
+        const v = c.gate ? ACT[c.gate](z[t * c.rows + n]) * z[t * c.rows + n + 1] : z[t * c.rows + n];
+        const at = t * outCols + (c.gate ? (offset + n) / 2 : offset + n);
+        want[at] = (c.accumulate ? want[at] : 0) + v;
+      }
+    }
+    expect(nmse(got, want), `${JSON.stringify({ ...c, shape: undefined })} ${JSON.stringify(c.shape)}`).toBeLessThan(TOLERANCE);
+  } finally {
+    destroyWeight(w);
+    for (const b of [X, Y, G, B]) b?.destroy();
+  }
+}
+
+const RUNTIMES: [string, Fallbacks | undefined][] = [
+  ['every feature', undefined],
+  ['fallbacks forced', new Set(['subgroups', 'shader-f16'])],
+];
+
+describe.each(RUNTIMES)('q4_0 masked-nibble linear (%s)', (_name, disable) => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu(disable);
+  });
+  afterAll(() => ctx?.destroy());
+
+  /** X loaded by every invocation, and (with subgroups) shared through subgroups of 4 and of 8 (two per workgroup). */
+  const shapes = (rowBlock: number, tokens: number): RowsShape[] => {
+    const own: RowsShape = { kernel: 'rows', lanes: 4, rowBlock, tokens, nibbles: true };
+    return ctx.caps.subgroups ? [own, { ...own, lanes: 8, shareX: 4 }, { ...own, lanes: 16, shareX: 8 }] : [own];
+  };
+
+  it('is the CPU adapters’ q4_0 decode shape, and only q4_0’s', () => {
+    const decode = linearShape(ctx.caps, 1, 'q4_0');
+    expect(decode.kernel === 'rows' && decode.nibbles).toBe(ctx.caps.cpuLike);
+    if (decode.kernel === 'rows') expect(decode.shareX !== undefined).toBe(ctx.caps.subgroups && [4, 8].includes(ctx.caps.subgroupMinSize));
+    expect(linearShape(ctx.caps, 1, 'q8_0')).toEqual(linearShape(ctx.caps, 1));
+    expect(linearShape(ctx.caps, 2, 'q4_0')).toEqual(linearShape(ctx.caps, 2));
+  });
+
+  it('odd and even blocks per row, awkward rows, 1–8 rows of X', async () => {
+    await withErrorScopes(ctx.device, 'nibbles', async () => {
+      const next = rng(7);
+      // 3, 5 and 7 blocks per row take the one-scale-per-block path, 2, 4 and 8 the scale pairs.
+      for (const [i, cols] of [96, 64, 160, 128, 224, 256].entries()) {
+        const rows = 1 + Math.floor(next() * 120);
+        for (const R of [1, 2, 3, 8]) {
+          const tokens = Math.min(R, 2);
+          for (const shape of shapes(R === 1 ? 3 : 8 / tokens, tokens)) await check(ctx, { rows, cols, R, shape, seed: 10 * i + R });
+        }
+      }
+      // The static default, and a tile of 5 tokens × 3 rows (a partial token tile in grid z) over 7 rows of X.
+      await check(ctx, { rows: 203, cols: 256, R: 1, shape: linearShape(ctx.caps, 1, 'q4_0'), seed: 1 });
+      for (const shape of shapes(3, 5)) await check(ctx, { rows: 37, cols: 128, R: 7, shape, seed: 2 });
+    });
+  });
+
+  // Each fused combination is its own pipeline (~5 s to compile on lavapipe): each takes one of the X variants in turn.
+  it('fused: RMSNorm prologue, gate|up SwiGLU and GELU-tanh, bias, accumulate, columns of a wider output', async () => {
+    await withErrorScopes(ctx.device, 'nibbles fused', async () => {
+      const cases: Omit<Case, 'R' | 'shape' | 'seed' | 'cols'>[] = [
+        { rows: 75, norm: true },
+        { rows: 2 * 37, norm: true, gate: 'silu' },
+        { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
+        { rows: 45, bias: true, accumulate: true, columns: { offset: 19, stride: 83 } },
+        { rows: 2 * 21, bias: true, gate: 'silu', columns: { offset: 10, stride: 2 * 31 } },
+      ];
+      for (const R of [1, 3]) {
+        const variants = shapes(4, Math.min(R, 2));
+        for (const [j, c] of cases.entries()) {
+          await check(ctx, { ...c, cols: j % 2 ? 128 : 96, R, shape: variants[(j + R) % variants.length], seed: 10 * j + R });
+        }
+      }
+    });
+  });
+
+  it('sharded by rows gives the unsharded result exactly', async () => {
+    await withErrorScopes(ctx.device, 'nibbles shards', async () => {
+      const [rows, cols] = [203, 128];
+      const { gguf } = randomTensor('q4_0', rows, cols, 5);
+      const whole = uploadWeight(ctx, 'test.whole', 'q4_0', rows, cols, gguf);
+      const sharded = uploadWeight(ctx, 'test.sharded', 'q4_0', rows, cols, gguf, { maxShardBytes: Math.ceil(whole.shards[0].buffer.size / 5) });
+      const x = uniforms(cols, 9);
+      const run = async (w: typeof whole) => {
+        const X = storageBufferWith(ctx.device, 'test.x', x);
+        const Y = storageBufferWith(ctx.device, 'test.y', new Float32Array(rows));
+        try {
+          return await runAndRead(ctx, await linear(ctx, 'test.shards', w, X, Y, 1, { shape: linearShape(ctx.caps, 1, 'q4_0') }), Y, rows);
+        } finally {
+          X.destroy();
+          Y.destroy();
+        }
+      };
+      try {
+        expect(sharded.shards.length).toBeGreaterThanOrEqual(5);
+        expect(await run(sharded)).toEqual(await run(whole));
+      } finally {
+        destroyWeight(whole);
+        destroyWeight(sharded);
+      }
+    });
+  });
+});
