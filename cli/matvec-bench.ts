@@ -12,7 +12,7 @@
 import { parseArgs } from 'node:util';
 import { storageBuffer, storageBufferWith } from '../src/gpu/buffers.ts';
 import { acquireNodeGpu } from '../src/gpu/node-gpu.ts';
-import { hostTimeMs } from '../src/gpu/timer.ts';
+import { hostNow } from '../src/gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../src/kernels/kernel.ts';
 import { linear } from '../src/kernels/linear.ts';
 import { linearShape, type LinearShape } from '../src/kernels/select.ts';
@@ -44,9 +44,20 @@ async function time(dispatches: Dispatch[]): Promise<number> {
   return (await timeBoth(dispatches)).wall;
 }
 
+/** Host time of record → submit → onSubmittedWorkDone, ms. */
+async function hostTimeMs(record: (encoder: GPUCommandEncoder) => void): Promise<number> {
+  const encoder = ctx.device.createCommandEncoder();
+  record(encoder);
+  const commands = encoder.finish();
+  const t0 = hostNow();
+  ctx.device.queue.submit([commands]);
+  await ctx.device.queue.onSubmittedWorkDone();
+  return hostNow() - t0;
+}
+
 async function timeBoth(dispatches: Dispatch[]): Promise<{ wall: number; cpu: number }> {
   const c0 = process.cpuUsage();
-  const wall = await hostTimeMs(ctx.device, (encoder) => encodeDispatches(encoder, dispatches));
+  const wall = await hostTimeMs((encoder) => encodeDispatches(encoder, dispatches));
   const c = process.cpuUsage(c0);
   return { wall, cpu: (c.user + c.system) / 1000 };
 }
@@ -58,7 +69,11 @@ for (const R of values.rows.split(',').map(Number)) {
     const copies = Number(values.copies) || Math.max(4, Math.ceil((96 * 2 ** 20) / ((rows * cols) / 2)));
     const weights: WeightTensor[] = [];
     for (let i = 0; i < copies; i++) weights.push(await syntheticWeight(ctx, `bench.w${i}`, format, rows, cols, i + 1, 0.05));
-    const x = storageBufferWith(ctx.device, 'bench.x', Float32Array.from({ length: R * cols }, (_, i) => Math.sin(i)));
+    const x = storageBufferWith(
+      ctx.device,
+      'bench.x',
+      Float32Array.from({ length: R * cols }, (_, i) => Math.sin(i)),
+    );
     const y = storageBuffer(ctx.device, 'bench.y', R * rows * 4);
     const partials = storageBuffer(ctx.device, 'bench.partials', 4096 * 4);
     const bytes = weights.reduce((n, w) => n + w.shards.reduce((m, s) => m + s.buffer.size, 0), 0);
@@ -96,12 +111,16 @@ for (const R of values.rows.split(',').map(Number)) {
       }
     }
     const roofMs = median(roof);
-    console.log(`${format} ${rows}x${cols} R=${R} ×${copies} (${(bytes / 2 ** 20).toFixed(0)} MiB): read roof ${roofMs.toFixed(2)} ms (cpu min ${Math.min(...roofCpu).toFixed(1)} ms) = ${(bytes / roofMs / 1e6).toFixed(2)} GB/s`);
+    console.log(
+      `${format} ${rows}x${cols} R=${R} ×${copies} (${(bytes / 2 ** 20).toFixed(0)} MiB): read roof ${roofMs.toFixed(2)} ms (cpu min ${Math.min(...roofCpu).toFixed(1)} ms) = ${(bytes / roofMs / 1e6).toFixed(2)} GB/s`,
+    );
     for (const [k, shape] of shapes.entries()) {
       const ms = median(times[k]);
       const perRep = median(times[k].map((m, r) => roof[r] / m));
       const cpu = median(cpus[k].map((m, r) => roofCpu[r] / m));
-      console.log(`  ${perRep.toFixed(3)} of roof (wall, per rep)  ${cpu.toFixed(3)} (cpu time)  ${ms.toFixed(2)} ms  cpu median ${median(cpus[k]).toFixed(1)} min ${Math.min(...cpus[k]).toFixed(1)} ms  ${JSON.stringify(shape)}`);
+      console.log(
+        `  ${perRep.toFixed(3)} of roof (wall, per rep)  ${cpu.toFixed(3)} (cpu time)  ${ms.toFixed(2)} ms  cpu median ${median(cpus[k]).toFixed(1)} min ${Math.min(...cpus[k]).toFixed(1)} ms  ${JSON.stringify(shape)}`,
+      );
     }
     for (const ds of [best, ...kernels]) releaseDispatches(ds);
     for (const w of weights) destroyWeight(w);

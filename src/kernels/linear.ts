@@ -16,9 +16,6 @@ import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
 import { SHADERS } from './shaders.ts';
-import linearRowsQ4_0 from '../../shaders/linear_rows_q4_0.wgsl?raw';
-import linearRowsQ4_0Loads from '../../shaders/linear_rows_q4_0_loads.wgsl?raw';
-import linearRowsQ4_0Subgroups from '../../shaders/linear_rows_q4_0_subgroups.wgsl?raw';
 import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
@@ -80,7 +77,12 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
       const sg = shape.shareX;
       return {
         name: `linear_rows_q4_0${sg ? '_subgroups' : '_loads'}+${format}`,
-        code: [sg ? linearRowsQ4_0Subgroups : linearRowsQ4_0Loads, linearRowsQ4_0, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+        code: [
+          sg ? SHADERS.linear_rows_q4_0_subgroups : SHADERS.linear_rows_q4_0_loads,
+          SHADERS.linear_rows_q4_0,
+          SHADERS.linear_io,
+          WEIGHT_LIBRARY[format],
+        ].join('\n'),
         constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...(sg ? { SUBGROUP: sg } : {}), ...io },
       };
     }
@@ -109,7 +111,8 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
 /** Throws a typed error when `shape` cannot run `R` rows on this device. */
 export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number): void {
   const { caps } = ctx;
-  const bad = (why: string) => new TokenscopeError('bad-input', `Linear shape ${JSON.stringify(shape)} for ${R} rows: ${why}.`, 'Use linearShape() or autotuneLinear() for this device.');
+  const bad = (why: string) =>
+    new TokenscopeError('bad-input', `Linear shape ${JSON.stringify(shape)} for ${R} rows: ${why}.`, 'Use linearShape() or autotuneLinear() for this device.');
   const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
   if (shape.kernel === 'rows') {
     const { rowBlock, tokens } = shape;
@@ -127,15 +130,17 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
     if (shape.wide) {
       if (!caps.subgroups) throw bad('a wide matvec needs subgroups');
-    } else if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize)) throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
-    if (!(shape.rowBlock >= 1 && shape.rowBlock <= 8 && shape.rowsPerWorkgroup % shape.rowBlock === 0)) throw bad('rowBlock must be 1–8 and divide rowsPerWorkgroup');
+    } else if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize))
+      throw bad('subgroups need the feature and lanes ≤ the minimum subgroup size');
+    if (!(shape.rowBlock >= 1 && shape.rowBlock <= 8 && shape.rowsPerWorkgroup % shape.rowBlock === 0))
+      throw bad('rowBlock must be 1–8 and divide rowsPerWorkgroup');
     return;
   }
   if (shape.f16 && !caps.shaderF16) throw bad('f16 tiles need shader-f16');
-  if (shape.tileM % 4 !== 0 || shape.tileN % 4 !== 0 || (shape.tileM * shape.tileN) / 16 > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('tiles must be multiples of 4 within the workgroup limit');
+  if (shape.tileM % 4 !== 0 || shape.tileN % 4 !== 0 || (shape.tileM * shape.tileN) / 16 > caps.limits.maxComputeInvocationsPerWorkgroup)
+    throw bad('tiles must be multiples of 4 within the workgroup limit');
   if (TILE_K * (shape.tileM + shape.tileN) * (shape.f16 ? 2 : 4) > caps.limits.maxComputeWorkgroupStorageSize) throw bad('tiles exceed workgroup memory');
 }
-
 
 function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: number): [number, number, number] {
   const max = ctx.caps.limits.maxComputeWorkgroupsPerDimension;

@@ -27,9 +27,23 @@ const MiB = 1024 * 1024;
 
 export function probeShapes(caps: Capabilities): ProbeShapes {
   if (caps.cpuLike) {
-    return { workingSetCap: 256 * MiB, bandwidthWorkgroups: [16, 64, 256, 1024, 4096], readRuns: [1, 4], fmaWorkgroups: 32, fmaIterations: 512, matmulSize: 384 };
+    return {
+      workingSetCap: 256 * MiB,
+      bandwidthWorkgroups: [16, 64, 256, 1024, 4096],
+      readRuns: [1, 4],
+      fmaWorkgroups: 32,
+      fmaIterations: 512,
+      matmulSize: 384,
+    };
   }
-  return { workingSetCap: 1024 * MiB, bandwidthWorkgroups: [1024, 4096, 16384, 65536], readRuns: [1, 4], fmaWorkgroups: 8192, fmaIterations: 4096, matmulSize: 2048 };
+  return {
+    workingSetCap: 1024 * MiB,
+    bandwidthWorkgroups: [1024, 4096, 16384, 65536],
+    readRuns: [1, 4],
+    fmaWorkgroups: 8192,
+    fmaIterations: 4096,
+    matmulSize: 2048,
+  };
 }
 
 /** A grid-stride elementwise kernel's shape: workgroup size and grid for `n` elements. */
@@ -278,7 +292,11 @@ export function linearShapes(caps: Capabilities, R: number, format?: WeightForma
     return R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
   }
   if (R > MATVEC_MAX_TOKENS) {
-    const tiles = [[64, 64], [32, 64], [64, 32]];
+    const tiles = [
+      [64, 64],
+      [32, 64],
+      [64, 32],
+    ];
     const precisions = caps.shaderF16 ? [true, false] : [false];
     return precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
   }
@@ -287,7 +305,14 @@ export function linearShapes(caps: Capabilities, R: number, format?: WeightForma
   if (!subgroups) return [tree(rowBlock, 1), tree(rowBlock, 4), tree(Math.min(8, rowBlock * 2), 1)];
   // Rows per workgroup from the widest subgroup the device may run: one row block per subgroup.
   const wave = Math.max(sgSize, caps.subgroupMaxSize);
-  const wide = (lanes: number, rb: number): LinearShape => ({ kernel: 'matvec', subgroups: true, wide: true, lanes, rowBlock: rb, rowsPerWorkgroup: Math.max(1, lanes / wave) * rb });
+  const wide = (lanes: number, rb: number): LinearShape => ({
+    kernel: 'matvec',
+    subgroups: true,
+    wide: true,
+    lanes,
+    rowBlock: rb,
+    rowsPerWorkgroup: Math.max(1, lanes / wave) * rb,
+  });
   const blocks = [rowBlock, rowBlock * 2, Math.max(1, rowBlock / 2)].filter((b, i, all) => all.indexOf(b) === i && b <= 8);
   const one: LinearShape = { kernel: 'matvec', subgroups: true, lanes: Math.min(sgSize, 64), rowBlock, rowsPerWorkgroup: rowBlock };
   return [...blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]), one, tree(rowBlock, 1)];
@@ -296,7 +321,11 @@ export function linearShapes(caps: Capabilities, R: number, format?: WeightForma
 /** Register tiles of linear_rows.wgsl for R tokens: tokens ≤ 4 per invocation, rows filling 16 accumulators. */
 function rowsTiles(R: number): LinearShape[] {
   const tokens = Math.min(R, 4);
-  const tiles: [number, number][] = [[Math.min(8, Math.floor(16 / tokens)), tokens], [8, Math.min(R, 2)], [4, Math.min(R, 2)]];
+  const tiles: [number, number][] = [
+    [Math.min(8, Math.floor(16 / tokens)), tokens],
+    [8, Math.min(R, 2)],
+    [4, Math.min(R, 2)],
+  ];
   return tiles
     .filter(([rb, t], i) => tiles.findIndex(([rb2, t2]) => rb2 === rb && t2 === t) === i)
     .map(([rowBlock, t]): LinearShape => ({ kernel: 'rows', lanes: 8, rowBlock, tokens: t }));
@@ -305,7 +334,12 @@ function rowsTiles(R: number): LinearShape[] {
 function cpuLinearShapes(caps: Capabilities, R: number, subgroups: boolean): LinearShape[] {
   if (R > MATVEC_MAX_TOKENS) {
     const precisions = caps.shaderF16 ? [false, true] : [false];
-    const tiled = precisions.flatMap((f16) => [[32, 32], [64, 64]].map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
+    const tiled = precisions.flatMap((f16) =>
+      [
+        [32, 32],
+        [64, 64],
+      ].map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })),
+    );
     return [...rowsTiles(R), ...tiled];
   }
   // Each invocation takes as many weight rows as its registers allow (8 / R), a workgroup a few such blocks.

@@ -31,6 +31,9 @@ import matvec from '../../shaders/matvec.wgsl?raw';
 import matvecSubgroups from '../../shaders/matvec_subgroups.wgsl?raw';
 import matvecWide from '../../shaders/matvec_wide.wgsl?raw';
 import linearRows from '../../shaders/linear_rows.wgsl?raw';
+import linearRowsQ4_0 from '../../shaders/linear_rows_q4_0.wgsl?raw';
+import linearRowsQ4_0Loads from '../../shaders/linear_rows_q4_0_loads.wgsl?raw';
+import linearRowsQ4_0Subgroups from '../../shaders/linear_rows_q4_0_subgroups.wgsl?raw';
 import matmulTiledCore from '../../shaders/matmul_tiled_core.wgsl?raw';
 import matmulTiled from '../../shaders/matmul_tiled.wgsl?raw';
 import matmulTiledF16 from '../../shaders/matmul_tiled_f16.wgsl?raw';
@@ -84,6 +87,9 @@ export const SHADERS = {
   matvec_subgroups: matvecSubgroups,
   matvec_wide: matvecWide,
   linear_rows: linearRows,
+  linear_rows_q4_0: linearRowsQ4_0,
+  linear_rows_q4_0_loads: linearRowsQ4_0Loads,
+  linear_rows_q4_0_subgroups: linearRowsQ4_0Subgroups,
   matmul_tiled_core: matmulTiledCore,
   matmul_tiled: matmulTiled,
   matmul_tiled_f16: matmulTiledF16,

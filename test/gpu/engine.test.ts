@@ -82,7 +82,14 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
           // still catches any real bug. f16 cache: each K/V element is off by ≤ u = 2^-10 relative,
           // which moves each layer's attention output by NMSE ≤ 2u²/3 (see attention.test.ts); over
           // stories260K's 5 layers ≤ 5 · 6.4e-7 ≈ 3.2e-6, so 4e-6 (a wrong key or head gives ≥ 1e-3).
-          expect(nmse(gpu, refLogits)).toBeLessThan(loaded.info.kv_cache === 'f16' ? 4e-6 : 1e-8);
+          const tolerance = loaded.info.kv_cache === 'f16' ? 4e-6 : 1e-8;
+          expect(nmse(gpu, refLogits)).toBeLessThan(tolerance);
+          // One decode step after it (R = 1: the decode matvec, e.g. the CPU adapters' Q4_0 nibble
+          // kernel), fed the token the prefill chose, on both sides.
+          const g = await generate(loaded.engine, prompt, 2);
+          const decoded = await loaded.engine.readLogits(0);
+          const refDecoded = reference.forward(g.outputTokens[0], prompt.length);
+          expect(nmse(decoded, refDecoded)).toBeLessThan(tolerance);
         } finally {
           await loaded.engine.destroy();
           if (noF16) device.destroy();

@@ -80,7 +80,14 @@ async function check(ctx: GpuContext, c: Case): Promise<void> {
   const G = storageBufferWith(ctx.device, 'test.norm', normWeight);
   const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
   try {
-    const opts: LinearOptions = { shape: c.shape, bias: B, accumulate: c.accumulate, gate: c.gate, columns: c.columns, norm: c.norm ? { weight: G, eps: 1e-5 } : undefined };
+    const opts: LinearOptions = {
+      shape: c.shape,
+      bias: B,
+      accumulate: c.accumulate,
+      gate: c.gate,
+      columns: c.columns,
+      norm: c.norm ? { weight: G, eps: 1e-5 } : undefined,
+    };
     const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, c.R, opts), Y, c.R * outCols);
     const xin = c.norm ? rmsnormRows(x, c.R, c.cols, normWeight, 1e-5) : x;
     const z = referenceLinear(values, c.rows, c.cols, xin, c.R, bias?.subarray(offset, offset + c.rows));
@@ -148,7 +155,10 @@ describe.each(RUNTIMES)('fused linear prologue and epilogues (%s)', (_name, disa
       const up = randomTensor('q8_0', rows / 2, cols, 4);
       const gguf = interleaveRows('q8_0', rows / 2, cols, gate.gguf, up.gguf);
       const whole = uploadWeight(ctx, 'test.whole', 'q8_0', rows, cols, gguf, { rowMultiple: 2 });
-      const sharded = uploadWeight(ctx, 'test.sharded', 'q8_0', rows, cols, gguf, { rowMultiple: 2, maxShardBytes: Math.ceil(whole.shards[0].buffer.size / 5) + 7 });
+      const sharded = uploadWeight(ctx, 'test.sharded', 'q8_0', rows, cols, gguf, {
+        rowMultiple: 2,
+        maxShardBytes: Math.ceil(whole.shards[0].buffer.size / 5) + 7,
+      });
       try {
         expect(sharded.shards.length).toBeGreaterThanOrEqual(5);
         expect(sharded.shards.every((s) => s.rowStart % 2 === 0)).toBe(true);

@@ -53,7 +53,12 @@ async function check(ctx: GpuContext, c: Case): Promise<void> {
   const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
   try {
     const norm = c.norm ? { weight: G, eps: 1e-5 } : undefined;
-    const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, c.R, { shape: c.shape, bias: B, accumulate: c.accumulate, gate: c.gate, columns: c.columns, norm }), Y, c.R * outCols);
+    const got = await runAndRead(
+      ctx,
+      await linear(ctx, 'test.linear', w, X, Y, c.R, { shape: c.shape, bias: B, accumulate: c.accumulate, gate: c.gate, columns: c.columns, norm }),
+      Y,
+      c.R * outCols,
+    );
     const xin = Float64Array.from(x);
     if (c.norm) {
       for (let t = 0; t < c.R; t++) {

@@ -18,7 +18,7 @@ const F16_TOLERANCE = 1e-5;
 /** Seeded awkward shapes: rows not multiples of any workgroup/tile size, cols not of 64. */
 function shapesFor(format: WeightFormat, seed: number): [number, number][] {
   const next = rng(seed);
-  const pick = <T,>(xs: T[]) => xs[Math.floor(next() * xs.length)];
+  const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)];
   const multiple = rowMultiple(format);
   const quantized = multiple > 4;
   // K-quants (256-weight super-blocks): one to three super-blocks, so chunks split across lanes unevenly.
@@ -58,7 +58,15 @@ function variants(ctx: GpuContext, R: number, kernel: 'matvec' | 'matmul'): Line
   return shapes;
 }
 
-async function check(ctx: GpuContext, format: WeightFormat, rows: number, cols: number, R: number, shape: LinearShape, opts: { bias?: boolean; accumulate?: boolean; seed: number }) {
+async function check(
+  ctx: GpuContext,
+  format: WeightFormat,
+  rows: number,
+  cols: number,
+  R: number,
+  shape: LinearShape,
+  opts: { bias?: boolean; accumulate?: boolean; seed: number },
+) {
   const { gguf, values } = randomTensor(format, rows, cols, opts.seed);
   const w = uploadWeight(ctx, 'test.w', format, rows, cols, gguf);
   const x = uniforms(R * cols, opts.seed + 1);
@@ -135,7 +143,8 @@ describe.each(RUNTIMES)('linear (%s)', (_name, disable) => {
   it.each(WEIGHT_FORMATS)('%s with bias and accumulate', async (format) => {
     await withErrorScopes(ctx.device, `bias ${format}`, async () => {
       const [rows, cols] = shapesFor(format, 37)[0];
-      for (const R of [matvecRows(format).at(-1)!, 33]) await check(ctx, format, rows, cols, R, linearShape(ctx.caps, R), { bias: true, accumulate: true, seed: R });
+      for (const R of [matvecRows(format).at(-1)!, 33])
+        await check(ctx, format, rows, cols, R, linearShape(ctx.caps, R), { bias: true, accumulate: true, seed: R });
     });
   });
 

@@ -60,7 +60,7 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
   };
   for (const caps of capsVariants(ctx.caps)) {
     for (const R of ROWS) {
-      for (const shape of linearShapes(caps, R)) {
+      for (const shape of [...linearShapes(caps, R), ...linearShapes(caps, R, 'q4_0')]) {
         try {
           checkLinearShape({ ...ctx, caps }, shape, R);
         } catch {
@@ -75,7 +75,7 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
         once(pipelineKey({ ...plain, name: body, constants }), () => plain);
         for (const format of WEIGHT_FORMATS)
           for (const io of [LINEAR_IO[0], LINEAR_IO[LINEAR_IO.length - 1]])
-            once(`${body}+${format} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
+            once(`${linearSpec(format, shape, R).name} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
         for (const io of LINEAR_IO) once(`${body} ${JSON.stringify(io)}`, () => linearSpec('q4_k', shape, R, io));
       }
     }
@@ -183,7 +183,13 @@ describe('every shader variant the kernels can produce', () => {
     // Every linear body and every format is reached, and so is every WGSL file.
     const bodies = new Set(linear.map((s) => s.name.split('+')[0]));
     expect([...bodies].sort()).toEqual(
-      expect.arrayContaining(['linear_rows', 'matmul_tiled', 'matvec', ...(ctx.caps.subgroups ? ['matvec_subgroups', 'matvec_wide'] : [])]),
+      expect.arrayContaining([
+        'linear_rows',
+        'linear_rows_q4_0_loads',
+        'matmul_tiled',
+        'matvec',
+        ...(ctx.caps.subgroups ? ['matvec_subgroups', 'matvec_wide'] : []),
+      ]),
     );
     expect(new Set(linear.map((s) => s.name.split('+')[1]))).toEqual(new Set(WEIGHT_FORMATS));
 
