@@ -14,14 +14,7 @@ struct Params {
 
 override WG_SIZE: u32 = 64;   // a power of two
 
-const NONE = 0xffffffffu;
-
-var<workgroup> bestValue: array<f32, WG_SIZE>;
-var<workgroup> bestIndex: array<u32, WG_SIZE>;
-
-fn ahead(v: f32, i: u32, w: f32, j: u32) -> bool {
-  return i != NONE && (j == NONE || v > w || (v == w && i < j));
-}
+// NONE, bestValue/bestIndex, ahead() and bestOfWorkgroup() come from argmax_tree.wgsl.
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -37,16 +30,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       i = j;
     }
   }
-  bestValue[lid] = v;
-  bestIndex[lid] = i;
-  workgroupBarrier();
-  for (var s = WG_SIZE / 2u; s > 0u; s >>= 1u) {
-    if (lid < s && ahead(bestValue[lid + s], bestIndex[lid + s], bestValue[lid], bestIndex[lid])) {
-      bestValue[lid] = bestValue[lid + s];
-      bestIndex[lid] = bestIndex[lid + s];
-    }
-    workgroupBarrier();
-  }
+  bestOfWorkgroup(lid, v, i);
   if (lid == 0u) {
     tokens[r] = bestIndex[0];
   }

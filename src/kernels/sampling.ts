@@ -64,7 +64,7 @@ export async function argmax(
     return [
       await makeDispatch(
         ctx,
-        { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } },
+        { name, code: withTree(name), constants: { WG_SIZE: shape.wgSize } },
         {
           owner,
           kind: 'sampling',
@@ -84,7 +84,7 @@ export async function argmax(
   return [
     await makeDispatch(
       ctx,
-      { name: 'argmax_partials', code: SHADERS.argmax_partials, constants: { WG_SIZE: shape.wgSize } },
+      { name: 'argmax_partials', code: withTree('argmax_partials'), constants: { WG_SIZE: shape.wgSize } },
       {
         owner: `${owner}.partials`,
         kind: 'sampling',
@@ -96,7 +96,7 @@ export async function argmax(
     ),
     await makeDispatch(
       ctx,
-      { name: 'argmax_merge', code: SHADERS.argmax_merge, constants: { WG_SIZE: mergeWg } },
+      { name: 'argmax_merge', code: withTree('argmax_merge'), constants: { WG_SIZE: mergeWg } },
       {
         owner: `${owner}.merge`,
         kind: 'sampling',
@@ -107,6 +107,11 @@ export async function argmax(
       },
     ),
   ];
+}
+
+/** A greedy-sampling body joined with argmax_tree.wgsl (argmax_subgroups.wgsl reduces with subgroups and needs none). */
+function withTree(body: 'argmax' | 'argmax_subgroups' | 'argmax_partials' | 'argmax_merge'): string {
+  return body === 'argmax_subgroups' ? SHADERS[body] : [SHADERS[body], SHADERS.argmax_tree].join('\n');
 }
 
 export interface SampleKernel {

@@ -24,6 +24,7 @@ import argmax from '../../shaders/argmax.wgsl?raw';
 import argmaxSubgroups from '../../shaders/argmax_subgroups.wgsl?raw';
 import argmaxPartials from '../../shaders/argmax_partials.wgsl?raw';
 import argmaxMerge from '../../shaders/argmax_merge.wgsl?raw';
+import argmaxTree from '../../shaders/argmax_tree.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
 import linearIo from '../../shaders/linear_io.wgsl?raw';
 import matvecCore from '../../shaders/matvec_core.wgsl?raw';
@@ -78,6 +79,7 @@ export const SHADERS = {
   argmax_subgroups: argmaxSubgroups,
   argmax_partials: argmaxPartials,
   argmax_merge: argmaxMerge,
+  argmax_tree: argmaxTree,
   sample,
   // Linear layers and embeddings: a kernel body joined with linear_io (bindings, output) and the
   // format's weight library (WEIGHT_LIBRARY in src/kernels/weights.ts); see src/kernels/linear.ts.

@@ -90,3 +90,14 @@ export class GpuScope {
     for (const b of this.buffers) b.destroy();
   }
 }
+
+/**
+ * NMSE a whole model's logits may show against the CPU reference. Both sides dequantize the same
+ * weights to f32; with an f32 KV cache only summation order and WGSL's exp/inverseSqrt differ
+ * (~1e-12), so 1e-8 catches any real mistake. With the f16 cache (Node/lavapipe has shader-f16),
+ * each K/V element is off by ≤ u = 2⁻¹⁰ relative, which moves each layer's attention output by
+ * NMSE ≤ 2u²/3 ≈ 6.4e-7 (attention.test.ts): 8e-7 per layer (a wrong key or head gives ≥ 1e-3).
+ */
+export function logitsTolerance(kvCache: 'f16' | 'f32', layers: number): number {
+  return kvCache === 'f16' ? 8e-7 * layers : 1e-8;
+}

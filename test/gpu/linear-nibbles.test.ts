@@ -9,80 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { linear, type GateActivation } from '../../src/kernels/linear.ts';
-import { linearShape, type LinearShape, type RowsShape } from '../../src/kernels/select.ts';
+import { linear } from '../../src/kernels/linear.ts';
+import { linearShape, type RowsShape } from '../../src/kernels/select.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
-import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';
-
-// As in linear.test.ts: f32 accumulation gives NMSE ≈ 1e-12, one wrong output ≳ 1e-3; the norm
-// and the activations add ~1e-7 relative per output.
-const TOLERANCE = 1e-9;
-
-const ACT: Record<GateActivation, (g: number) => number> = {
-  silu: (g) => g / (1 + Math.exp(-g)),
-  gelu_tanh: (g) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))),
-};
-
-interface Case {
-  rows: number;
-  cols: number;
-  R: number;
-  shape: LinearShape;
-  norm?: boolean;
-  gate?: GateActivation;
-  bias?: boolean;
-  accumulate?: boolean;
-  columns?: { offset: number; stride: number };
-  seed: number;
-}
-
-async function check(ctx: GpuContext, c: Case): Promise<void> {
-  const { gguf, values } = randomTensor('q4_0', c.rows, c.cols, c.seed);
-  const w = uploadWeight(ctx, 'test.w', 'q4_0', c.rows, c.cols, gguf, { rowMultiple: c.gate ? 2 : 1 });
-  const stride = c.columns?.stride ?? c.rows;
-  const offset = c.columns?.offset ?? 0;
-  const outCols = c.gate ? stride / 2 : stride;
-  const x = uniforms(c.R * c.cols, c.seed + 1, 3);
-  const gain = uniforms(c.cols, c.seed + 2);
-  const bias = c.bias ? uniforms(stride, c.seed + 3) : undefined;
-  const y0 = uniforms(c.R * outCols, c.seed + 4);
-  const X = storageBufferWith(ctx.device, 'test.x', x);
-  const Y = storageBufferWith(ctx.device, 'test.y', y0);
-  const G = storageBufferWith(ctx.device, 'test.norm', gain);
-  const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
-  try {
-    const norm = c.norm ? { weight: G, eps: 1e-5 } : undefined;
-    const got = await runAndRead(
-      ctx,
-      await linear(ctx, 'test.linear', w, X, Y, c.R, { shape: c.shape, bias: B, accumulate: c.accumulate, gate: c.gate, columns: c.columns, norm }),
-      Y,
-      c.R * outCols,
-    );
-    const xin = Float64Array.from(x);
-    if (c.norm) {
-      for (let t = 0; t < c.R; t++) {
-        let ss = 0;
-        for (let k = 0; k < c.cols; k++) ss += x[t * c.cols + k] ** 2;
-        const scale = 1 / Math.sqrt(ss / c.cols + 1e-5);
-        for (let k = 0; k < c.cols; k++) xin[t * c.cols + k] = x[t * c.cols + k] * scale * gain[k];
-      }
-    }
-    const z = referenceLinear(values, c.rows, c.cols, xin as unknown as Float32Array, c.R, bias?.subarray(offset, offset + c.rows));
-    const want = Float64Array.from(y0);
-    for (let t = 0; t < c.R; t++) {
-      for (let n = 0; n < c.rows; n += c.gate ? 2 : 1) {
-        const v = c.gate ? ACT[c.gate](z[t * c.rows + n]) * z[t * c.rows + n + 1] : z[t * c.rows + n];
-        const at = t * outCols + (c.gate ? (offset + n) / 2 : offset + n);
-        want[at] = (c.accumulate ? want[at] : 0) + v;
-      }
-    }
-    expect(nmse(got, want), `${JSON.stringify({ ...c, shape: undefined })} ${JSON.stringify(c.shape)}`).toBeLessThan(TOLERANCE);
-  } finally {
-    destroyWeight(w);
-    for (const b of [X, Y, G, B]) b?.destroy();
-  }
-}
+import { checkLinear, type LinearCase } from './linear-check.ts';
+import { randomTensor, rng, runAndRead, uniforms } from './weights-reference.ts';
 
 const RUNTIMES: [string, Fallbacks | undefined][] = [
   ['every feature', undefined],
@@ -118,19 +50,19 @@ describe.each(RUNTIMES)('q4_0 masked-nibble linear (%s)', (_name, disable) => {
         const rows = 1 + Math.floor(next() * 120);
         for (const R of [1, 2, 3, 8]) {
           const tokens = Math.min(R, 2);
-          for (const shape of shapes(R === 1 ? 3 : 8 / tokens, tokens)) await check(ctx, { rows, cols, R, shape, seed: 10 * i + R });
+          for (const shape of shapes(R === 1 ? 3 : 8 / tokens, tokens)) await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape, seed: 10 * i + R });
         }
       }
       // The static default, and a tile of 5 tokens × 3 rows (a partial token tile in grid z) over 7 rows of X.
-      await check(ctx, { rows: 203, cols: 256, R: 1, shape: linearShape(ctx.caps, 1, 'q4_0'), seed: 1 });
-      for (const shape of shapes(3, 5)) await check(ctx, { rows: 37, cols: 128, R: 7, shape, seed: 2 });
+      await checkLinear(ctx, { format: 'q4_0', rows: 203, cols: 256, R: 1, shape: linearShape(ctx.caps, 1, 'q4_0'), seed: 1 });
+      for (const shape of shapes(3, 5)) await checkLinear(ctx, { format: 'q4_0', rows: 37, cols: 128, R: 7, shape, seed: 2 });
     });
   });
 
   // Each fused combination is its own pipeline (~5 s to compile on lavapipe): each takes one of the X variants in turn.
   it('fused: RMSNorm prologue, gate|up SwiGLU and GELU-tanh, bias, accumulate, columns of a wider output', async () => {
     await withErrorScopes(ctx.device, 'nibbles fused', async () => {
-      const cases: Omit<Case, 'R' | 'shape' | 'seed' | 'cols'>[] = [
+      const cases: Omit<LinearCase, 'R' | 'shape' | 'seed' | 'cols' | 'format'>[] = [
         { rows: 75, norm: true },
         { rows: 2 * 37, norm: true, gate: 'silu' },
         { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
@@ -140,7 +72,7 @@ describe.each(RUNTIMES)('q4_0 masked-nibble linear (%s)', (_name, disable) => {
       for (const R of [1, 3]) {
         const variants = shapes(4, Math.min(R, 2));
         for (const [j, c] of cases.entries()) {
-          await check(ctx, { ...c, cols: j % 2 ? 128 : 96, R, shape: variants[(j + R) % variants.length], seed: 10 * j + R });
+          await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 128 : 96, R, shape: variants[(j + R) % variants.length], seed: 10 * j + R });
         }
       }
     });

@@ -1,0 +1,90 @@
+/**
+ * One linear layer with its fused prologue and epilogues against a float64 CPU reference: the
+ * RMSNorm prologue, the gated (SwiGLU / GeGLU) epilogue, a part writing its columns of a wider
+ * output, bias and residual accumulate. Shared by linear-fused.test.ts and linear-nibbles.test.ts.
+ */
+import { expect } from 'vitest';
+import { storageBufferWith } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
+import type { LinearShape } from '../../src/kernels/select.ts';
+import { destroyWeight, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
+import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
+
+// As in linear.test.ts: f32 accumulation gives NMSE ≈ 1e-12, one wrong output ≳ 1e-3. The norm's
+// inverseSqrt and the activations' exp add ~1e-7 relative per output. f16 tiles: ≈ 1e-7..1e-6.
+const F32_TOLERANCE = 1e-9;
+const F16_TOLERANCE = 1e-5;
+
+const ACT: Record<GateActivation, (g: number) => number> = {
+  silu: (g) => g / (1 + Math.exp(-g)),
+  gelu_tanh: (g) => 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g ** 3))),
+};
+
+/** x / sqrt(mean(x²) + eps) · weight per row, in float64. */
+function rmsnormRows(x: Float32Array, R: number, cols: number, weight: Float32Array, eps: number): Float32Array {
+  const out = new Float64Array(R * cols);
+  for (let t = 0; t < R; t++) {
+    let ss = 0;
+    for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
+    const scale = 1 / Math.sqrt(ss / cols + eps);
+    for (let k = 0; k < cols; k++) out[t * cols + k] = x[t * cols + k] * scale * weight[k];
+  }
+  return out as unknown as Float32Array;
+}
+
+export interface LinearCase {
+  format: WeightFormat;
+  rows: number; // weight rows (pairs × 2 when gated)
+  cols: number;
+  R: number;
+  shape: LinearShape;
+  norm?: boolean;
+  gate?: GateActivation;
+  bias?: boolean;
+  accumulate?: boolean;
+  columns?: { offset: number; stride: number };
+  seed: number;
+}
+
+export async function checkLinear(ctx: GpuContext, c: LinearCase): Promise<void> {
+  const { gguf, values } = randomTensor(c.format, c.rows, c.cols, c.seed);
+  const w = uploadWeight(ctx, 'test.w', c.format, c.rows, c.cols, gguf, { rowMultiple: c.gate ? 2 : 1 });
+  const stride = c.columns?.stride ?? c.rows;
+  const offset = c.columns?.offset ?? 0;
+  const outCols = c.gate ? stride / 2 : stride;
+  const x = uniforms(c.R * c.cols, c.seed + 1, 3);
+  const normWeight = uniforms(c.cols, c.seed + 2);
+  const bias = c.bias ? uniforms(stride, c.seed + 3) : undefined;
+  const y0 = uniforms(c.R * outCols, c.seed + 4);
+  const X = storageBufferWith(ctx.device, 'test.x', x);
+  const Y = storageBufferWith(ctx.device, 'test.y', y0);
+  const G = storageBufferWith(ctx.device, 'test.norm', normWeight);
+  const B = bias && storageBufferWith(ctx.device, 'test.bias', bias);
+  try {
+    const opts: LinearOptions = {
+      shape: c.shape,
+      bias: B,
+      accumulate: c.accumulate,
+      gate: c.gate,
+      columns: c.columns,
+      norm: c.norm ? { weight: G, eps: 1e-5 } : undefined,
+    };
+    const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, c.R, opts), Y, c.R * outCols);
+    const xin = c.norm ? rmsnormRows(x, c.R, c.cols, normWeight, 1e-5) : x;
+    const z = referenceLinear(values, c.rows, c.cols, xin, c.R, bias?.subarray(offset, offset + c.rows));
+    const want = Float64Array.from(y0);
+    for (let t = 0; t < c.R; t++) {
+      for (let n = 0; n < c.rows; n += c.gate ? 2 : 1) {
+        const v = c.gate ? ACT[c.gate](z[t * c.rows + n]) * z[t * c.rows + n + 1] : z[t * c.rows + n];
+        const at = t * outCols + (c.gate ? (offset + n) / 2 : offset + n);
+        want[at] = (c.accumulate ? want[at] : 0) + v;
+      }
+    }
+    const tolerance = c.shape.kernel === 'matmul' && c.shape.f16 ? F16_TOLERANCE : F32_TOLERANCE;
+    expect(nmse(got, want), `${JSON.stringify({ ...c, shape: undefined })} ${JSON.stringify(c.shape)}`).toBeLessThan(tolerance);
+  } finally {
+    destroyWeight(w);
+    for (const b of [X, Y, G, B]) b?.destroy();
+  }
+}
