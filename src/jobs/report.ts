@@ -69,7 +69,7 @@ export function formatModel(r: BenchResult): string {
     lines.push(
       `Cold start: parse ${ms(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${ms(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${ms(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${ms(cold.compile_ms, 1)} ms`,
     );
-  const shapes = r.kernel_shapes as import('../model/load.ts').KernelShapes | undefined;
+  const shapes = r.kernel_shapes;
   if (shapes)
     lines.push(
       `Kernel shapes: ${shapes.source === 'autotuned' ? `autotuned for ${Object.keys(shapes.linear).length} linear problems` : `static (${shapes.note ?? "select.ts's defaults"})`}`,

@@ -257,8 +257,8 @@ export class Engine {
       if (req.sampling) program.sampler?.write(req.sampling);
       writeRowTable(device.queue, b.rows, step.rows);
       if (step.tokens !== 'device') device.queue.writeBuffer(b.tokensIn, 0, Uint32Array.from(step.tokens));
-      const encoder = device.createCommandEncoder({ label: timing.phase ?? 'step' });
       const phase = timing.phase ?? 'step';
+      const encoder = device.createCommandEncoder({ label: phase });
       const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
       record(program.body);
       if (sampled > 0) {
