@@ -103,9 +103,11 @@ export function formatInspection(run: InspectRun): string {
   if (run.deviceNote) lines.push(run.deviceNote);
   const d = i.decode;
   lines.push(
-    d.tokensPerS === null
-      ? `decode: ${mib(d.bytesPerToken)} read per token; no roof measured yet (add --probe to measure the read roof)`
-      : `decode: at most ${d.tokensPerS.toFixed(1)} tokens/s = read roof ${d.readRoofGBs!.toFixed(2)} GB/s ÷ ${mib(d.bytesPerToken)} per token`,
+    d === null
+      ? 'decode: not predicted (the engine cannot plan this model)'
+      : d.tokensPerS === null
+        ? `decode: ${mib(d.bytesPerToken)} read per token; no roof measured yet (add --probe to measure the read roof)`
+        : `decode: at most ${d.tokensPerS.toFixed(1)} tokens/s = read roof ${d.readRoofGBs!.toFixed(2)} GB/s ÷ ${mib(d.bytesPerToken)} per token`,
   );
   return lines.join('\n');
 }

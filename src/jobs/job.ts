@@ -319,7 +319,7 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
     async ({ engine, info }, ours) => {
       if (!ours.ceilings || !sameFamily(info, family)) return;
       const costs = new Map<number, LengthCosts>();
-      for (const P of latency.promptLengths) costs.set(P, await lengthCosts(engine, P, latency.gen, engine.shape.maxRows));
+      for (const P of latency.promptLengths) costs.set(P, lengthCosts(engine, P, latency.gen, engine.shape.maxRows));
       costModel = { model_id: info.id, quantization: info.quantization, costsAt: (P) => costs.get(P)!, roofs: ours.ceilings };
     },
   );

@@ -62,6 +62,11 @@ export function linearCost(format: WeightFormat, rows: number, cols: number, R: 
   return { flops: 2 * R * rows * cols + (opts.norm ? 3 * R * cols : 0) + (opts.gate ? 6 * R * outputs : 0), bytes };
 }
 
+/** The kernel class of a linear over R rows: decode-sized steps are matvecs, larger ones matmuls (for the per-kernel breakdown). */
+export function linearKind(R: number): 'matvec' | 'matmul' {
+  return R <= MATVEC_MAX_TOKENS ? 'matvec' : 'matmul';
+}
+
 /** The pipeline for a shape and format (constants that do not depend on the shard). */
 export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}): ShaderSpec {
   const io = {
@@ -221,7 +226,7 @@ export async function linear(
       const workgroups = linearWorkgroups(ctx, shape, shard.rows, R);
       return makeDispatch(ctx, spec, {
         owner: name,
-        kind: shape.kernel === 'rows' ? (R <= MATVEC_MAX_TOKENS ? 'matvec' : 'matmul') : shape.kernel,
+        kind: linearKind(R),
         bindings,
         workgroups,
         cost: linearCost(w.format, shard.rows, w.cols, R, io),

@@ -24,6 +24,9 @@ export interface SamplingParams {
   step: number;
 }
 
+/** The parameters a sampling program is built with, until the engine writes a step's own. */
+export const FIRST_DRAW: SamplingParams = { temperature: 1, topK: 0, topP: 1, seed: 0, step: 0 };
+
 /** One compare per logit; logits read once, one token written per row. */
 export function argmaxCost(R: number, vocab: number): Cost {
   return { flops: R * vocab, bytes: 4 * R * (vocab + 1) };

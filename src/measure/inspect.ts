@@ -15,6 +15,7 @@ import { plannedMatrices } from '../model/load.ts';
 import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
 import type { KvElement } from '../kernels/select.ts';
 import { modelTensors } from '../model/tensors.ts';
+import { costOfStep, weightPlan } from '../model/step.ts';
 
 /** One GGML tensor type in a file: how many tensors have it and what share of the tensor bytes. */
 export interface TypeShare {
@@ -59,8 +60,9 @@ export interface MemoryVerdict {
 
 export interface DecodePrediction {
   /**
-   * Bytes one decode token reads, as stored in the file: every tensor once, except that an untied
-   * embedding table is only gathered (one row per token), plus the KV cache at `depth`.
+   * Bytes one decode step reads and writes at `depth` (step.ts's costOfStep over the matrices as
+   * they will be uploaded): every matrix once, an untied embedding table only gathered (one row),
+   * the KV cache at `depth`, the activations.
    */
   bytesPerToken: number;
   depth: number;
@@ -88,7 +90,8 @@ export interface ModelInspection {
   /** Null when tokenscope can run this file; otherwise why not (the memory plan is then absent). */
   unsupported: string | null;
   memory: MemoryVerdict | null;
-  decode: DecodePrediction;
+  /** Null when the model cannot be planned (its reason is in `unsupported`). */
+  decode: DecodePrediction | null;
 }
 
 const DEFAULT_CONTEXT_CAP = 4096;
@@ -125,21 +128,25 @@ export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelIns
   let config: ModelConfig | null = null;
   let unsupported: string | null = null;
   let memory: MemoryVerdict | null = null;
+  let decode: DecodePrediction | null = null;
+  const depth = options.depth ?? 0;
+  const roof = options.readRoofGBs ?? null;
   try {
     config = readModelConfig(gguf);
     const model = { gguf, config, tensors: modelTensors(gguf, config) };
     const context = Math.max(1, Math.min(options.context ?? DEFAULT_CONTEXT_CAP, config.contextLength));
     const shape: EngineShape = { maxSeq: context, slots: 1, maxRows: Math.min(context, PREFILL_CHUNK) };
-    const plan = planMemory(config, plannedMatrices({ kind: 'gguf', model, id: gguf.source.name }), shape, options.kvElement ?? 'f32');
+    const matrices = plannedMatrices({ kind: 'gguf', model, id: gguf.source.name });
+    const kv = options.kvElement ?? 'f32';
+    const plan = planMemory(config, matrices, shape, kv);
     memory = { plan, context, ...fitProblem(plan, config.name, options) };
+    // A step at position depth attends depth + 1 keys: the ones before it and its own.
+    const bytesPerToken = costOfStep(config, weightPlan(config, matrices), { rows: [{ slot: 0, pos: depth }], headRows: 1, kv }).total.bytes;
+    decode = { bytesPerToken, depth, readRoofGBs: roof, tokensPerS: roof !== null && roof > 0 ? decodeCeilingTokensPerS(roof * 1e9, bytesPerToken) : null };
   } catch (e) {
     unsupported = describeError(e);
   }
 
-  const depth = options.depth ?? 0;
-  const kvPerPosition = memory ? memory.plan.kvCacheBytes / memory.context : 0;
-  const bytesPerToken = decodeWeightBytes(gguf) + kvPerPosition * depth;
-  const roof = options.readRoofGBs ?? null;
   return {
     source: gguf.source.name,
     fileBytes: gguf.source.size,
@@ -153,12 +160,7 @@ export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelIns
     contextLength: config?.contextLength ?? null,
     unsupported,
     memory,
-    decode: {
-      bytesPerToken,
-      depth,
-      readRoofGBs: roof,
-      tokensPerS: roof !== null && roof > 0 && bytesPerToken > 0 ? decodeCeilingTokensPerS(roof * 1e9, bytesPerToken) : null,
-    },
+    decode,
   };
 }
 
@@ -177,22 +179,6 @@ export function typeShares(gguf: Pick<GGUF, 'tensors'>): TypeShare[] {
   const shares = [...byType.values()];
   for (const s of shares) s.share = total > 0 ? s.bytes / total : 0;
   return shares.sort((a, b) => b.bytes - a.bytes || a.type.localeCompare(b.type));
-}
-
-/**
- * Weight bytes one decode token reads: every tensor once, except an untied `token_embd` (its
- * rows are gathered, one per token; the LM head reads `output.weight` instead). A tied table is
- * read whole, as the LM head.
- */
-export function decodeWeightBytes(gguf: Pick<GGUF, 'tensors' | 'tensor'>): number {
-  const embd = gguf.tensor('token_embd.weight');
-  const tied = gguf.tensor('output.weight') === undefined;
-  let bytes = 0;
-  for (const t of gguf.tensors) {
-    if (t === embd && !tied) bytes += t.byteSize / (t.dims[1] ?? 1);
-    else bytes += t.byteSize;
-  }
-  return bytes;
 }
 
 function fitProblem(plan: MemoryPlan, what: string, options: InspectOptions): { problem: string | null; checked: boolean } {

@@ -5,7 +5,7 @@
  */
 import type { KernelClass } from '../kernels/kernel.ts';
 import { latencyStats, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from './metrics.ts';
-import { decodeCeilingTokensPerS, verdict, type Verdict } from './roofline.ts';
+import { decodeCeilingTokensPerS, decodeEfficiency, perTokenOverheadMs, verdict, type Verdict } from './roofline.ts';
 import { summarize, type Summary } from './stats.ts';
 
 /** One timed request as stored in the result (times relative to its own send, ms). */
@@ -177,12 +177,12 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     prefill_of_matmul_roof: prefillGflops / roofs.matmul_f32_gflops,
     decode_bytes_per_token: costs.decodeStep.bytes,
     decode_bandwidth_gbps: tpot ? costs.decodeStep.bytes / (tpot.p50 / 1000) / 1e9 : null,
-    decode_efficiency: decodeRate !== null ? decodeRate / ceiling : null,
+    decode_efficiency: decodeRate !== null ? decodeEfficiency(decodeRate, ceiling) : null,
     decode_ceiling_tokens_per_s: ceiling,
     gpu_prefill_ms: gpuPrefill,
     gpu_decode_ms: gpuDecode,
     host_overhead_ms: hostOverhead(used),
-    overhead_vs_floor_ms: tpot ? tpot.p50 - (costs.decodeStep.bytes / bw) * 1000 : null,
+    overhead_vs_floor_ms: tpot ? perTokenOverheadMs(tpot.p50, costs.decodeStep.bytes, bw) : null,
   };
 }
 

@@ -132,14 +132,14 @@ function toRecord(g: GenerationRecord, rep: number, disturbed: boolean): Request
   };
 }
 
-/** Costs of one prompt length from the kernels' cost models. */
-export async function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): Promise<LengthCosts> {
+/** Costs of one prompt length: step.ts's costOfStep over each prefill chunk and a decode step at the mean depth. */
+export function lengthCosts(engine: Engine, P: number, gen: number, chunk: number): LengthCosts {
   const prefill: PhaseCost = { flops: 0, bytes: 0 };
   const prefillByKind: Partial<Record<KernelClass, PhaseCost>> = {};
   const chunks = Math.ceil(P / chunk);
   for (let c = 0; c < chunks; c++) {
     const n = Math.min(chunk, P - c * chunk);
-    const cost = await engine.stepCost({ rows: prefillRows(0, c * chunk, n), tokens: 'device', sample: c === chunks - 1 ? [n - 1] : [] });
+    const cost = engine.stepCost({ rows: prefillRows(0, c * chunk, n), tokens: 'device', sample: c === chunks - 1 ? [n - 1] : [] });
     prefill.flops += cost.total.flops;
     prefill.bytes += cost.total.bytes;
     for (const [kind, k] of Object.entries(cost.byKind) as [KernelClass, PhaseCost][]) {
@@ -148,7 +148,7 @@ export async function lengthCosts(engine: Engine, P: number, gen: number, chunk:
     }
   }
   const meanDepth = Math.round(P + (gen - 2) / 2);
-  const decode = await engine.stepCost({ rows: [{ slot: 0, pos: Math.max(P, meanDepth) }], tokens: 'device', sample: [0] });
+  const decode = engine.stepCost({ rows: [{ slot: 0, pos: Math.max(P, meanDepth) }], tokens: 'device', sample: [0] });
   return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
@@ -188,7 +188,7 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
   const spans: { phase: 'prefill' | 'decode'; ms: number }[] = [];
 
   for (const P of lengths) {
-    costs.set(P, await lengthCosts(engine, P, gen, settings.chunk));
+    costs.set(P, lengthCosts(engine, P, gen, settings.chunk));
     for (let w = 0; w < settings.warmup; w++) {
       progress(`warm-up, prompt ${P}`);
       const { g } = await run(P, -1 - w, 'phases');
@@ -225,11 +225,8 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
   const firstTtft = first ? ttftMs({ promptTokens: first.promptTokens.length, tSend: first.tSend, tTokens: first.tTokens })! : 0;
   const firstLength = first?.promptTokens.length ?? 0;
   const warmRow = rows.find((r) => r.prompt_tokens === firstLength);
-  // A decode step's bytes are linear in the depth it attends (KV reads), so two points give all.
-  const stepBytes = async (pos: number) => (await engine.stepCost({ rows: [{ slot: 0, pos }], tokens: 'device', sample: [0] })).total.bytes;
-  const b0 = await stepBytes(0);
-  const slope = (await stepBytes(engine.shape.maxSeq - 1)) - b0;
-  const bytesAtDepth = (depth: number) => b0 + (slope * (depth - 1)) / Math.max(1, engine.shape.maxSeq - 1);
+  // A decode step's bytes at the depth it attends (a step at position depth − 1 reads depth keys).
+  const bytesAtDepth = (depth: number) => engine.stepCost({ rows: [{ slot: 0, pos: Math.max(0, depth - 1) }], tokens: 'device', sample: [0] }).total.bytes;
   return {
     settings,
     gpu_clock: requests.some((r) => r.gpu_prefill_ms !== null) ? 'gpu-timestamp' : 'host',

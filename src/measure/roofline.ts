@@ -48,15 +48,6 @@ export function arithmeticIntensity(flops: number, bytes: number): number {
   return flops / bytes;
 }
 
-/**
- * Intensity of a (quantized) weight-streaming matrix-vector product: 2·batch FLOPs per weight over
- * the bytes per weight (Q4_0: 18/32 bytes, so 2 / 0.5625 ≈ 3.56 FLOP/byte; batch B multiplies it by B).
- */
-export function matvecIntensity(bytesPerWeight: number, batch = 1): number {
-  requirePositive({ bytesPerWeight, batch });
-  return (2 * batch) / bytesPerWeight;
-}
-
 /** Attainable FLOP/s = min(compute roof, bandwidth × intensity). */
 export function attainableFlopsPerS(intensity: number, computeFlopsPerS: number, bandwidthBytesPerS: number): number {
   requirePositive({ computeFlopsPerS, bandwidthBytesPerS });
@@ -85,11 +76,6 @@ export function decodeEfficiency(observedTokensPerS: number, ceilingTokensPerS: 
 export function perTokenOverheadMs(tpotMs: number, bytesPerToken: number, bandwidthBytesPerS: number): number {
   requirePositive({ bandwidthBytesPerS });
   return tpotMs - (1000 * bytesPerToken) / bandwidthBytesPerS;
-}
-
-/** KV-cache bytes one decode token reads at a context depth = 2 (K and V) · layers · kv_heads · head_dim · bytes/element · depth. */
-export function kvCacheBytesRead(layers: number, kvHeads: number, headDim: number, bytesPerElement: number, depth: number): number {
-  return 2 * layers * kvHeads * headDim * bytesPerElement * depth;
 }
 
 const percent = (x: number) => `${(100 * x).toFixed(0)}%`;

@@ -3,46 +3,39 @@
  * functions of a few numbers so the page can redraw them as a slider moves.
  * Definitions: docs/METRICS.md § Roofline.
  *
- * One step of a batch of B sequences, each attending `context` positions:
- *   bytes  = weights (read once, shared by the batch) + B · KV bytes at that context
- *   FLOPs  = B · (2 · parameters + attention FLOPs at that context)
+ * One step of a batch of B sequences, each attending `context` positions, counted by step.ts's
+ * costOfStep — the same count the engine, the roofline and the preflight use:
+ *   bytes  = every matrix once (shared by the batch) + per sequence its K/V, activations and one embedding row
+ *   FLOPs  = B · (2 per weight + attention at that context + norms, RoPE, sampling)
  *   time  ≥ max(bytes / bandwidth, FLOPs / compute roof)
  *   tokens/s (all sequences) = B / time; per sequence = 1 / time.
  */
-import { parameterCount } from '../model/catalog.ts';
+import type { KvElement } from '../kernels/select.ts';
 import type { ModelConfig } from '../model/config.ts';
+import { weightBytes } from '../kernels/weights.ts';
+import { matricesUnder } from '../model/load.ts';
+import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
+import { costOfStep, decodeRows, weightPlan, type WeightPlan } from '../model/step.ts';
 import { requirePositive } from './stats.ts';
-
-/** Bytes per weight of the formats our kernels read (Q8_0: 34 bytes per 32, Q4_0: 18 per 32). */
-export const BYTES_PER_WEIGHT = { f32: 4, f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 } as const;
-export type WeightFormatName = keyof typeof BYTES_PER_WEIGHT;
-
-/** The transformer shape that sets the KV cache and the attention FLOPs. */
-export interface AttentionShape {
-  layers: number;
-  heads: number;
-  kvHeads: number;
-  headDim: number;
-  /** Bytes per KV-cache element (our engine: 2 where the device has shader-f16, else 4; kvBytesPerElement in kernels/select.ts). */
-  kvBytesPerElement: number;
-}
 
 export interface DecodeScenario {
   bandwidthGBps: number;
   /** Compute roof; without one the prediction is bandwidth-only. */
   computeGflops: number | null;
-  /** Weights read per decode step (every matrix; an untied embedding table is only looked up). */
-  parameters: number;
-  bytesPerWeight: number;
+  config: ModelConfig;
+  /** Every matrix's format and shape (weightsUnder for a llama-quantize mix). */
+  weights: WeightPlan;
+  /** The KV cache's element type (kvElement in kernels/select.ts: f16 where the device has shader-f16). */
+  kv: KvElement;
   batch: number;
-  /** Positions each sequence attends. */
+  /** Positions each sequence attends (its own included). */
   context: number;
-  shape: AttentionShape;
 }
 
 export interface DecodePrediction {
+  /** Bytes of the matrix ops (weights once, activations per row). */
   weightBytes: number;
-  /** KV bytes the whole batch reads in one step. */
+  /** Bytes the attention of the whole batch reads and writes: its K/V cache above all. */
   kvBytes: number;
   bytesPerStep: number;
   flopsPerStep: number;
@@ -58,41 +51,46 @@ export interface DecodePrediction {
   bound: 'memory' | 'compute';
 }
 
-/** KV bytes one sequence reads per attended position: 2 (K and V) · layers · kv_heads · head_dim · bytes/element. */
-export function kvBytesPerPosition(s: AttentionShape): number {
-  return 2 * s.layers * s.kvHeads * s.headDim * s.kvBytesPerElement;
+/** The weights of `config` as llama-quantize's `quant` would give them (the presets' formats). */
+export function weightsUnder(config: ModelConfig, quant: Quantization): WeightPlan {
+  return weightPlan(config, matricesUnder(config, quant));
 }
 
-/** Attention FLOPs per token per attended position: QKᵀ and PV, 2 FLOPs each per head dimension. */
-export function attentionFlopsPerPosition(s: AttentionShape): number {
-  return 4 * s.layers * s.heads * s.headDim;
+/** Bytes every matrix of a plan holds (the LM head once when tied). */
+export function planWeightBytes(w: WeightPlan): number {
+  const all = [w.tokenEmbd, ...w.layers.flatMap((l) => [...l.qkv, l.wo, ...l.gateUp, l.wDown])];
+  if (w.output !== w.tokenEmbd) all.push(w.output);
+  return all.reduce((n, m) => n + weightBytes(m.format, m.rows, m.cols), 0);
 }
 
 /**
- * The weights one decode step reads and the attention shape of a model: every parameter except an
- * untied token-embedding table, of which a step looks up one row, with KV elements of kvBytesPerElement (f32: 4, f16: 2).
+ * The quantization whose planned weights come closest to `weightBytes` (a measured model's): the
+ * run's own where its name is one, else the nearest mix — a measured file's per-matrix formats are not in its result.
  */
-export function decodeShapeOf(c: ModelConfig, kvBytesPerElement = 4): { parameters: number; shape: AttentionShape } {
-  const lookedUp = c.tiedEmbeddings ? 0 : c.vocabSize * c.dim;
-  return {
-    parameters: parameterCount(c) - lookedUp,
-    shape: { layers: c.nLayers, heads: c.nHeads, kvHeads: c.nKvHeads, headDim: c.headDim, kvBytesPerElement },
-  };
+export function closestQuantization(config: ModelConfig, quantization: string, weightBytes: number): Quantization {
+  const named = QUANTIZATIONS.find((q) => q === quantization);
+  if (named) return named;
+  let best: Quantization = 'q4_0';
+  let gap = Infinity;
+  for (const q of QUANTIZATIONS) {
+    const d = Math.abs(planWeightBytes(weightsUnder(config, q)) - weightBytes);
+    if (d < gap) [best, gap] = [q, d];
+  }
+  return best;
 }
 
 export function predictDecode(s: DecodeScenario): DecodePrediction {
-  requirePositive({ bandwidthGBps: s.bandwidthGBps, parameters: s.parameters, bytesPerWeight: s.bytesPerWeight, batch: s.batch });
+  requirePositive({ bandwidthGBps: s.bandwidthGBps, batch: s.batch });
   if (s.computeGflops !== null) requirePositive({ computeGflops: s.computeGflops });
-  const context = Math.max(0, s.context);
-  const weightBytes = s.parameters * s.bytesPerWeight;
-  const kvBytes = s.batch * kvBytesPerPosition(s.shape) * context;
-  const bytesPerStep = weightBytes + kvBytes;
-  const flopsPerStep = s.batch * (2 * s.parameters + attentionFlopsPerPosition(s.shape) * context);
+  const cost = costOfStep(s.config, s.weights, { rows: decodeRows(s.batch, Math.max(0, s.context - 1)), headRows: s.batch, kv: s.kv });
+  const kvBytes = cost.byKind.attention?.bytes ?? 0;
+  const bytesPerStep = cost.total.bytes;
+  const flopsPerStep = cost.total.flops;
   const memoryMs = (1000 * bytesPerStep) / (s.bandwidthGBps * 1e9);
   const computeMs = s.computeGflops === null ? null : (1000 * flopsPerStep) / (s.computeGflops * 1e9);
   const stepMs = Math.max(memoryMs, computeMs ?? 0);
   return {
-    weightBytes,
+    weightBytes: bytesPerStep - kvBytes,
     kvBytes,
     bytesPerStep,
     flopsPerStep,

@@ -15,13 +15,24 @@ import { readBuffer, storageBuffer, storageBufferWith } from '../gpu/buffers.ts'
 import type { GpuContext } from '../gpu/device.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
 import { decodeScratchSize, type RowLayout } from '../kernels/attention.ts';
-import { addCost, encodeDispatches, releaseDispatches, totalCost, ZERO_COST, type Cost, type Dispatch, type KernelClass } from '../kernels/kernel.ts';
+import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import { kvBytesPerElement } from '../kernels/select.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
 import { bucketOf, buckets, LruCache } from './buckets.ts';
-import { buildBody, buildHead, dispatchCount, type BodyProgram, type HeadProgram, type Sampler, type StepBuffers, type StepProgram } from './forward.ts';
+import {
+  buildBody,
+  buildHead,
+  dispatchCount,
+  weightPlanOf,
+  type BodyProgram,
+  type HeadProgram,
+  type Sampler,
+  type StepBuffers,
+  type StepProgram,
+} from './forward.ts';
+import { costOfStep, type StepCost, type WeightPlan } from './step.ts';
 import { ropeInvFreq } from './variants.ts';
 import { destroyWeights, type GpuWeights } from './gpu-weights.ts';
 import type { EngineShape, MemoryPlan } from './memory.ts';
@@ -87,6 +98,8 @@ export class Engine {
   private readonly readbackBusy: (Promise<void> | null)[];
   private ring = 0;
   private destroyed = false;
+  /** The weights as step.ts's ops see them (formats and shapes, no buffers). */
+  readonly plan: WeightPlan;
 
   private constructor(
     readonly ctx: GpuContext,
@@ -111,6 +124,7 @@ export class Engine {
       }),
     );
     this.readbackBusy = this.readback.map(() => null);
+    this.plan = weightPlanOf(weights);
   }
 
   /**
@@ -209,16 +223,19 @@ export class Engine {
     return { prefill: dispatchCount(await this.program(R, 1, 'one-slot')), decode: dispatchCount(await this.program(1, 1, 'one-slot')) };
   }
 
-  /** FLOPs and bytes of a step from the kernels' cost models, at the step's positions: the work the GPU does, padding rows included. */
-  async stepCost(req: StepRequest): Promise<{ body: Cost; head: Cost; total: Cost; byKind: Partial<Record<KernelClass, Cost>> }> {
+  /**
+   * FLOPs and bytes of a step at its positions (step.ts's costOfStep over these weights): the work
+   * the GPU does, padding rows included. Needs no program and no GPU.
+   */
+  stepCost(req: StepRequest): StepCost {
     const step = this.shapeOf(req);
-    const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
-    for (const a of program.attention) a.setRows(step.rows);
-    const body = totalCost(program.body);
-    const head = totalCost(program.head);
-    const byKind: Partial<Record<KernelClass, Cost>> = {};
-    for (const d of [...program.body, ...program.head]) byKind[d.kind] = addCost(byKind[d.kind] ?? ZERO_COST, d.cost);
-    return { body, head, total: addCost(body, head), byKind };
+    return costOfStep(this.config, this.plan, {
+      rows: step.rows,
+      headRows: step.sample.length,
+      sampler: samplerOf(req),
+      sampling: req.sampling,
+      kv: this.memory.kvElement,
+    });
   }
 
   /**
@@ -253,7 +270,6 @@ export class Engine {
       const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
       await this.readbackBusy[slot];
       this.checkAlive();
-      // Costs are not needed to run a step (stepCost sets them when asked), so nothing per token here.
       if (req.sampling) program.sampler?.write(req.sampling);
       writeRowTable(device.queue, b.rows, step.rows);
       if (step.tokens !== 'device') device.queue.writeBuffer(b.tokensIn, 0, Uint32Array.from(step.tokens));

@@ -1,28 +1,31 @@
 /**
- * The forward pass, recorded once per step shape (body per row count, head per sampled-row count): R rows in, the dispatches of every op in the
- * order the math runs. Read it top to bottom like llama2.c's forward(); no timing, caching or
- * feature checks in here — those live in the engine and in kernels/select.ts.
+ * The forward pass on the GPU: step.ts's ops (read them there, top to bottom) turned into
+ * dispatches, once per step shape (body per row count, head per sampled-row count). No timing,
+ * caching or feature checks in here — those live in the engine and in kernels/select.ts.
  *
  * Fused: each RMSNorm is the prologue of the matvec that reads its output, Q|K|V and gate|up are
  * one matvec each (joined at upload), SwiGLU is gate|up's epilogue, each residual add is the
  * epilogue of wo / down, RoPE and the KV-cache store are one pass. A decode layer is 7
- * dispatches (6 where attention is one), the head 2.
+ * dispatches (6 where attention is one), the head 2 (3 with a two-pass argmax).
  */
 import { TokenscopeError } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { attention, type AttentionKernel, type DecodeScratch, type RowLayout } from '../kernels/attention.ts';
+import { attention, type DecodeScratch, type RowLayout } from '../kernels/attention.ts';
 import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
 import type { KvElement } from '../kernels/select.ts';
-import { linear, type GateActivation, type LinearOptions } from '../kernels/linear.ts';
+import { linear, type LinearOptions } from '../kernels/linear.ts';
 import { rmsnorm } from '../kernels/rmsnorm.ts';
 import { ropeStore } from '../kernels/rope-store.ts';
-import { argmax, sample, type SampleKernel } from '../kernels/sampling.ts';
+import { argmax, FIRST_DRAW, sample, type SampleKernel } from '../kernels/sampling.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import type { GpuWeights } from './gpu-weights.ts';
-import { embeddingScale, gateActivation, slidingWindow } from './variants.ts';
+import { bodyOps, headOps, type MatrixRef, type Sampler, type StepBuffer, type StepOp, type VectorRef, type WeightPlan } from './step.ts';
+import { gateActivation } from './variants.ts';
+
+export type { Sampler } from './step.ts';
 
 /** Buffers a step reads and writes, sized for the engine's largest step. */
 export interface StepBuffers {
@@ -51,8 +54,6 @@ export interface StepBuffers {
 export interface BodyProgram {
   R: number;
   body: Dispatch[];
-  /** Attention kernels, whose cost depends on the step's positions. */
-  attention: AttentionKernel[];
 }
 
 /** Final norm, LM head and sampling over `headRows` gathered rows: pass two. */
@@ -66,9 +67,6 @@ export interface HeadProgram {
 /** A step: a body of R rows and a head of `headRows` rows, built and cached apart. */
 export type StepProgram = BodyProgram & HeadProgram;
 
-/** How a program picks each row's next token. */
-export type Sampler = 'greedy' | 'sample';
-
 export interface CacheShape {
   slots: number;
   maxSeq: number;
@@ -79,7 +77,7 @@ export function dispatchCount(p: StepProgram): number {
   return p.body.length + p.head.length;
 }
 
-/** Record the embedding and every layer of a step of R rows. */
+/** Record the embedding and every layer of a step of R rows (step.ts's bodyOps). */
 export async function buildBody(
   ctx: GpuContext,
   c: ModelConfig,
@@ -90,46 +88,14 @@ export async function buildBody(
   layout: RowLayout,
 ): Promise<BodyProgram> {
   const body: Dispatch[] = [];
-  const attentionKernels: AttentionKernel[] = [];
-  const emit = (d: Dispatch | Dispatch[]) => body.push(...(Array.isArray(d) ? d : [d]));
-  const rope = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, ropeDim: c.ropeDim, ropeStyle: c.ropeStyle, ...cache, kv: b.kvElement };
-
-  emit(await embedding(ctx, 'embed', w.tokenEmbd, b.tokensIn, b.x, R, embeddingScale(c)));
-  for (let l = 0; l < c.nLayers; l++) {
-    const L = w.layers[l];
-    const at = `layer${l}`;
-    const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, maxSeq: cache.maxSeq, window: slidingWindow(c, l), kv: b.kvElement };
-    const headNorm = L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
-    // attention
-    emit(await joinedLinear(ctx, `${at}.qkv`, L.qkv, b.x, b.qkv, R, { norm: { weight: L.attnNorm, eps: c.rmsEps }, bias: L.bqkv }));
-    emit(
-      await ropeStore(
-        ctx,
-        `${at}.rope_store`,
-        { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[l], q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], headNorm },
-        R,
-        rope,
-      ),
-    );
-    const attn = await attention(
-      ctx,
-      `${at}.attention`,
-      { q: b.q, kCache: b.kCache[l], vCache: b.vCache[l], rows: b.rows, out: b.att, scratch: b.attnScratch },
-      R,
-      heads,
-      layout,
-    );
-    attentionKernels.push(attn);
-    emit(attn.dispatches);
-    emit(await residual(ctx, `${at}.wo`, L.wo, b.att, b, R, L.postAttnNorm, c));
-    // feed-forward
-    emit(await gatedFeedForward(ctx, `${at}.ffn_gate_up`, L.gateUp, b, R, { weight: L.ffnNorm, eps: c.rmsEps }, gateActivation(c)));
-    emit(await residual(ctx, `${at}.w_down`, L.wDown, b.hb, b, R, L.postFfnNorm, c));
+  for (const op of bodyOps(c, weightPlanOf(w))) {
+    const made = await record(ctx, c, w, b, cache, R, layout, op);
+    body.push(...made.dispatches);
   }
-  return { R, body, attention: attentionKernels };
+  return { R, body };
 }
 
-/** Record the final norm, LM head and sampler over `headRows` rows gathered into headIn (none when 0). */
+/** Record the final norm, LM head and sampler over `headRows` rows gathered into headIn (none when 0; step.ts's headOps). */
 export async function buildHead(
   ctx: GpuContext,
   c: ModelConfig,
@@ -141,82 +107,96 @@ export async function buildHead(
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
   if (headRows > 0) {
-    head.push(...(await linear(ctx, 'lm_head', w.output, b.headIn, b.logits, headRows, { norm: { weight: w.outputNorm, eps: c.rmsEps } })));
-    if (sampler === 'greedy') {
-      head.push(...(await argmax(ctx, 'argmax', b.logits, b.tokensOut, headRows, c.vocabSize)));
-    } else {
-      drawer = await sample(ctx, 'sample', b.logits, b.tokensOut, headRows, c.vocabSize, { temperature: 1, topK: 0, topP: 1, seed: 0, step: 0 });
-      head.push(drawer.dispatch);
+    for (const op of headOps(weightPlanOf(w), sampler)) {
+      const made = await record(ctx, c, w, b, null, headRows, 'any', op);
+      head.push(...made.dispatches);
+      drawer = made.sampler ?? drawer;
     }
   }
   return { headRows, head, sampler: drawer };
 }
 
-/**
- * x += W·in: the residual add is the linear's epilogue, or — with a post norm (Gemma 3) — the
- * projection, its RMSNorm and the add are three dispatches.
- */
-async function residual(
+/** The dispatches of one op over R rows. */
+async function record(
   ctx: GpuContext,
-  owner: string,
-  w: WeightTensor,
-  input: GPUBuffer,
-  b: StepBuffers,
-  R: number,
-  postNorm: GPUBuffer | undefined,
   c: ModelConfig,
-): Promise<Dispatch[]> {
-  if (!postNorm) return linear(ctx, owner, w, input, b.x, R, { accumulate: true });
-  return [
-    ...(await linear(ctx, owner, w, input, b.proj!, R)),
-    await rmsnorm(ctx, `${owner}.post_norm`, b.proj!, postNorm, b.projNormed!, R, c.dim, c.rmsEps),
-    await add(ctx, `${owner}.residual`, b.x, b.projNormed!, R, c.dim),
-  ];
-}
-
-/** A linear layer whose weight was joined at upload (one dispatch), or its parts side by side in Y. */
-async function joinedLinear(
-  ctx: GpuContext,
-  owner: string,
-  parts: readonly WeightTensor[],
-  x: GPUBuffer,
-  y: GPUBuffer,
-  R: number,
-  opts: LinearOptions,
-): Promise<Dispatch[]> {
-  if (parts.length === 1) return linear(ctx, owner, parts[0], x, y, R, opts);
-  const stride = parts.reduce((n, p) => n + p.rows, 0);
-  const out: Dispatch[] = [];
-  let offset = 0;
-  for (const [i, p] of parts.entries()) {
-    out.push(...(await linear(ctx, `${owner}.part${i}`, p, x, y, R, { ...opts, columns: { offset, stride } })));
-    offset += p.rows;
-  }
-  return out;
-}
-
-/** hb = act(gate)·up of the normed x: one gated linear, or gate, up and a SwiGLU where they were kept apart. */
-async function gatedFeedForward(
-  ctx: GpuContext,
-  owner: string,
-  gateUp: readonly WeightTensor[],
+  w: GpuWeights,
   b: StepBuffers,
+  cache: CacheShape | null,
   R: number,
-  norm: { weight: GPUBuffer; eps: number },
-  act: GateActivation,
-): Promise<Dispatch[]> {
-  if (gateUp.length === 1) return linear(ctx, owner, gateUp[0], b.x, b.hb, R, { norm, gate: act });
-  if (act !== 'silu') {
-    throw new TokenscopeError(
-      'model-unsupported',
-      `${owner}: gate and up have different formats, and only SiLU runs apart from the gated matvec.`,
-      'Use a file whose gate and up tensors share one format.',
-    );
+  layout: RowLayout,
+  op: StepOp,
+): Promise<{ dispatches: Dispatch[]; sampler?: SampleKernel }> {
+  const kvCache = (): CacheShape => {
+    if (!cache) throw new RangeError(`${op.name}: a head program has no KV cache.`);
+    return cache;
+  };
+  const buffer = (name: StepBuffer): GPUBuffer => {
+    const found = b[name];
+    if (!found) throw new RangeError(`${op.name}: the step has no ${name} buffer.`);
+    return found;
+  };
+  const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, kv: b.kvElement };
+  switch (op.op) {
+    case 'embedding':
+      return { dispatches: await embedding(ctx, op.name, matrixOf(w, op.table), b.tokensIn, b.x, R, op.scale) };
+    case 'linear': {
+      const norm = op.norm && { weight: vectorOf(w, op.norm), eps: c.rmsEps };
+      const opts: LinearOptions = { norm, bias: op.bias && vectorOf(w, op.bias), gate: op.gate, accumulate: op.accumulate, columns: op.columns };
+      return { dispatches: await linear(ctx, op.name, matrixOf(w, op.weight), buffer(op.input), buffer(op.output), R, opts) };
+    }
+    case 'rope_store': {
+      const L = w.layers[op.layer];
+      const headNorm = op.headNorm && L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
+      const bufs = { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[op.layer], q: b.q, kCache: b.kCache[op.layer], vCache: b.vCache[op.layer], headNorm };
+      return { dispatches: [await ropeStore(ctx, op.name, bufs, R, { ...heads, ropeDim: c.ropeDim, ropeStyle: c.ropeStyle, ...kvCache() })] };
+    }
+    case 'attention': {
+      const bufs = { q: b.q, kCache: b.kCache[op.layer], vCache: b.vCache[op.layer], rows: b.rows, out: b.att, scratch: b.attnScratch };
+      const kernel = await attention(ctx, op.name, bufs, R, { ...heads, maxSeq: kvCache().maxSeq, window: op.window }, layout);
+      return { dispatches: kernel.dispatches };
+    }
+    case 'rmsnorm':
+      return { dispatches: [await rmsnorm(ctx, op.name, buffer(op.input), vectorOf(w, op.weight), buffer(op.output), R, c.dim, c.rmsEps)] };
+    case 'add':
+      return { dispatches: [await add(ctx, op.name, buffer(op.into), buffer(op.from), R, c.dim)] };
+    case 'swiglu': {
+      if (gateActivation(c) !== 'silu') {
+        throw new TokenscopeError(
+          'model-unsupported',
+          `${op.name}: gate and up have different formats, and only SiLU runs apart from the gated matvec.`,
+          'Use a file whose gate and up tensors share one format.',
+        );
+      }
+      return { dispatches: [await swiglu(ctx, op.name, buffer(op.gate), buffer(op.up), buffer(op.output), R, op.width)] };
+    }
+    case 'argmax':
+      return { dispatches: await argmax(ctx, op.name, b.logits, b.tokensOut, R, c.vocabSize) };
+    case 'sample': {
+      const drawer = await sample(ctx, op.name, b.logits, b.tokensOut, R, c.vocabSize, FIRST_DRAW);
+      return { dispatches: [drawer.dispatch], sampler: drawer };
+    }
   }
-  const [gate, up] = gateUp;
-  return [
-    ...(await linear(ctx, `${owner}.gate`, gate, b.x, b.hb, R, { norm })),
-    ...(await linear(ctx, `${owner}.up`, up, b.x, b.hb2, R, { norm })),
-    await swiglu(ctx, `${owner}.swiglu`, b.hb, b.hb2, b.hb, R, gate.rows),
-  ];
+}
+
+function matrixOf(w: GpuWeights, ref: MatrixRef): WeightTensor {
+  if (ref.layer === undefined) return w[ref.tensor];
+  const L = w.layers[ref.layer];
+  return ref.tensor === 'qkv' || ref.tensor === 'gateUp' ? L[ref.tensor][ref.part] : L[ref.tensor];
+}
+
+function vectorOf(w: GpuWeights, ref: VectorRef): GPUBuffer {
+  const v = ref.layer === undefined ? w.outputNorm : w.layers[ref.layer][ref.vector];
+  if (!v) throw new RangeError(`The weights have no ${ref.vector}${ref.layer === undefined ? '' : ` in layer ${ref.layer}`}.`);
+  return v;
+}
+
+/** The GPU-free plan of uploaded weights: what step.ts's ops and costOfStep read. */
+export function weightPlanOf(w: GpuWeights): WeightPlan {
+  const m = (t: WeightTensor) => ({ label: t.label, format: t.format, rows: t.rows, cols: t.cols });
+  return {
+    tokenEmbd: m(w.tokenEmbd),
+    layers: w.layers.map((L) => ({ qkv: L.qkv.map(m), wo: m(L.wo), gateUp: L.gateUp.map(m), wDown: m(L.wDown) })),
+    output: m(w.output),
+  };
 }

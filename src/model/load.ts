@@ -76,10 +76,15 @@ export function configOf(choice: ModelChoice): ModelConfig {
   return choice.kind === 'preset' ? choice.preset.config : choice.model.config;
 }
 
+/** The matrices of `config` in the formats llama-quantize's `quant` gives them (what a preset uploads). */
+export function matricesUnder(config: ModelConfig, quant: Quantization): MatrixPlan[] {
+  return matrixPlan(config, (label, cols) => syntheticFormat(quant, label, cols, config));
+}
+
 /** The GPU format of every matrix, before anything is read or allocated. */
 export function plannedMatrices(choice: ModelChoice): MatrixPlan[] {
   const config = configOf(choice);
-  if (choice.kind === 'preset') return matrixPlan(config, (label, cols) => syntheticFormat(choice.quant, label, cols, config));
+  if (choice.kind === 'preset') return matricesUnder(config, choice.quant);
   const { gguf } = choice.model;
   const quant = choice.quant;
   return matrixPlan(config, (label) => {

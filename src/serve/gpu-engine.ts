@@ -106,7 +106,7 @@ export class GpuServingEngine implements ServingEngine {
     // The GPU argmax finds no maximum among NaN logits and returns its "none" id.
     const bad = outcome.tokens.find((t) => !(t < this.engine.config.vocabSize));
     if (bad !== undefined) throw nonFinite(`in the logits of a serving step (no token could be chosen)`);
-    const { total } = await this.engine.stepCost(req);
+    const { total } = this.engine.stepCost(req);
     this.work.push({ decodeRows: plan.decode.length, prefillRows: req.rows.length - plan.decode.length, cost: total, ms: outcome.tDone - outcome.tSubmit });
     return new Map(sampledSeqs.map((seq, j) => [seq, outcome.tokens[j]]));
   }

@@ -8,7 +8,7 @@
 import { costReport, type CostReport } from '../measure/cost.ts';
 import { throwIfCancelled } from '../measure/protocol.ts';
 import { rooflineOf, type Roofs } from '../measure/latency-summary.ts';
-import { verdict, type Verdict } from '../measure/roofline.ts';
+import { arithmeticIntensity, verdict, type Verdict } from '../measure/roofline.ts';
 import { summarize } from '../measure/stats.ts';
 import type { Agrees } from '../measure/schema-kit.ts';
 import type { BatchPointData, CapacityData, CostData, ServeRunData, ServeSettingsData } from '../measure/sections/serve.ts';
@@ -112,7 +112,7 @@ export function decodeRooflines(work: readonly StepWork[], roofs: ServeRoofs): D
         steps: steps.length,
         flops,
         bytes,
-        intensity: flops / bytes,
+        intensity: arithmeticIntensity(flops, bytes),
         verdict: verdict({ flops, bytes, ms: stepMs }, rooflineOf(roofs)),
       };
     });

@@ -41,5 +41,6 @@ export const kernelBreakdown = html`<p>
 export const whatIf = html`<p>
   A decode step reads every weight once, however many sequences it serves, plus each sequence’s KV cache. So
   <em>tokens/s ≤ bandwidth ÷ (weight bytes + batch × KV bytes)</em> per sequence, times the batch in total — until the arithmetic (2 FLOPs per weight per
-  sequence) reaches the compute roof. Move the sliders to see which limit you hit.
+  sequence) reaches the compute roof. Move the sliders to see which limit you hit. Bytes and FLOPs are counted op by op over the model's forward pass, exactly
+  as the measured run's roofline counts them.
 </p>`;

@@ -6,7 +6,7 @@
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
  * f32 FMA peak; the tiled-matmul kernel is a second, lower compute roof for prefill, shown beside.
  */
-import type { Bound, Verdict } from '../measure/roofline.ts';
+import { ridgePoint, type Bound, type Verdict } from '../measure/roofline.ts';
 import type { BenchResult, Ceilings } from '../measure/schema.ts';
 import type { LatencyView } from './series.ts';
 
@@ -22,7 +22,12 @@ export interface ReportRoofs {
 }
 
 export function roofsOf(c: Ceilings): ReportRoofs {
-  return { bandwidthGBps: c.read_bandwidth_gbps, computeGflops: c.f32_gflops, matmulGflops: c.matmul_f32_gflops, ridge: c.f32_gflops / c.read_bandwidth_gbps };
+  return {
+    bandwidthGBps: c.read_bandwidth_gbps,
+    computeGflops: c.f32_gflops,
+    matmulGflops: c.matmul_f32_gflops,
+    ridge: ridgePoint(c.f32_gflops, c.read_bandwidth_gbps),
+  };
 }
 
 /** Which compute roof binds first: the lower of the FMA peak and the matmul kernel. */

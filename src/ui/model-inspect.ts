@@ -86,6 +86,9 @@ export class ModelInspect extends LitElement {
   private decode(i: ModelInspection) {
     const d = i.decode;
     const roof = lastReadRoof(this.environment);
+    if (d === null)
+      return html`<dt>Decode</dt>
+        <dd>not predicted: the engine cannot plan this model.</dd>`;
     if (d.tokensPerS === null) {
       return html`<dt>Decode</dt>
         <dd>${bytes(d.bytesPerToken)} read per token; no roof measured yet — run “roofs only” first and inspect again.</dd>`;

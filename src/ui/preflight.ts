@@ -4,9 +4,9 @@
  * after the roofs. Pure, unit-tested.
  */
 import { findPreset } from '../model/catalog.ts';
-import { decodeShapeOf } from '../measure/what-if.ts';
 import { plannedMatrices, presetChoice } from '../model/load.ts';
-import { decodeWeightBytes } from '../model/memory.ts';
+import { costOfStep, weightPlan } from '../model/step.ts';
+import { prefillRows } from '../kernels/rows.ts';
 import type { RunSetup } from './setup.ts';
 
 export interface Preflight {
@@ -93,9 +93,9 @@ export function roofsSeconds(cpuLike: boolean, quick: boolean): number {
 }
 
 /**
- * The fastest the model phases can go on these roofs (their roofline floor), seconds: prefill of
- * P tokens ≥ max(2·params·P ÷ matmul roof, weight bytes ÷ bandwidth), one decode step ≥
- * max(weight bytes ÷ bandwidth, 2·params ÷ FMA peak). Null when the model's size is unknown before
+ * The fastest the model phases can go on these roofs (their roofline floor), seconds, from
+ * step.ts's costOfStep: prefill of P tokens ≥ max(FLOPs ÷ matmul roof, bytes ÷ bandwidth), one
+ * decode step ≥ max(bytes ÷ bandwidth, FLOPs ÷ FMA peak). Null when the model's size is unknown before
  * a download. Overhead adds to it (on CPU adapters many times over), so the page says "at least".
  */
 export function modelFloorSeconds(setup: RunSetup, roofs: { bandwidthGBps: number; computeGflops: number; matmulGflops: number }): number | null {
@@ -103,11 +103,12 @@ export function modelFloorSeconds(setup: RunSetup, roofs: { bandwidthGBps: numbe
   if (setup.mode === 'roofs' || m.kind !== 'preset') return null;
   const p = findPreset(m.id);
   if (!p) return null;
-  const params = decodeShapeOf(p.config).parameters;
-  // The bytes of the formats this preset's quantization gives each matrix (a llama-quantize mix included).
-  const weightS = decodeWeightBytes(p.config, plannedMatrices(presetChoice(m.id, m.quant))) / (roofs.bandwidthGBps * 1e9);
-  const prefill = (P: number) => Math.max((2 * params * P) / (roofs.matmulGflops * 1e9), weightS);
-  const step = Math.max(weightS, (2 * params) / (roofs.computeGflops * 1e9));
+  // step.ts's count over the matrices this preset's quantization gives (a llama-quantize mix included).
+  const weights = weightPlan(p.config, plannedMatrices(presetChoice(m.id, m.quant)));
+  const cost = (P: number) => costOfStep(p.config, weights, { rows: prefillRows(0, 0, P), headRows: 1, kv: 'f32' }).total;
+  const prefill = (P: number) => Math.max(cost(P).flops / (roofs.matmulGflops * 1e9), cost(P).bytes / (roofs.bandwidthGBps * 1e9));
+  const decode = cost(1);
+  const step = Math.max(decode.bytes / (roofs.bandwidthGBps * 1e9), decode.flops / (roofs.computeGflops * 1e9));
   if (setup.mode === 'latency') {
     const s = setup.sweep;
     return s.promptLengths.reduce((t, P) => t + (s.reps + 1) * (prefill(P) + (s.gen - 1) * step), 0);

@@ -2,16 +2,16 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { PRESETS } from '../model/catalog.ts';
 import type { BenchResult } from '../measure/schema.ts';
-import { kvBytesPerElement } from '../kernels/select.ts';
 import {
-  BYTES_PER_WEIGHT,
+  closestQuantization,
   computeBoundBatch,
-  decodeShapeOf,
   DEVICE_PRESETS,
+  planWeightBytes,
   predictDecode,
+  weightsUnder,
   type DecodeScenario,
-  type WeightFormatName,
 } from '../measure/what-if.ts';
+import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { roofsOf } from './headline.ts';
 import type { ModelInfo } from '../model/load.ts';
 import * as explain from './explain.ts';
@@ -20,7 +20,6 @@ import { shared } from './styles.ts';
 import './what-if-chart.ts';
 import { guarded } from './guard.ts';
 
-const FORMAT_LABELS: Record<WeightFormatName, string> = { f32: 'f32 — 4 bytes', f16: 'f16 — 2 bytes', q8_0: 'q8_0 — 34/32 bytes', q4_0: 'q4_0 — 18/32 bytes' };
 const DEFAULT_SHAPE = 'llama-3.2-1b';
 const MEASURED = 'measured';
 /** The device choice: this report's measured roofs, a spec-sheet preset, or numbers typed in. */
@@ -54,7 +53,7 @@ export class WhatIfPanel extends LitElement {
   ];
   @property({ attribute: false }) result: BenchResult | null = null;
   @state() private shapeId = DEFAULT_SHAPE;
-  @state() private format: WeightFormatName = 'q4_0';
+  @state() private quant: Quantization = 'q4_0';
   @state() private s: DecodeScenario = this.scenarioFor(null, DEFAULT_SHAPE);
   @state() private maxContext = 4096;
   @state() private deviceId = DEVICE_PRESETS[0].id;
@@ -63,23 +62,31 @@ export class WhatIfPanel extends LitElement {
     return this.result?.model ?? null;
   }
 
-  private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
+  private configFor(result: BenchResult | null, shapeId: string) {
     const model = result?.model ?? null;
-    const config =
-      shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
-    // The measured run's KV element type; a what-if without one assumes f16 (GPUs with shader-f16).
-    const { parameters, shape } = decodeShapeOf(config, kvBytesPerElement(model?.kv_cache ?? 'f16'));
+    return shapeId === MEASURED && model ? model.config : (PRESETS.find((p) => p.id === shapeId) ?? PRESETS.find((p) => p.id === DEFAULT_SHAPE)!).config;
+  }
+
+  private scenarioFor(result: BenchResult | null, shapeId: string): DecodeScenario {
+    const config = this.configFor(result, shapeId);
     const roofs = result?.ceilings ? roofsOf(result.ceilings) : null;
     const preset = DEVICE_PRESETS[0];
     return {
       bandwidthGBps: roofs?.bandwidthGBps ?? preset.bandwidthGBps,
       computeGflops: roofs?.computeGflops ?? preset.computeGflops,
-      parameters,
-      bytesPerWeight: BYTES_PER_WEIGHT[this.format],
+      config,
+      weights: weightsUnder(config, this.quant),
+      // The measured run's KV element type; a what-if without one assumes f16 (GPUs with shader-f16).
+      kv: result?.model?.kv_cache ?? 'f16',
       batch: 1,
       context: 512,
-      shape,
     };
+  }
+
+  /** A new model shape or quantization: the scenario's config and weights follow. */
+  private reshape(): void {
+    const config = this.configFor(this.result, this.shapeId);
+    this.set({ config, weights: weightsUnder(config, this.quant) });
   }
 
   private pickDevice(id: string): void {
@@ -94,6 +101,7 @@ export class WhatIfPanel extends LitElement {
     if (!changed.has('result')) return;
     const model = this.model();
     this.shapeId = model ? MEASURED : DEFAULT_SHAPE;
+    this.quant = model ? closestQuantization(model.config, model.quantization, model.weight_bytes) : 'q4_0';
     this.deviceId = this.result?.ceilings ? MEASURED : DEVICE_PRESETS[0].id;
     const depths = (this.result?.latency?.depth_curve ?? []).map((d) => d.depth);
     this.maxContext = depths.length ? Math.max(64, Math.ceil((Math.max(...depths) * 2) / 64) * 64) : 4096;
@@ -178,25 +186,23 @@ export class WhatIfPanel extends LitElement {
             id="wi-shape"
             @change=${(e: Event) => {
               this.shapeId = (e.target as HTMLSelectElement).value;
-              const next = this.scenarioFor(this.result, this.shapeId);
-              this.set({ parameters: next.parameters, shape: next.shape });
+              this.reshape();
             }}
           >
             ${model ? html`<option value=${MEASURED} ?selected=${this.shapeId === MEASURED}>the measured model (${model.name})</option>` : ''}
             ${PRESETS.map((x) => html`<option value=${x.id} ?selected=${this.shapeId === x.id}>${x.title}</option>`)}
           </select>
         </label>
-        ${this.numberInput('wi-params', 'Weights read per token (millions)', Number((s.parameters / 1e6).toFixed(3)), 0.001, 1e6, 0.001, (n) => this.set({ parameters: n * 1e6 }), 'none')}
         <label
-          >Bytes per weight
+          >Quantization (llama-quantize's formats)
           <select
-            id="wi-format"
+            id="wi-quant"
             @change=${(e: Event) => {
-              this.format = (e.target as HTMLSelectElement).value as WeightFormatName;
-              this.set({ bytesPerWeight: BYTES_PER_WEIGHT[this.format] });
+              this.quant = (e.target as HTMLSelectElement).value as Quantization;
+              this.reshape();
             }}
           >
-            ${(Object.keys(BYTES_PER_WEIGHT) as WeightFormatName[]).map((f) => html`<option value=${f} ?selected=${this.format === f}>${FORMAT_LABELS[f]}</option>`)}
+            ${QUANTIZATIONS.map((q) => html`<option value=${q} ?selected=${this.quant === q}>${q} — ${bytes(planWeightBytes(weightsUnder(s.config, q)))}</option>`)}
           </select>
         </label>
         ${this.numberInput('wi-batch', 'Batch (sequences per step)', s.batch, 1, 256, 1, (n) => this.set({ batch: Math.round(n) }))}
@@ -213,12 +219,20 @@ export class WhatIfPanel extends LitElement {
               : 'Your own bandwidth and compute roof.'
         }
       </p>
+      ${
+        model && this.shapeId === MEASURED && model.quantization !== this.quant
+          ? html`<p class="muted" id="wi-closest">
+              The measured model's result records ${bytes(model.weight_bytes)} of weights (${model.quantization}) but not each matrix's format, so the panel
+              starts on the closest llama-quantize mix, ${this.quant} (${bytes(planWeightBytes(s.weights))}).
+            </p>`
+          : ''
+      }
       <p class="answer" role="status" aria-live="polite">
         Predicted decode ceiling: <output id="wi-answer" data-bound=${p.bound}><strong>${num(p.tokensPerS)} tokens/s</strong></output> in total,
         ${num(p.perSequenceTokensPerS)} per sequence — ${p.bound === 'memory' ? 'memory-bound' : 'compute-bound'}.
         <span class="muted"
-          >A step reads ${bytes(p.bytesPerStep)} (${bytes(p.weightBytes)} of weights, ${bytes(p.kvBytes)} of KV cache) and does ${count(p.flopsPerStep)} FLOPs,
-          ${num(p.intensity)} FLOP/byte.
+          >A step reads ${bytes(p.bytesPerStep)} (${bytes(p.weightBytes)} in the matrix ops, ${bytes(p.kvBytes)} in attention, mostly its KV cache) and does
+          ${count(p.flopsPerStep)} FLOPs, ${num(p.intensity)} FLOP/byte.
           ${s.computeGflops === null ? 'No compute roof measured: bandwidth only.' : switchAt === 1 ? `The compute roof (${num(s.computeGflops)} GFLOP/s) binds already at batch 1.` : switchAt ? `At this context the compute roof (${num(s.computeGflops)} GFLOP/s) takes over from batch ${switchAt}.` : `Memory-bound at every batch up to 4096 against a ${num(s.computeGflops)} GFLOP/s compute roof.`}</span
         >
       </p>

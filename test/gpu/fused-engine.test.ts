@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { attentionShapes } from '../../src/kernels/select.ts';
 import { generate } from '../../src/model/generate.ts';
-import { loadModel, type LoadedModel } from '../../src/model/load.ts';
+import { loadModel, plannedMatrices, type LoadedModel } from '../../src/model/load.ts';
+import { bodyOps, headOps, weightPlan, type WeightPlan } from '../../src/model/step.ts';
 import type { OpenModel } from '../../src/model/open.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
 import { testGpu } from './context.ts';
@@ -43,6 +44,33 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K
       expect(await count(4, 4, 'any')).toBeLessThanOrEqual(7 * L + 3); // batched decode of 4 sequences
       expect(await count(32, 1, 'one-slot')).toBeLessThanOrEqual(7 * L + 3); // a prefill chunk
       expect(await loaded.engine.dispatchesPerStep(16)).toEqual({ prefill: await count(16, 1, 'one-slot'), decode });
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
+  it("records step.ts's op list, in order, over the planned weights — so costOfStep counts what runs", async () => {
+    const model = await openStories();
+    const loaded = await load(ctx, model);
+    try {
+      const engine = loaded.engine;
+      // Formats and shapes (labels are names: the upload keeps GGUF's ".weight").
+      const unlabelled = (plan: WeightPlan) => JSON.parse(JSON.stringify(plan, (k, v: unknown) => (k === 'label' ? undefined : v))) as unknown;
+      expect(unlabelled(engine.plan)).toEqual(unlabelled(weightPlan(model.config, plannedMatrices({ kind: 'gguf', model, id: 'stories260k' }))));
+      const ops = [...bodyOps(model.config, engine.plan), ...headOps(engine.plan, 'greedy')].map((o) => o.name);
+      for (const [R, head, layout] of [
+        [1, 1, 'one-slot'],
+        [4, 4, 'any'],
+        [32, 1, 'one-slot'],
+      ] as const) {
+        const program = await engine.program(R, head, layout);
+        // A dispatch's owner is its op's name, or the name and a part (".shard0", ".partials").
+        const opOf = [...program.body, ...program.head].map((d) => {
+          const owner = d.label.split(':')[0];
+          return ops.filter((n) => owner === n || owner.startsWith(`${n}.`)).sort((a, b) => b.length - a.length)[0];
+        });
+        expect(opOf.filter((n, i) => n !== opOf[i - 1])).toEqual(ops);
+      }
     } finally {
       await loaded.engine.destroy();
     }

@@ -6,7 +6,7 @@ import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, testModelParts } from '../../../src/model/gguf/synthetic.ts';
 import { ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
-import { decodeWeightBytes, inspectModel, inspectSource, typeShares } from '../../../src/measure/inspect.ts';
+import { inspectModel, inspectSource, typeShares } from '../../../src/measure/inspect.ts';
 
 const shape = { architecture: 'llama' as const, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 320, contextLength: 1024 };
 /** Q8_0 matrices except a Q4_0 output head; norms and the embedding table stay F32. */
@@ -48,24 +48,29 @@ describe('inspectModel', () => {
     expect(ins.memory!.context).toBe(1024);
   });
 
-  it('predicts decode tokens/s as read roof ÷ bytes per token, and none without a roof', async () => {
+  it("predicts decode tokens/s as read roof ÷ bytes per token (the file's matrices once, an untied table gathered), and none without a roof", async () => {
     const gguf = await readGGUF(bytesSource(mixed));
     const embd = gguf.tensor('token_embd.weight')!;
-    // Untied: the embedding table is gathered one row per token, the rest is read once.
-    const expected = gguf.tensors.reduce((n, t) => n + t.byteSize, 0) - embd.byteSize + embd.byteSize / 320;
-    expect(decodeWeightBytes(gguf)).toBe(expected);
+    const vectors = gguf.tensors.filter((t) => t.dims.length === 1 || t.dims[1] === 1);
+    // Untied: every matrix is read once, the embedding table (80 KiB) gathered one row per token; in a model this small
+    // the activations (logits, Q|K|V, norms) add about 15%.
+    const matrices = gguf.tensors.filter((t) => !vectors.includes(t) && t !== embd).reduce((n, t) => n + t.byteSize, 0) + embd.byteSize / 320;
     const withRoof = inspectModel(gguf, { readRoofGBs: 50 });
-    expect(withRoof.decode.bytesPerToken).toBe(expected);
-    expect(withRoof.decode.tokensPerS).toBeCloseTo(50e9 / expected, 6);
-    expect(inspectModel(gguf).decode.tokensPerS).toBeNull();
+    const bytes = withRoof.decode!.bytesPerToken;
+    expect(bytes).toBeGreaterThan(matrices);
+    expect(bytes).toBeLessThan(1.2 * matrices);
+    expect(withRoof.decode!.tokensPerS).toBeCloseTo(50e9 / bytes, 6);
+    expect(inspectModel(gguf).decode!.tokensPerS).toBeNull();
     // KV-cache reads join the bytes at a depth: 2 (K, V) · layers · kvDim · 4 bytes per position.
     const deep = inspectModel(gguf, { readRoofGBs: 50, depth: 100 });
-    expect(deep.decode.bytesPerToken - expected).toBe(2 * 2 * (2 * 16) * 4 * 100);
+    expect(deep.decode!.bytesPerToken - bytes).toBe(2 * 2 * (2 * 16) * 4 * 100);
   });
 
   it('counts a tied embedding table whole (it is the LM head)', async () => {
-    const tied = await readGGUF(bytesSource(buildTestModel({ ...shape, tiedEmbeddings: true })));
-    expect(decodeWeightBytes(tied)).toBe(tied.tensors.reduce((n, t) => n + t.byteSize, 0));
+    const untied = inspectModel(await readGGUF(bytesSource(buildTestModel({ ...shape }))));
+    const tied = inspectModel(await readGGUF(bytesSource(buildTestModel({ ...shape, tiedEmbeddings: true }))));
+    // Tied: the F32 table (320 × 64) is read whole by the LM head instead of an output matrix of the same size.
+    expect(tied.decode!.bytesPerToken).toBe(untied.decode!.bytesPerToken);
   });
 
   it('checks the memory plan against the device limits and the budget', async () => {
@@ -92,6 +97,7 @@ describe('inspectModel', () => {
     expect(ins.memory).toBeNull();
     expect(ins.types.map((t) => t.type)).toEqual(['F32']);
     expect(ins.parameters).toBe(tensors.reduce((n, t) => n + t.dims.reduce((a, b) => a * b, 1), 0));
-    expect(ins.decode.tokensPerS).toBeGreaterThan(0);
+    // The engine cannot plan it, so no decode prediction.
+    expect(ins.decode).toBeNull();
   });
 });
