@@ -13,6 +13,8 @@ import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { GGMLType } from './gguf/types.ts';
 import { formatOfType } from './weight-types.ts';
 import type { OpenModel } from './open.ts';
+import { joinable, weightPlan, type StepMatrix } from './step.ts';
+import { matrixPlan, type MatrixPlan } from './memory.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
 import { tensorTypeFor, type Quantization } from './recipes.ts';
@@ -59,11 +61,6 @@ interface Encoded {
   bytes: Uint8Array;
 }
 
-/** Matrices that can be joined into one: one format, one width. */
-function sameFormat(parts: readonly Encoded[]): boolean {
-  return parts.every((p) => p.format === parts[0].format && p.cols === parts[0].cols);
-}
-
 function concatF32(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
   const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -86,6 +83,11 @@ export function syntheticFormat(quant: Quantization, label: string, cols: number
     { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings },
   );
   return formatOfType(type);
+}
+
+/** The matrices of `config` in the formats llama-quantize's `quant` gives them (what a preset uploads). */
+export function matricesUnder(config: ModelConfig, quant: Quantization): MatrixPlan[] {
+  return matrixPlan(config, (label, cols) => syntheticFormat(quant, label, cols, config));
 }
 
 /** The GGUF type a file's matrix is uploaded as: its own, or re-encoded from F32/F16 under `quant`. */
@@ -162,7 +164,7 @@ export async function loadGgufWeights(
     const [gate, up] = [await encoded(t.wGate), await encoded(t.wUp)];
     layers.push({
       attnNorm,
-      qkv: sameFormat(qkv)
+      qkv: joinable(qkv)
         ? [
             uploadWeight(
               ctx,
@@ -181,7 +183,7 @@ export async function loadGgufWeights(
       postAttnNorm: t.postAttnNorm && (await vector(t.postAttnNorm)),
       postFfnNorm: t.postFfnNorm && (await vector(t.postFfnNorm)),
       ffnNorm,
-      gateUp: sameFormat([gate, up])
+      gateUp: joinable([gate, up])
         ? [
             uploadWeight(
               ctx,
@@ -216,37 +218,45 @@ export async function syntheticWeights(
 ): Promise<GpuWeights> {
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
-  const total = config.nLayers * 4 + (config.tiedEmbeddings ? 1 : 2);
+  // The plan a real file under `quant` would upload: each matrix's own format, joined where they agree.
+  const plan = weightPlan(config, matricesUnder(config, quant));
+  const total = 1 + plan.layers.reduce((n, L) => n + L.qkv.length + L.gateUp.length + 2, 0) + (config.tiedEmbeddings ? 0 : 1);
   let done = 0;
   let nextSeed = seed >>> 0;
-  const matrix = async (label: string, rows: number, cols: number, rowMultiple = 1) => {
-    const w = await syntheticWeight(ctx, label, syntheticFormat(quant, label, cols, config), rows, cols, nextSeed++, Math.sqrt(3 / cols), { rowMultiple });
+  const matrix = async (m: StepMatrix, rowMultiple = 1) => {
+    const w = await syntheticWeight(ctx, m.label, m.format, m.rows, m.cols, nextSeed++, Math.sqrt(3 / m.cols), { rowMultiple });
     onProgress?.(++done / total);
     return w;
+  };
+  const each = async (list: readonly StepMatrix[], rowMultiple = 1) => {
+    const out: WeightTensor[] = [];
+    for (const m of list) out.push(await matrix(m, rowMultiple));
+    return out;
   };
   const ones = (label: string, n: number) => storageBufferWith(ctx.device, label, new Float32Array(n).fill(1));
   const zeros = (label: string, n: number) => storageBufferWith(ctx.device, label, new Float32Array(n));
 
-  const tokenEmbd = await matrix('token_embd', config.vocabSize, config.dim);
+  const tokenEmbd = await matrix(plan.tokenEmbd);
   const layers: LayerWeights[] = [];
-  for (let l = 0; l < config.nLayers; l++) {
+  for (const [l, L] of plan.layers.entries()) {
     const p = `blk.${l}`;
     layers.push({
       attnNorm: ones(`${p}.attn_norm`, config.dim),
-      qkv: [await matrix(`${p}.attn_qkv`, qDim + 2 * kvDim, config.dim)],
+      qkv: await each(L.qkv),
       bqkv: config.qkvBias ? zeros(`${p}.attn_qkv.bias`, qDim + 2 * kvDim) : undefined,
       qNorm: config.qkNorm ? ones(`${p}.attn_q_norm`, config.headDim) : undefined,
       kNorm: config.qkNorm ? ones(`${p}.attn_k_norm`, config.headDim) : undefined,
-      wo: await matrix(`${p}.attn_output`, config.dim, qDim),
+      wo: await matrix(L.wo),
       postAttnNorm: config.postNorms ? ones(`${p}.post_attention_norm`, config.dim) : undefined,
       postFfnNorm: config.postNorms ? ones(`${p}.post_ffw_norm`, config.dim) : undefined,
       ffnNorm: ones(`${p}.ffn_norm`, config.dim),
-      gateUp: [await matrix(`${p}.ffn_gate_up`, 2 * config.hiddenDim, config.dim, 2)],
-      wDown: await matrix(`${p}.ffn_down`, config.dim, config.hiddenDim),
+      // A joined gate|up holds (gate, up) row pairs; parts kept apart are plain matrices.
+      gateUp: await each(L.gateUp, L.gateUp.length === 1 ? 2 : 1),
+      wDown: await matrix(L.wDown),
     });
   }
   const outputNorm = ones('output_norm', config.dim);
-  const output = config.tiedEmbeddings ? tokenEmbd : await matrix('output', config.vocabSize, config.dim);
+  const output = config.tiedEmbeddings ? tokenEmbd : await matrix(plan.output);
   return finish(layers, tokenEmbd, outputNorm, output, true);
 }
 

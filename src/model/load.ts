@@ -13,7 +13,7 @@ import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import { formatOfType } from './weight-types.ts';
 import { Engine } from './engine.ts';
-import { loadGgufWeights, syntheticFormat, syntheticWeights, uploadType, type GpuWeights, type Quantization } from './gpu-weights.ts';
+import { loadGgufWeights, matricesUnder, syntheticWeights, uploadType, type GpuWeights, type Quantization } from './gpu-weights.ts';
 import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, type MemoryPlan } from './memory.ts';
 import type { OpenModel } from './open.ts';
 
@@ -74,11 +74,6 @@ export function presetChoice(id: string, quant: Quantization = 'q4_0', seed = 1)
 
 export function configOf(choice: ModelChoice): ModelConfig {
   return choice.kind === 'preset' ? choice.preset.config : choice.model.config;
-}
-
-/** The matrices of `config` in the formats llama-quantize's `quant` gives them (what a preset uploads). */
-export function matricesUnder(config: ModelConfig, quant: Quantization): MatrixPlan[] {
-  return matrixPlan(config, (label, cols) => syntheticFormat(quant, label, cols, config));
 }
 
 /** The GPU format of every matrix, before anything is read or allocated. */

@@ -63,14 +63,6 @@ export function matrixPlan(config: ModelConfig, formatOf: (label: string, cols: 
   return plans;
 }
 
-/**
- * Weight bytes one decode step reads: every matrix in its GPU format, except an untied token
- * embedding, of which a step looks up one row (a tied one is the LM head, read whole).
- */
-export function decodeWeightBytes(config: ModelConfig, matrices: readonly MatrixPlan[]): number {
-  return matrices.filter((m) => m.label !== 'token_embd' || config.tiedEmbeddings).reduce((n, m) => n + weightBytes(m.format, m.rows, m.cols), 0);
-}
-
 /** Per-row 4-byte activations a step holds: token, row entry (2), x, q|k|v, q, att, two FFN buffers. */
 export function activationFloatsPerRow(c: ModelConfig): number {
   const qDim = c.nHeads * c.headDim;

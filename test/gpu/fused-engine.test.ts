@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { attentionShapes } from '../../src/kernels/select.ts';
 import { generate } from '../../src/model/generate.ts';
-import { loadModel, plannedMatrices, type LoadedModel } from '../../src/model/load.ts';
+import { configOf, loadModel, plannedMatrices, presetChoice, type LoadedModel } from '../../src/model/load.ts';
 import { bodyOps, headOps, weightPlan, type WeightPlan } from '../../src/model/step.ts';
 import type { OpenModel } from '../../src/model/open.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
@@ -113,5 +113,30 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K
         await loaded.engine.destroy();
       }
     });
+  });
+});
+
+describe('a synthetic preset under a llama-quantize mix', () => {
+  it('uploads the formats a real Q4_K_M file has, each matrix its own, joined only where they agree — the plan costOfStep and the memory check read', async () => {
+    const ctx = await testGpu();
+    try {
+      const choice = presetChoice('stories15m', 'q4_k_m');
+      const config = configOf(choice);
+      const loaded = await loadModel(ctx, choice, { shape: { maxSeq: 32, slots: 1, maxRows: 8 } });
+      try {
+        const planned = weightPlan(config, plannedMatrices(choice));
+        expect(loaded.engine.plan).toEqual(planned);
+        // Q4_K_M gives attn_v more bits in some layers than attn_q/attn_k: those layers keep Q, K, V apart.
+        expect(planned.layers.some((L) => L.qkv.length === 3)).toBe(true);
+        expect(planned.layers.some((L) => L.qkv.length === 1)).toBe(true);
+        expect(loaded.info.weight_bytes).toBe(loaded.plan.weightBytes);
+        const out = await loaded.engine.submit({ rows: [{ slot: 0, pos: 0 }], tokens: [1], sample: [0] });
+        expect(out.tokens[0]).toBeLessThan(config.vocabSize);
+      } finally {
+        await loaded.engine.destroy();
+      }
+    } finally {
+      ctx.destroy();
+    }
   });
 });
