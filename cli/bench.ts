@@ -7,17 +7,8 @@ import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/c
 import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
-import {
-  formatCeilings,
-  formatEnvironment,
-  formatGeneration,
-  formatLatency,
-  formatLlamaBench,
-  formatModel,
-  formatServe,
-  formatWebLLM,
-  table,
-} from '../src/jobs/report.ts';
+import { formatReport } from '../src/jobs/report.ts';
+import { table } from '../src/measure/format.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
@@ -284,17 +275,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const sections = [
-    formatEnvironment(result),
-    result.ceilings ? formatCeilings(result.ceilings) : '',
-    formatModel(result),
-    formatGeneration(result),
-    formatLatency(result),
-    formatServe(result),
-    formatLlamaBench(result),
-    formatWebLLM(result),
-  ];
-  process.stdout.write(`${sections.filter(Boolean).join('\n\n')}\n`);
+  process.stdout.write(`${formatReport(result)}\n`);
   if (flags.get('share')) {
     const base = (flags.get('share-base') as string | undefined) ?? process.env.TOKENSCOPE_URL ?? DEFAULT_PAGE_URL;
     const fragment = await encodeReport(result);

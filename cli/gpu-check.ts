@@ -14,7 +14,7 @@ import { describeEnvironment } from '../src/measure/environment.ts';
 import { runLatency, type LatencySection } from '../src/measure/latency.ts';
 import { summaryLine } from './gpu-check-summary.ts';
 import { resolveModel } from '../src/jobs/model-source.ts';
-import { formatCeilings } from '../src/jobs/report.ts';
+import { formatCeilings } from '../src/measure/sections/environment.ts';
 import { newResult, type BenchResult, type Ceilings } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import type { GpuContext } from '../src/gpu/device.ts';

@@ -5,7 +5,7 @@
  * tokens/s the read roof allows (measured first with --probe; otherwise "no roof measured yet").
  */
 import { findKnownFile } from '../src/model/catalog.ts';
-import { table } from '../src/jobs/report.ts';
+import { table } from '../src/measure/format.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { ByteSource } from '../src/model/gguf/source.ts';
 import { bytes } from '../src/ui/format.ts';

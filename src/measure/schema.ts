@@ -1,21 +1,24 @@
 /**
  * The versioned result the page, the CLI, permalinks and imports share: a closed record of optional
- * typed sections. Each section's declaration (src/measure/sections/) gives its type, its validator
- * and its JSON Schema; `RESULT_SECTIONS` lists them all (no registration by import).
+ * typed sections. Each section is one module in src/measure/sections/ (see section.ts): its
+ * declaration (type, validator, JSON Schema), its trimming for links, comparison, CSV rows and
+ * text report. `RESULT_SECTIONS` lists them all (no registration by import).
  * `schema_version` changes only when an existing field changes meaning; new optional sections and
  * fields do not change it.
  */
 import type { ColdStart, KernelShapes, ModelInfo } from '../model/load.ts';
 import type { LatencySection } from './latency.ts';
 import type { LlamaBenchRow } from './metrics.ts';
-import { array, bool, int, object, optional, str, type Infer, type Schema } from './schema-kit.ts';
-import { ceilingsSchema, environmentSchema, type Ceilings, type Environment } from './sections/environment.ts';
-import { generationSchema, type GenerationSection } from './sections/generation.ts';
-import { latencySchema } from './sections/latency.ts';
-import { llamaBenchSchema } from './sections/llama-bench.ts';
-import { coldStartSchema, kernelShapesSchema, modelSchema } from './sections/model.ts';
-import { serveSchema, type BareVllmResult, type ServeRunSection } from './sections/serve.ts';
-import { sideBySideSchema, webllmSchema, type SideBySideData, type WebLLMSectionData } from './sections/webllm.ts';
+import { array, int, object, optional, str, type Infer, type OptionalSchema, type Schema } from './schema-kit.ts';
+import type { SectionKey, SectionModule } from './section.ts';
+import { ceilingsSection, environmentSchema, type Ceilings, type Environment } from './sections/environment.ts';
+import { generationSection, type GenerationSection } from './sections/generation.ts';
+import { latencySection } from './sections/latency.ts';
+import { llamaBenchSection } from './sections/llama-bench.ts';
+import { coldStartSection, kernelShapesSection, modelSection } from './sections/model.ts';
+import { serveSection, type BareVllmResult, type ServeRunSection } from './sections/serve.ts';
+import { trimmedSection } from './sections/trimmed.ts';
+import { sideBySideSection, webllmSection, type SideBySideData, type WebLLMSectionData } from './sections/webllm.ts';
 
 export { CEILING_KEYS, type CeilingKey, type CeilingMeasurement, type Ceilings, type Environment } from './sections/environment.ts';
 
@@ -23,20 +26,27 @@ export const SCHEMA_VERSION = 1;
 export const TOOL_NAME = 'tokenscope';
 export const TOOL_VERSION = '0.1.0';
 
-/** Every optional section a result may carry, and its declaration. */
+/**
+ * Every optional section a result may carry, and its module. The order is the JSON Schema's, the
+ * validator's, the comparison's and the trimming's within a step; the compiler checks that each
+ * field of BenchResult below has a module whose pieces take its type.
+ */
 export const RESULT_SECTIONS = {
-  ceilings: ceilingsSchema,
-  model: modelSchema,
-  cold_start: coldStartSchema,
-  generation: generationSchema,
-  latency: latencySchema,
-  llama_bench: llamaBenchSchema,
-  serve: serveSchema,
-  webllm: webllmSchema,
-  side_by_side: sideBySideSchema,
-  kernel_shapes: kernelShapesSchema,
-  trimmed: bool().describe('The result was trimmed to fit a link (notes say what went).'),
-} as const;
+  ceilings: ceilingsSection,
+  model: modelSection,
+  cold_start: coldStartSection,
+  generation: generationSection,
+  latency: latencySection,
+  llama_bench: llamaBenchSection,
+  serve: serveSection,
+  webllm: webllmSection,
+  side_by_side: sideBySideSection,
+  kernel_shapes: kernelShapesSection,
+  trimmed: trimmedSection,
+} as const satisfies { [K in SectionKey]: SectionModule<K> };
+
+/** The text report's blocks after the environment, in the order jobs/report.ts prints them: every section with a report of its own. */
+export const REPORT_ORDER = ['ceilings', 'model', 'generation', 'latency', 'serve', 'llama_bench', 'webllm'] as const satisfies readonly SectionKey[];
 
 /** The whole result as one declaration (the JSON Schema in docs/result.schema.json comes from it). */
 export const resultSchema = object({
@@ -45,8 +55,8 @@ export const resultSchema = object({
   created_at: str(64).describe('ISO 8601.'),
   environment: environmentSchema,
   notes: optional(array(str(1000), 100)).describe('Free-form notes (e.g. "samples trimmed for the permalink").'),
-  ...(Object.fromEntries(Object.entries(RESULT_SECTIONS).map(([k, s]) => [k, optional(s as Schema<unknown>)])) as unknown as {
-    [K in keyof typeof RESULT_SECTIONS]: ReturnType<typeof optional<Infer<(typeof RESULT_SECTIONS)[K]>>>;
+  ...(Object.fromEntries(Object.entries(RESULT_SECTIONS).map(([k, m]) => [k, optional(m.schema as Schema<unknown>)])) as unknown as {
+    [K in SectionKey]: OptionalSchema<Infer<(typeof RESULT_SECTIONS)[K]['schema']>>;
   }),
 });
 

@@ -1,10 +1,10 @@
 /**
- * Export and import: the full result as pretty JSON (what links trim, this keeps), the latency
- * rows as CSV for spreadsheets, and an imported JSON file back into a validated result.
+ * Export and import: the full result as pretty JSON (what links trim, this keeps), a section's
+ * rows as CSV for spreadsheets (the section's module gives them; the page offers the latency rows),
+ * and an imported JSON file back into a validated result.
  */
-import type { LatencyRow } from '../measure/latency-summary.ts';
-import type { BenchResult } from '../measure/schema.ts';
-import type { Summary } from '../measure/stats.ts';
+import { RESULT_SECTIONS, type BenchResult } from '../measure/schema.ts';
+import type { Cell, SectionCsv, SectionKey } from '../measure/section.ts';
 import { badInput, parseJson } from './json.ts';
 import { validateResult } from '../measure/validate.ts';
 
@@ -15,8 +15,6 @@ export const MAX_IMPORT_CHARS = 50 * 1024 * 1024;
 export function toJson(result: BenchResult): string {
   return `${JSON.stringify(result, null, 2)}\n`;
 }
-
-type Cell = string | number | null;
 
 /**
  * One CSV field (RFC 4180). A string that a spreadsheet would run as a formula (starting with
@@ -30,44 +28,24 @@ function csvField(cell: Cell): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-const summaryColumns = (name: 'ttft' | 'tpot', pick: (r: LatencyRow) => Summary | null): [string, (r: LatencyRow) => Cell][] =>
-  (
-    [
-      ['mean', 'mean'],
-      ['median', 'p50'],
-      ['p90', 'p90'],
-      ['p95', 'p95'],
-      ['p99', 'p99'],
-    ] as const
-  ).map(([label, stat]) => [`${label}_${name}_ms`, (r) => pick(r)?.[stat] ?? null]);
-
-/** The CSV columns: header and cell of a row. A TPOT of a one-token output is empty, not 0. */
-const CSV_COLUMNS: readonly [string, (r: LatencyRow) => Cell][] = [
-  ['prompt_tokens', (r) => r.prompt_tokens],
-  ['output_tokens', (r) => r.output_tokens],
-  ['n', (r) => r.n],
-  ...summaryColumns('ttft', (r) => r.ttft),
-  ...summaryColumns('tpot', (r) => r.tpot),
-  ['prefill_tokens_per_s', (r) => r.prefill_tokens_per_s],
-  ['decode_tokens_per_s', (r) => r.decode_tokens_per_s],
-  ['decode_bytes_per_token', (r) => r.decode_bytes_per_token],
-  ['decode_bandwidth_gbps', (r) => r.decode_bandwidth_gbps],
-  ['decode_efficiency', (r) => r.decode_efficiency],
-  ['gpu_prefill_ms', (r) => r.gpu_prefill_ms],
-  ['gpu_decode_ms', (r) => r.gpu_decode_ms],
-  ['host_overhead_ms', (r) => r.host_overhead_ms],
-];
+/** The sections whose module gives CSV rows. */
+export type CsvSection = { [K in SectionKey]: (typeof RESULT_SECTIONS)[K]['csv'] extends null ? never : K }[SectionKey];
 
 /**
- * The latency rows as CSV, one line per prompt length, CRLF line ends (RFC 4180). The first
- * column names the model so sheets pasted together stay apart. No latency section: the header only.
+ * One section's rows as CSV, CRLF line ends (RFC 4180). The first column names the model so sheets
+ * pasted together stay apart. A result without the section: the header only.
  */
-export function rowsToCsv(result: BenchResult): string {
-  const latency = result.latency;
+export function sectionCsv(result: BenchResult, section: CsvSection): string {
+  const csv = RESULT_SECTIONS[section].csv as SectionCsv<unknown>;
+  const data = result[section];
   const model = result.model?.name ?? null;
-  const header = ['model', ...CSV_COLUMNS.map(([name]) => name)];
-  const lines = (latency?.rows ?? []).map((row) => [model, ...CSV_COLUMNS.map(([, cell]) => cell(row))]);
-  return [header, ...lines].map((cells) => `${cells.map(csvField).join(',')}\r\n`).join('');
+  const lines = data === undefined ? [] : csv.rows(data).map((cells) => [model, ...cells]);
+  return [['model', ...csv.header], ...lines].map((cells) => `${cells.map(csvField).join(',')}\r\n`).join('');
+}
+
+/** The latency rows as CSV, one line per prompt length: the page's rows.csv. */
+export function rowsToCsv(result: BenchResult): string {
+  return sectionCsv(result, 'latency');
 }
 
 /** An imported JSON file as a validated result; every failure is a `bad-input` TokenscopeError. */

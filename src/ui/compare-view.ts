@@ -1,7 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { BenchResult } from '../measure/schema.ts';
-import { compareResults, type ComparisonRow } from '../share/compare.ts';
+import { compareResults, comparisonTitle, type ComparisonRow } from '../share/compare.ts';
 import { encodeComparison } from '../share/compare.ts';
 import { num, pct, ratio } from './format.ts';
 import { differences, noiseCall, spreadOf } from './differences.ts';
@@ -9,8 +9,6 @@ import { humanDate } from './headline.ts';
 import { linkFor } from './share-bar.ts';
 import { toShown, type ShownError } from './session.ts';
 import { shared } from './styles.ts';
-
-const SECTION_TITLES: Record<ComparisonRow['section'], string> = { ceilings: 'Roofs', latency: 'Latency', serve: 'Serving' };
 
 function device(r: BenchResult): string {
   const a = r.environment.adapter;
@@ -134,7 +132,7 @@ export class CompareView extends LitElement {
                         html`${
                             i === 0 || rows[i - 1].section !== r.section
                               ? html`<tr>
-                                  <th scope="rowgroup" colspan="6">${SECTION_TITLES[r.section]}</th>
+                                  <th scope="rowgroup" colspan="6">${comparisonTitle(r.section)}</th>
                                 </tr>`
                               : ''
                           }

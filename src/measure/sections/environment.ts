@@ -1,5 +1,8 @@
 /** The `environment` and `ceilings` sections: where a result was measured, and the device's roofs. */
 import type { AdapterDescription } from '../../gpu/capabilities.ts';
+import { table } from '../format.ts';
+import type { BenchResult } from '../schema.ts';
+import { compareMetrics, type Metric, type SectionModule } from '../section.ts';
 import { array, bool, nullable, num, object, oneOf, optional, record, SchemaError, str, type Agrees, type Infer } from '../schema-kit.ts';
 import { bytes, count, gbps, gflops, work } from './units.ts';
 
@@ -86,3 +89,87 @@ export const ceilingsSchema = object(
   },
 ).describe('GB/s are 10⁹ bytes per second, counting bytes read + bytes written.');
 export type Ceilings = Infer<typeof ceilingsSchema>;
+
+/** The environment's lines of the text report (it is no section: every result has one). */
+export function formatEnvironment(r: BenchResult): string {
+  const e = r.environment;
+  const a = e.adapter;
+  const name = [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' / ') || 'unknown adapter';
+  return [
+    `Adapter: ${name}${a.isFallbackAdapter ? ' (fallback adapter)' : ''}${e.cpu_adapter ? ' — a CPU implementation: numbers describe this CPU, not a GPU' : ''}`,
+    `Runtime: ${e.runtime} — ${e.user_agent}`,
+    `Features: ${e.features.join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
+  ].join('\n');
+}
+
+/** Ceiling samples kept per roof when they are trimmed for a link: min, quartiles, max. */
+export const CEILING_SAMPLES_KEPT = 5;
+
+/** `k` order statistics of `xs` spread from min to max. */
+function spread(xs: readonly number[], k: number): number[] {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return Array.from({ length: k }, (_, i) => sorted[Math.round((i * (sorted.length - 1)) / (k - 1))]);
+}
+
+/** Each roof's per-repetition samples, down to a few (value, min and max stay those of all). */
+function trimCeilingSamples(c: Ceilings): Ceilings | null {
+  if (!Object.values(c.measurements).some((m) => m && m.samples.length > CEILING_SAMPLES_KEPT)) return null;
+  const trimmed = (m: CeilingMeasurement | null) =>
+    m && (m.samples.length > CEILING_SAMPLES_KEPT ? { ...m, samples: spread(m.samples, CEILING_SAMPLES_KEPT) } : m);
+  const measurements = Object.fromEntries(Object.entries(c.measurements).map(([k, m]) => [k, trimmed(m)])) as Ceilings['measurements'];
+  return { ...c, measurements };
+}
+
+const CEILING_METRICS: readonly Metric<Ceilings>[] = (
+  [
+    ['read_bandwidth_gbps', 'streaming read bandwidth', 'GB/s'],
+    ['copy_bandwidth_gbps', 'copy kernel bandwidth', 'GB/s'],
+    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer bandwidth', 'GB/s'],
+    ['f32_gflops', 'f32 FMA throughput', 'GFLOP/s'],
+    ['f16_gflops', 'f16 FMA throughput', 'GFLOP/s'],
+    ['matmul_f32_gflops', 'prefill GEMM (f32 weights) throughput', 'GFLOP/s'],
+  ] as const satisfies readonly (readonly [CeilingKey, string, string])[]
+).map(([key, metric, unit]) => ({ key, metric, unit, direction: 'higher-is-better', value: (c: Ceilings) => c[key] }));
+
+const CEILING_LABELS: Record<CeilingKey, string> = {
+  read_bandwidth_gbps: 'streaming read',
+  copy_bandwidth_gbps: 'read+write copy kernel',
+  copy_buffer_to_buffer_gbps: 'copyBufferToBuffer',
+  f32_gflops: 'f32 FMA',
+  f16_gflops: 'f16 FMA',
+  matmul_f32_gflops: 'prefill GEMM (f32)',
+};
+
+function fmt(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
+/** The roofs as a table, with the working set, the kernels against copyBufferToBuffer and the ridge point. */
+export function formatCeilings(c: Ceilings): string {
+  const rows = (Object.keys(CEILING_LABELS) as CeilingKey[]).map((key) => {
+    const m = c.measurements[key];
+    if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', 'not supported on this device'];
+    return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.shape];
+  });
+  const ratio = (k: CeilingKey) => (c[k] !== null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
+  return [
+    table(['roof', 'median', 'min–max', 'n', 'clock', 'shape'], rows, [false, true, true, true]),
+    '',
+    `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
+    `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
+    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the prefill GEMM reaches ${((c.matmul_f32_gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+  ].join('\n');
+}
+
+export const ceilingsSection = {
+  schema: ceilingsSchema,
+  trim: {
+    'per-repetition': {
+      note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's median, min and max are from all of them.`,
+      trim: trimCeilingSamples,
+    },
+  },
+  compare: { title: 'Roofs', rows: (a, b) => compareMetrics(CEILING_METRICS, a, b) },
+  csv: null,
+  report: formatCeilings,
+} satisfies SectionModule<'ceilings'>;

@@ -4,7 +4,12 @@
  */
 import type { LatencySection } from '../latency.ts';
 import type { KernelClass } from '../../kernels/kernel.ts';
+import { fixedOrDash, pctOrDash, table } from '../format.ts';
+import type { LatencyRow, TimingRow } from '../latency-summary.ts';
 import type { LatencyStatKey } from '../metrics.ts';
+import type { LatencyReport } from '../schema.ts';
+import { compareMetrics, PER_REQUEST_NOTE, PER_TOKEN_NOTE, type Cell, type Metric, type MetricComparison, type SectionModule } from '../section.ts';
+import type { Summary } from '../stats.ts';
 import { array, bool, fieldsOf, nullable, num, object, oneOf, optional, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import {
   count,
@@ -180,3 +185,207 @@ type Complete = Required<Infer<typeof latencySchema>>;
 const latencyAgrees: Agrees<Omit<Complete, 'kernel_points' | 'trimmed'>, Omit<Required<LatencySection>, 'kernel_points' | 'trimmed'>> = true;
 const rowAgrees: Agrees<Complete['rows'][number], LatencySection['rows'][number]> = true;
 void [latencyAgrees, rowAgrees];
+
+const withTrimmed = (latency: LatencyReport): LatencyReport => ({ ...latency, trimmed: true });
+
+/** Each request's raw token times and per-step GPU times. */
+function trimPerToken(latency: LatencyReport): LatencyReport | null {
+  if (!latency.requests.some((q) => q.token_ms.length > 0 || (q.gpu_decode_ms?.length ?? 0) > 0)) return null;
+  const requests = latency.requests.map((q) => ({ ...q, token_ms: [], gpu_decode_ms: q.gpu_decode_ms === null ? null : [] }));
+  return withTrimmed({ ...latency, requests });
+}
+
+/** The sweep's requests and a real prompt's ids. */
+function trimRequests(latency: LatencyReport): LatencyReport | null {
+  // A sweep that stopped early has no settings (see validate-sections.ts).
+  if (latency.requests.length === 0 && latency.settings?.prompt_ids === undefined) return null;
+  const settings = latency.settings && (({ prompt_ids: _ids, ...rest }) => rest)(latency.settings);
+  return withTrimmed({ ...latency, ...(settings && { settings }), requests: [] });
+}
+
+/** Significant digits kept when numbers are rounded: more than any table or chart shows. */
+export const ROUNDED_DIGITS = 6;
+
+/** A copy of `v` with every number rounded to ROUNDED_DIGITS, and whether any changed. */
+function rounded<T>(v: T): { value: T; changed: boolean } {
+  let changed = false;
+  const walk = (x: unknown): unknown => {
+    if (typeof x === 'number') {
+      const y = Number(x.toPrecision(ROUNDED_DIGITS));
+      changed ||= y !== x;
+      return y;
+    }
+    if (Array.isArray(x)) return x.map(walk);
+    if (typeof x === 'object' && x !== null) return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, walk(y)]));
+    return x;
+  };
+  return { value: walk(v) as T, changed };
+}
+
+/** The named parts of the section rounded to ROUNDED_DIGITS significant digits. */
+function roundParts(latency: LatencyReport, keys: readonly (keyof LatencySection)[]): LatencyReport | null {
+  const { value, changed } = rounded(Object.fromEntries(keys.filter((k) => latency[k] !== undefined).map((k) => [k, latency[k]])));
+  return changed ? withTrimmed({ ...latency, ...value }) : null;
+}
+
+/** Everything the tables and charts read besides the length rows. */
+const DERIVED_LATENCY: readonly (keyof LatencySection)[] = ['cold_start', 'depth_curve', 'summary', 'verdicts', 'kernels', 'profile_step_ms'];
+
+const ROW_METRICS: readonly Metric<LatencyRow>[] = [
+  { key: 'median_ttft_ms', metric: 'median TTFT', unit: 'ms', direction: 'lower-is-better', value: (r) => r.ttft.p50 },
+  { key: 'p99_ttft_ms', metric: 'p99 TTFT', unit: 'ms', direction: 'lower-is-better', value: (r) => r.ttft.p99 },
+  { key: 'median_tpot_ms', metric: 'median TPOT', unit: 'ms', direction: 'lower-is-better', value: (r) => r.tpot?.p50 },
+  { key: 'p99_tpot_ms', metric: 'p99 TPOT', unit: 'ms', direction: 'lower-is-better', value: (r) => r.tpot?.p99 },
+  { key: 'prefill_tokens_per_s', metric: 'prefill throughput', unit: 'tok/s', direction: 'higher-is-better', value: (r) => r.prefill_tokens_per_s },
+  { key: 'decode_tokens_per_s', metric: 'decode throughput', unit: 'tok/s', direction: 'higher-is-better', value: (r) => r.decode_tokens_per_s },
+  { key: 'decode_efficiency', metric: 'decode efficiency', unit: 'of ceiling', direction: 'higher-is-better', value: (r) => r.decode_efficiency },
+];
+
+/** The rows at each prompt length both sweeps measured, in a's order. */
+function compareLatency(a: LatencyReport, b: LatencyReport): MetricComparison[] {
+  return a.rows.flatMap((rowA) => {
+    const rowB = b.rows.find((r) => r.prompt_tokens === rowA.prompt_tokens);
+    return rowB ? compareMetrics(ROW_METRICS, rowA, rowB, rowA.prompt_tokens) : [];
+  });
+}
+
+const summaryColumns = (name: 'ttft' | 'tpot', pick: (r: LatencyRow) => Summary | null): [string, (r: LatencyRow) => Cell][] =>
+  (
+    [
+      ['mean', 'mean'],
+      ['median', 'p50'],
+      ['p90', 'p90'],
+      ['p95', 'p95'],
+      ['p99', 'p99'],
+    ] as const
+  ).map(([label, stat]) => [`${label}_${name}_ms`, (r) => pick(r)?.[stat] ?? null]);
+
+/** The CSV columns: header and cell of a row. A TPOT of a one-token output is empty, not 0. */
+const CSV_COLUMNS: readonly [string, (r: LatencyRow) => Cell][] = [
+  ['prompt_tokens', (r) => r.prompt_tokens],
+  ['output_tokens', (r) => r.output_tokens],
+  ['n', (r) => r.n],
+  ...summaryColumns('ttft', (r) => r.ttft),
+  ...summaryColumns('tpot', (r) => r.tpot),
+  ['prefill_tokens_per_s', (r) => r.prefill_tokens_per_s],
+  ['decode_tokens_per_s', (r) => r.decode_tokens_per_s],
+  ['decode_bytes_per_token', (r) => r.decode_bytes_per_token],
+  ['decode_bandwidth_gbps', (r) => r.decode_bandwidth_gbps],
+  ['decode_efficiency', (r) => r.decode_efficiency],
+  ['gpu_prefill_ms', (r) => r.gpu_prefill_ms],
+  ['gpu_decode_ms', (r) => r.gpu_decode_ms],
+  ['host_overhead_ms', (r) => r.host_overhead_ms],
+];
+
+/** prompt, out, n, TTFT p50/p99, TPOT p50/p99, prefill tok/s: the cells both engines' latency tables start with. */
+export function timingCells(row: TimingRow): string[] {
+  return [
+    String(row.prompt_tokens),
+    String(row.output_tokens),
+    String(row.n),
+    fixedOrDash(row.ttft.p50),
+    fixedOrDash(row.ttft.p99),
+    fixedOrDash(row.tpot?.p50),
+    fixedOrDash(row.tpot?.p99),
+    row.prefill_tokens_per_s.toFixed(1),
+  ];
+}
+
+/** The length-stratified table, the TPOT-vs-depth curve, the kernel breakdown and the verdicts. */
+function formatLatency(l: LatencyReport): string {
+  if (!l.rows) return '';
+  const rows = l.rows.map((row) => [
+    ...timingCells(row),
+    row.prefill_gflops.toFixed(2),
+    pctOrDash(row.prefill_of_matmul_roof),
+    row.decode_tokens_per_s === null ? '—' : row.decode_tokens_per_s.toFixed(1),
+    fixedOrDash(row.gpu_decode_ms, 3),
+    fixedOrDash(row.host_overhead_ms, 3),
+    row.decode_bandwidth_gbps === null ? '—' : row.decode_bandwidth_gbps.toFixed(2),
+    pctOrDash(row.decode_efficiency),
+  ]);
+  const out = [
+    `Latency by prompt length (host clock; n requests each; GPU time from ${l.gpu_clock === 'gpu-timestamp' ? 'timestamp queries' : 'the host clock'}):`,
+    table(
+      [
+        'prompt',
+        'out',
+        'n',
+        'TTFT p50',
+        'TTFT p99',
+        'TPOT p50',
+        'TPOT p99',
+        'prefill tok/s',
+        'prefill GFLOP/s',
+        'of matmul roof',
+        'decode tok/s',
+        'GPU ms/tok',
+        'host ms/tok',
+        'decode GB/s',
+        'of read roof',
+      ],
+      rows,
+      rows[0]?.map(() => true),
+    ),
+    'TTFT = first token − request start; TPOT = (E2EL − TTFT)/(N_out − 1) (vLLM, MLPerf); ms. p99 of fewer than 20 samples is close to the maximum.',
+    'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
+  ];
+  if (l.dispatches_per_step)
+    out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
+  if (l.cold_start)
+    out.push(
+      `First request (cold): TTFT ${fixedOrDash(l.cold_start.first_ttft_ms)} ms at ${l.cold_start.first_prompt_tokens} tokens vs warm median ${fixedOrDash(l.cold_start.warm_ttft_ms)} ms.`,
+    );
+  if (l.depth_curve?.length) {
+    out.push('', 'TPOT by context depth (median ITL of the steps at that depth; ceiling = read roof / bytes per token):');
+    out.push(
+      table(
+        ['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'],
+        l.depth_curve.map((d) => [String(d.depth), fixedOrDash(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]),
+        [true, true, true, true, true],
+      ),
+    );
+  }
+  if (l.kernels?.length) {
+    const inflation = (phase: 'prefill' | 'decode', headline: number | null | undefined) => {
+      const span = l.profile_step_ms?.[phase];
+      return span && headline
+        ? `${phase} step ${fixedOrDash(span, 3)} ms profiled vs ${fixedOrDash(headline, 3)} ms unprofiled (×${(span / headline).toFixed(1)})`
+        : '';
+    };
+    const first = l.rows[0];
+    out.push('', 'GPU time per step by kernel class (profile mode: one timed pass per kernel — it perturbs timing, so these are never in the numbers above):');
+    out.push(`  ${[inflation('prefill', first?.gpu_prefill_ms), inflation('decode', first?.gpu_decode_ms)].filter(Boolean).join('; ')}`);
+    out.push(
+      table(
+        ['phase', 'kernel class', 'ms/step', 'share', 'dispatches/step'],
+        l.kernels.map((k) => [k.phase, k.kind, fixedOrDash(k.ms_per_step, 3), pctOrDash(k.share), k.dispatches_per_step.toFixed(0)]),
+        [false, false, true, true, true],
+      ),
+    );
+  }
+  if (l.verdicts?.length) {
+    out.push('', 'Roofline verdict (roofs: streaming-read bandwidth and the f32 FMA peak):');
+    for (const v of l.verdicts) {
+      out.push(`  prompt ${v.prompt_tokens}: prefill — ${v.prefill.sentence}`);
+      if (v.decode) out.push(`  prompt ${v.prompt_tokens}: decode — ${v.decode.sentence}`);
+    }
+  }
+  return out.join('\n');
+}
+
+export const latencySection = {
+  schema: latencySchema,
+  trim: {
+    'per-token': { note: PER_TOKEN_NOTE, trim: trimPerToken },
+    'per-request': { note: PER_REQUEST_NOTE, trim: trimRequests },
+    'derived-digits': {
+      note: `The depth curve, summary, verdicts and kernel breakdown were rounded to ${ROUNDED_DIGITS} significant digits for the link.`,
+      trim: (l) => roundParts(l, DERIVED_LATENCY),
+    },
+    'row-digits': { note: `The latency rows were rounded to ${ROUNDED_DIGITS} significant digits for the link.`, trim: (l) => roundParts(l, ['rows']) },
+  },
+  compare: { title: 'Latency', rows: compareLatency },
+  csv: { header: CSV_COLUMNS.map(([name]) => name), rows: (l) => l.rows.map((row) => CSV_COLUMNS.map(([, cell]) => cell(row))) },
+  report: formatLatency,
+} satisfies SectionModule<'latency'>;

@@ -1,6 +1,12 @@
-/** The `model` and `cold_start` sections (written by model/load.ts, whose interfaces must agree). */
+/**
+ * The `model`, `cold_start` and `kernel_shapes` sections (written by model/load.ts, whose
+ * interfaces must agree); the text report prints the three in one block.
+ */
 import type { ColdStart, ModelInfo } from '../../model/load.ts';
 import type { ModelConfig } from '../../model/config.ts';
+import { fixedOrDash } from '../format.ts';
+import type { BenchResult } from '../schema.ts';
+import type { SectionModule } from '../section.ts';
 import { array, bool, int, num, object, oneOf, optional, record, str, type Agrees, type Infer, type Schema } from '../schema-kit.ts';
 import { bytes, MAX_NAME, ms, tokenId } from './units.ts';
 
@@ -95,3 +101,40 @@ const modelAgrees: Agrees<Omit<ModelSection, 'config'>, Omit<ModelInfo, 'config'
 const configAgrees: Agrees<ModelSection['config'], ReportedConfig> = true;
 const coldAgrees: Agrees<ColdStartSection, ColdStart> = true;
 void [modelAgrees, configAgrees, coldAgrees];
+
+/** The model, then its cold start and the kernel shapes it ran with. */
+function formatModel(m: ModelInfo, r: BenchResult): string {
+  const cold = r.cold_start;
+  const size = m.weight_bytes >= 2 ** 30 ? `${(m.weight_bytes / 2 ** 30).toFixed(2)} GiB` : `${(m.weight_bytes / 2 ** 20).toFixed(1)} MiB`;
+  const lines = [
+    `Model: ${m.name} — ${m.architecture}, ${(m.parameters / 1e6).toFixed(1)} M parameters, ${m.quantization}, ${size} of weights, ${m.kv_cache ?? 'f32'} KV cache — ${m.label}`,
+  ];
+  if (cold)
+    lines.push(
+      `Cold start: parse ${fixedOrDash(cold.parse_ms, 1)} ms, ${m.synthetic ? 'generate' : 'upload'} weights ${fixedOrDash(cold.upload_ms, 1)} ms, ${cold.autotune_ms !== undefined ? `tune kernel shapes ${fixedOrDash(cold.autotune_ms, 1)} ms, ` : ''}compile pipelines ${fixedOrDash(cold.compile_ms, 1)} ms`,
+    );
+  const shapes = r.kernel_shapes;
+  if (shapes)
+    lines.push(
+      `Kernel shapes: ${shapes.source === 'autotuned' ? `autotuned for ${Object.keys(shapes.linear).length} linear problems` : `static (${shapes.note ?? "select.ts's defaults"})`}`,
+    );
+  return lines.join('\n');
+}
+
+export const modelSection = { schema: modelSchema, trim: null, compare: null, csv: null, report: formatModel } satisfies SectionModule<'model'>;
+
+export const coldStartSection = {
+  schema: coldStartSchema,
+  trim: null,
+  compare: null,
+  csv: null,
+  report: { in: 'model' },
+} satisfies SectionModule<'cold_start'>;
+
+export const kernelShapesSection = {
+  schema: kernelShapesSchema,
+  trim: null,
+  compare: null,
+  csv: null,
+  report: { in: 'model' },
+} satisfies SectionModule<'kernel_shapes'>;

@@ -4,6 +4,8 @@
  * reports, imports) is accepted too.
  */
 import { array, bool, either, nullable, num, object, oneOf, optional, str, type Infer, type OptionalSchema, type Schema } from '../schema-kit.ts';
+import { fixedOrDash, formatServeSummary, pctOrDash, table } from '../format.ts';
+import { compareMetrics, PER_REQUEST_NOTE, PER_TOKEN_NOTE, type Direction, type Metric, type MetricComparison, type SectionModule } from '../section.ts';
 import { latencyStatsShape, verdictSchema } from './latency.ts';
 import {
   count,
@@ -159,3 +161,146 @@ export type ServeRunData = Infer<typeof runSchema>;
 export type BatchPointData = Infer<typeof batchPointSchema>;
 export type CapacityData = Infer<typeof capacitySchema>;
 export type CostData = Infer<typeof costSchema>;
+
+/** The serving section as a result holds it: the job's section (as far as it got), or a bare vLLM result. */
+type ServeSectionData = Partial<ServeRunSection> & BareVllmResult;
+export type VllmResultData = Infer<typeof vllmResultSchema>;
+
+/** vLLM's result inside the job's section (`run.result`), or the bare one (imports). */
+const vllmOf = (s: ServeSectionData): Partial<VllmResultData> => s.run?.result ?? s;
+
+/** `s` with vLLM's result replaced, and in the job's section the run's records too. */
+function withResult(s: ServeSectionData, result: Partial<VllmResultData>, run: Partial<ServeRunData> = {}): ServeSectionData {
+  // The trimmed copy keeps the shape it had: a job's section with fewer records, or a bare result.
+  return (s.run?.result ? { ...s, run: { ...s.run, ...run, result } } : result) as ServeSectionData;
+}
+
+/** vLLM's per-request ITLs and the run's per-step records. */
+function trimPerToken(s: ServeSectionData): ServeSectionData | null {
+  const vllm = vllmOf(s);
+  const steps = s.run?.steps;
+  if (!(vllm.itls?.some((x) => x.length > 0) ?? false) && (steps?.length ?? 0) === 0) return null;
+  return withResult(s, { ...vllm, ...(vllm.itls && { itls: vllm.itls.map(() => []) }) }, steps ? { steps: [] } : {});
+}
+
+const PER_REQUEST = ['input_lens', 'output_lens', 'ttfts', 'itls', 'latencies', 'errors'] as const;
+
+/** vLLM's per-request arrays and the run's timeline. */
+function trimRequests(s: ServeSectionData): ServeSectionData | null {
+  const vllm = vllmOf(s);
+  const timeline = s.run?.timeline;
+  if (!PER_REQUEST.some((k) => (vllm[k]?.length ?? 0) > 0) && (timeline?.length ?? 0) === 0) return null;
+  return withResult(s, { ...vllm, ...Object.fromEntries(PER_REQUEST.map((k) => [k, []])) }, timeline ? { timeline: [] } : {});
+}
+
+type VllmKey = keyof VllmResultData;
+const serveMetric = (key: VllmKey, metric: string, unit: string, direction: Direction): Metric<Partial<VllmResultData>> => ({
+  key,
+  metric,
+  unit,
+  direction,
+  value: (s) => s[key] as number | null | undefined,
+});
+
+const SERVE_METRICS: readonly Metric<Partial<VllmResultData>>[] = [
+  serveMetric('request_throughput', 'request throughput', 'req/s', 'higher-is-better'),
+  serveMetric('request_goodput', 'request goodput', 'req/s', 'higher-is-better'),
+  serveMetric('output_throughput', 'output token throughput', 'tok/s', 'higher-is-better'),
+  serveMetric('total_token_throughput', 'total token throughput', 'tok/s', 'higher-is-better'),
+  ...(['ttft', 'tpot', 'itl', 'e2el'] as const).flatMap((m) => [
+    serveMetric(`median_${m}_ms`, `median ${m.toUpperCase()}`, 'ms', 'lower-is-better'),
+    serveMetric(`p99_${m}_ms`, `p99 ${m.toUpperCase()}`, 'ms', 'lower-is-better'),
+  ]),
+];
+
+/** vLLM's result inside a serving section (`serve.run.result`), or a bare one (imports); none in a section without its result. */
+const comparedResultOf = (s: ServeSectionData): Partial<VllmResultData> | undefined => s.run?.result ?? (s.run === undefined ? s : undefined);
+
+function compareServe(a: ServeSectionData, b: ServeSectionData): MetricComparison[] {
+  const resultA = comparedResultOf(a);
+  const resultB = comparedResultOf(b);
+  return resultA && resultB ? compareMetrics(SERVE_METRICS, resultA, resultB) : [];
+}
+
+/** vLLM's summary, then SLO attainment, cost, the decode roofline by batch, the sweeps. */
+function formatServe(s: ServeSectionData): string {
+  if (!s.run) return '';
+  const run = s.run;
+  const out = [formatServeSummary(run.result, { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 95, 99] }).trimEnd()];
+  const settings = s.settings;
+  const slo = Object.entries(settings?.slo ?? {})
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} ≤ ${v} ms`)
+    .join(', ');
+  if (run.slo_attainment !== null)
+    out.push(`SLO attainment (${slo}): ${pctOrDash(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
+  out.push(`Error rate: ${pctOrDash(run.error_rate)}.`);
+  if (s.cost) {
+    out.push(
+      `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +
+        (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'),
+    );
+  }
+  if (run.decode_roofline.length) {
+    out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
+    out.push(
+      table(
+        ['batch', 'steps', 'step ms', 'FLOP/byte', 'GB/s', 'GFLOP/s', 'bound'],
+        run.decode_roofline.map((d) => [
+          String(d.batch),
+          String(d.steps),
+          fixedOrDash(d.step_ms, 3),
+          d.intensity.toFixed(2),
+          (d.verdict.achievedBytesPerS / 1e9).toFixed(2),
+          (d.verdict.achievedFlopsPerS / 1e9).toFixed(2),
+          d.verdict.bound,
+        ]),
+        [true, true, true, true, true, true, false],
+      ),
+    );
+  }
+  if (s.batch_sweep?.length) {
+    out.push('', 'Batch-size sweep (all requests at t = 0):');
+    out.push(
+      table(
+        ['max batch', 'output tok/s', 'req/s', 'TTFT p50', 'TTFT p99', 'TPOT p50', 'TPOT p99', 'decode GB/s', 'of read roof', 'bound'],
+        s.batch_sweep.map((b) => [
+          String(b.batch),
+          b.output_throughput.toFixed(1),
+          b.request_throughput.toFixed(2),
+          fixedOrDash(b.median_ttft_ms),
+          fixedOrDash(b.p99_ttft_ms),
+          fixedOrDash(b.median_tpot_ms),
+          fixedOrDash(b.p99_tpot_ms),
+          b.decode ? (b.decode.verdict.achievedBytesPerS / 1e9).toFixed(2) : '—',
+          b.decode ? pctOrDash(b.decode.verdict.bandwidthShare) : '—',
+          b.decode?.verdict.bound ?? '—',
+        ]),
+        [true, true, true, true, true, true, true, true, true, false],
+      ),
+    );
+  }
+  if (s.rate_sweep) {
+    const c = s.rate_sweep;
+    out.push(
+      '',
+      `Capacity (highest rate with ≥ ${pctOrDash(c.target)} of requests within the SLOs): ${c.rate === null ? 'none — even the lowest rate missed' : `${c.rate.toFixed(2)} req/s${c.status === 'above-range' ? ' or more' : ''}`}.`,
+    );
+    out.push(
+      table(
+        ['rate req/s', 'attainment'],
+        [...c.probes].sort((a, b) => a.rate - b.rate).map((p) => [p.rate.toFixed(2), pctOrDash(p.attainment)]),
+        [true, true],
+      ),
+    );
+  }
+  return out.join('\n');
+}
+
+export const serveSection = {
+  schema: serveSchema,
+  trim: { 'per-token': { note: PER_TOKEN_NOTE, trim: trimPerToken }, 'per-request': { note: PER_REQUEST_NOTE, trim: trimRequests } },
+  compare: { title: 'Serving', rows: compareServe },
+  csv: null,
+  report: formatServe,
+} satisfies SectionModule<'serve'>;

@@ -9,7 +9,7 @@ import type { Capabilities } from '../../../src/gpu/capabilities.ts';
 import { runJob } from '../../../src/jobs/job.ts';
 import { sweepPrompt } from '../../../src/measure/latency.ts';
 import { latencyRow, type LengthCosts } from '../../../src/measure/latency-summary.ts';
-import { formatWebLLM } from '../../../src/jobs/report.ts';
+import { formatSection } from '../../../src/jobs/report.ts';
 import { newResult } from '../../../src/measure/schema.ts';
 import { sideBySide } from '../../../src/jobs/side-by-side.ts';
 import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
@@ -345,7 +345,7 @@ describe('the webllm and side_by_side sections', () => {
   });
 
   it('print the rows, the disagreements and what differs', async () => {
-    const text = formatWebLLM(await result(new ScriptedEngine({ prefill: 1, decode: 1.3 }), 5));
+    const text = formatSection(await result(new ScriptedEngine({ prefill: 1, decode: 1.3 }), 5), 'webllm');
     expect(text).toMatch(/WebLLM Llama-3\.2-1B-Instruct-q4f32_1-MLC \(q4f32_1/);
     expect(text).toMatch(/decode GB\/s is an estimate: .* llama-3\.2-1b \(q4_0\)/);
     expect(text).toMatch(/disagree with our clock by more than 15% on 10 of 10 requests/);

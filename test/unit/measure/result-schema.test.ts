@@ -6,80 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RESULT_SCHEMA_PATH, resultSchemaText } from '../../../cli/result-schema.ts';
-import { verdict } from '../../../src/measure/roofline.ts';
 import { RESULT_SECTIONS, type BenchResult } from '../../../src/measure/schema.ts';
 import type { Agrees } from '../../../src/measure/schema-kit.ts';
 import { validateResult } from '../../../src/measure/validate.ts';
-import { serveResult } from '../../../src/serve/metrics.ts';
 import { decodeReport, encodeReport } from '../../../src/share/permalink.ts';
-import { largeResult } from '../share/fixtures.ts';
+import { fullResult } from '../share/fixtures.ts';
 
 type Doc = Record<string, any>;
-
-const compared = () => ({ ttft_ms: 40, tpot_ms: 5, prefill_tokens_per_s: 400, decode_tokens_per_s: 200 });
-
-/** A result with every section the renderers read. */
-function fullResult(): Doc {
-  const r: Doc = largeResult();
-  const timings = [0, 10].map((tSend) => ({ promptTokens: 16, tSend, tTokens: [tSend + 50, tSend + 60, tSend + 70] }));
-  const v = verdict({ flops: 1e6, bytes: 1e6, ms: 5 }, { computeFlopsPerS: 1e9, bandwidthBytesPerS: 1e9 });
-  const decode = { batch: 2, step_ms: 5, steps: 3, flops: 1e6, bytes: 1e6, intensity: 1, verdict: v };
-  r.generation = { prompt_token_ids: [1, 2], token_ids: [3, 4], text: 'Once', note: 'n' };
-  r.kernel_shapes = {
-    source: 'autotuned',
-    linear: { 'q4_0 64x64 R1': { kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 } },
-    note: 'n',
-  };
-  r.llama_bench = [
-    { model: 'm', sizeBytes: 1e6, params: 1e6, backend: 'WebGPU', ngl: -1, test: 'pp512', meanTokensPerS: 100, stdTokensPerS: 1, samples: [99, 101] },
-  ];
-  r.serve = {
-    settings: {
-      requests: 2,
-      rate: 10,
-      burstiness: 1,
-      prompt: { kind: 'fixed', tokens: 16 },
-      output: { kind: 'lognormal', median: 3, sigma: 0.5, max: 8 },
-      max_batch: 2,
-      max_tokens_per_step: 32,
-      chunk: null,
-      slo: { ttft: 100 },
-      seed: 1,
-    },
-    run: {
-      result: JSON.parse(JSON.stringify(serveResult(timings, 1, { ttft: 100 }))),
-      slo_attainment: 1,
-      error_rate: 0,
-      timeline: [{ id: 0, prompt_tokens: 16, output_tokens: 3, arrival_ms: 0, admit_ms: 0, first_token_ms: 50, finish_ms: 70, error: null }],
-      steps: [{ start_ms: 0, end_ms: 5, decode: 2, prefill_tokens: 0, running: 2, waiting: 0 }],
-      decode_roofline: [decode],
-    },
-    cost: { dollarsPer1kOutputTokens: 0.01, dollarsPer1kTotalTokens: 0.005 },
-    batch_sweep: [{ batch: 2, output_throughput: 9, request_throughput: 3, median_ttft_ms: 50, p99_ttft_ms: 50, median_tpot_ms: 10, p99_tpot_ms: 10, decode }],
-    rate_sweep: { rate: 2, status: 'found', lo: 2, hi: 3, probes: [{ rate: 2, attainment: 1 }], target: 0.9 },
-  };
-  const row = { ...r.latency.rows[0] };
-  r.webllm = {
-    model: { id: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC', family: 'Qwen2.5-0.5B', quantization: 'q4f32_1', vramMB: 900 },
-    settings: { prompt_lengths: [16], output_tokens: 8, reps: 1, warmup: 0, cooldown_ms: 0, seed: 1, vocab_size: 151936, bos_id: 1 },
-    cost_source: null,
-    requests: [{ ...r.latency.requests[0], engine: 'webllm', model_id: 'x', path: 'tokens', chunks: 8 }],
-    rows: [{ ...row, prefill_flops: null, decode_bytes_per_token: null }],
-    verdicts: [],
-    comparisons: [{ prompt_tokens: 16, rep: 0, ours: compared(), webllm: compared(), disagreement: { ttft_ms: 0.02 }, flagged: [] }],
-    flagged_count: 0,
-  };
-  r.side_by_side = {
-    tokenscope_model: 'a',
-    webllm_model: 'b',
-    rows: [
-      { prompt_tokens: 16, tokenscope: compared(), webllm: compared(), ratio: { ttft_ms: 1, tpot_ms: 1, prefill_tokens_per_s: 1, decode_tokens_per_s: null } },
-    ],
-    differences: ['d'],
-    points: [{ engine: 'webllm', prompt_tokens: 16, phase: 'decode', intensity: 1, gflops: 1, gbps: 1, estimate: true }],
-  };
-  return r;
-}
 
 const HUGE = 1.5e308;
 

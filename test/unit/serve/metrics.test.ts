@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestTiming } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
+import { formatServeSummary } from '../../../src/measure/format.ts';
 import {
   capacityFromSweep,
   errorRate,
   findCapacity,
-  formatServeSummary,
   meetsSlo,
   mlperfCheck,
   parseSlo,

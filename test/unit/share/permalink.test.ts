@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CEILING_KEYS, type BenchResult } from '../../../src/measure/schema.ts';
 import { MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
-import { CEILING_SAMPLES_KEPT, decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
+import { CEILING_SAMPLES_KEPT } from '../../../src/measure/sections/environment.ts';
+import { decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
 import { serveResult } from '../../../src/serve/metrics.ts';
 import { mulberry32 } from '../../../src/serve/workload.ts';
 import { largeResult, latency, latencyOf, smallResult } from './fixtures.ts';
