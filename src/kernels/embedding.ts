@@ -1,7 +1,7 @@
 /**
  * Embedding lookup with dequantization, for every weight format (the variant embedding+<format>
- * of variant-table.ts: shaders/embedding.wgsl joined with the format's weights_<format>.wgsl). Token ids ≥ the table's rows read nothing and yield
- * a zero row.
+ * of variant-table.ts: shaders/embedding.wgsl joined with the format's weights_<format>.wgsl).
+ * Token ids ≥ the table's rows read nothing and yield a zero row.
  */
 import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';

@@ -1,8 +1,8 @@
 /**
  * The weight formats the GPU kernels read: for each, its GGUF block and the packed layout it is
  * uploaded in. The WGSL library that decodes it (contract in docs: w_raw, w_quants, w_scale, w_bias,
- * W_HAS_BIAS, w_dequant) is named by WEIGHT_LIBRARIES in variant-table.ts. Packing never changes a tensor's size beyond 16-byte
- * padding: bytes read per token = the file's bytes (the cost model is exact).
+ * W_HAS_BIAS, w_dequant) is named by WEIGHT_LIBRARIES in variant-table.ts. Packing never changes a
+ * tensor's size beyond 16-byte padding: bytes read per token = the file's bytes (the cost model is exact).
  *
  * Packed layout of one shard of r rows (u32 words, little-endian):
  *   main region: each GGUF block with its "side" f16 (if any) taken out and, for the K-quants,
