@@ -2,7 +2,7 @@ import { TokenscopeError } from '../errors.ts';
 
 /** A compute shader to compile: WGSL text, entry point, pipeline-overridable constants. */
 export interface ShaderSpec {
-  /** Short stable name of the WGSL file, e.g. "matvec_q4_0". Part of the label. */
+  /** Short stable name of the WGSL module: a kernel file ("rmsnorm") or a variant ("matvec+q4_0"). Part of the label. */
   name: string;
   code: string;
   entryPoint?: string;
@@ -17,8 +17,8 @@ interface ModuleEntry {
 
 interface DeviceCache {
   /**
-   * By the WGSL text itself: two specs with one name but different code (a variant joined from
-   * other parts) never share a pipeline, and the label stays short.
+   * By the WGSL text itself (the whole text, not a hash of it: no collision is possible): two specs
+   * with one name but different code never share a pipeline, and the label stays short.
    */
   modules: Map<string, ModuleEntry>;
   /** Pipelines this cache has asked the device to create. */

@@ -2,7 +2,7 @@
  * Causal GQA attention over the KV cache with online softmax, scale 1/sqrt(headDim):
  * for each row r and query head h, out[r, h] = softmax(q[r, h] · K[slot_r, 0…pos_r]ᵀ) · V[…],
  * with kv head h / (nHeads / nKvHeads). The K/V cache holds f32 or f16 elements (shape.kv; each
- * kernel body is joined with kv_load_f32.wgsl or kv_load_f16.wgsl); every kernel computes in f32.
+ * kernel body's variant in variant-table.ts joins kv_load_f32.wgsl or kv_load_f16.wgsl); every kernel computes in f32.
  * Two implementations share one binding contract:
  *  - decode (attention_decode.wgsl, or attention_decode_subgroups.wgsl with lanes across the head
  *    dimension, + attention_combine.wgsl): rows of any slots and positions; each (row, kv head)
@@ -11,7 +11,7 @@
  *    best with consecutive positions), tiled over rows with K/V blocks in workgroup memory.
  * `attention` picks between them from what the engine knows about the step's rows.
  */
-import { storageBuffer, uniformBufferWith } from '../gpu/buffers.ts';
+import { storageBuffer } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { TokenscopeError } from '../errors.ts';
 import { gridInvocations } from './grid.ts';
@@ -27,7 +27,7 @@ import {
   type KvElement,
   type PrefillAttentionShape,
 } from './select.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 export interface AttentionShape extends AttentionHeads {
   /** Positions per slot in the cache. */
@@ -112,10 +112,9 @@ export function attentionCost(shape: AttentionHeads & { window?: number; kv: KvE
   };
 }
 
-/** An attention body joined with the KV cache's loads (kv_load_*.wgsl) and its pipeline name. */
-function withKvLoads(body: 'attention_decode' | 'attention_decode_subgroups' | 'attention_prefill', kv: KvElement): { name: string; code: string } {
-  const load = kv === 'f16' ? 'kv_load_f16' : 'kv_load_f32';
-  return { name: `${body}+${load}`, code: [SHADERS[body], SHADERS[load]].join('\n') };
+/** The variant of an attention body that reads the KV cache's element (kv_load_*.wgsl; variant-table.ts). */
+function withKvLoads<B extends 'attention_decode' | 'attention_decode_subgroups' | 'attention_prefill'>(body: B, kv: KvElement) {
+  return shader(`${body}+kv_load_${kv}`);
 }
 
 function checkShape(owner: string, shape: AttentionShape): number {
@@ -127,14 +126,6 @@ function checkShape(owner: string, shape: AttentionShape): number {
     );
   }
   return shape.nHeads / shape.nKvHeads;
-}
-
-function paramsBuffer(ctx: GpuContext, label: string, u32: number[], scale: number, window = 0): GPUBuffer {
-  const data = new DataView(new ArrayBuffer(32));
-  u32.forEach((v, i) => data.setUint32(4 * i, v, true));
-  data.setFloat32(12, scale, true);
-  data.setUint32(16, window, true);
-  return uniformBufferWith(ctx.device, label, data.buffer);
 }
 
 /** Keys a row at `pos` attends to under a sliding window (0 = none). */
@@ -170,11 +161,18 @@ export async function attentionDecode(
   }
   const own = bufs.scratch ? [] : [storageBuffer(ctx.device, `${owner}.partAcc`, accBytes), storageBuffer(ctx.device, `${owner}.partMl`, mlBytes)];
   const { partAcc, partMl } = bufs.scratch ?? { partAcc: own[0], partMl: own[1] };
-  const params = paramsBuffer(ctx, `${owner}.params`, [nHeads, shape.maxSeq, splits], 1 / Math.sqrt(headDim), shape.window);
+  const variant = withKvLoads(subgroups ? 'attention_decode_subgroups' : 'attention_decode', shape.kv);
+  const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
+    nHeads,
+    maxSeq: shape.maxSeq,
+    splits,
+    scale: 1 / Math.sqrt(headDim),
+    window: shape.window ?? 0,
+  });
   const partial = await makeDispatch(
     ctx,
     {
-      ...withKvLoads(subgroups ? 'attention_decode_subgroups' : 'attention_decode', shape.kv),
+      ...variant,
       constants: subgroups
         ? { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, LANES: choice.lanes }
         : { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock },
@@ -190,14 +188,15 @@ export async function attentionDecode(
   );
   const count = R * nHeads * d4;
   const grid = elementwiseShape(ctx.caps, count);
-  const combineParams = uniformBufferWith(
-    ctx.device,
-    `${owner}.combineParams`,
-    new Uint32Array([count, gridInvocations(grid.workgroups, grid.wgSize), parts, d4]),
-  );
+  const combineParams = paramsBuffer(ctx.device, `${owner}.combineParams`, 'attention_combine', {
+    count,
+    stride: gridInvocations(grid.workgroups, grid.wgSize),
+    splits: parts,
+    d4,
+  });
   const combine = await makeDispatch(
     ctx,
-    { name: 'attention_combine', code: SHADERS.attention_combine, constants: { WG_SIZE: grid.wgSize } },
+    { ...shader('attention_combine'), constants: { WG_SIZE: grid.wgSize } },
     {
       owner,
       kind: 'attention',
@@ -240,11 +239,18 @@ export async function attentionPrefill(
       'Use the decode kernel for this step (attention() does so by itself).',
     );
   }
-  const params = paramsBuffer(ctx, `${owner}.params`, [R, shape.nHeads, shape.maxSeq], 1 / Math.sqrt(shape.headDim), shape.window);
+  const variant = withKvLoads('attention_prefill', shape.kv);
+  const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
+    R,
+    nHeads: shape.nHeads,
+    maxSeq: shape.maxSeq,
+    scale: 1 / Math.sqrt(shape.headDim),
+    window: shape.window ?? 0,
+  });
   const dispatch = await makeDispatch(
     ctx,
     {
-      ...withKvLoads('attention_prefill', shape.kv),
+      ...variant,
       constants: { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
     },
     {

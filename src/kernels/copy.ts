@@ -1,8 +1,7 @@
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { chunkWords, grid1d } from './grid.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 const WG_SIZE = 256;
 
@@ -15,10 +14,10 @@ export function copyCost(bytes: number): Cost {
 export async function copyKernel(ctx: GpuContext, src: GPUBuffer, dst: GPUBuffer, bytes: number, workgroups: number): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
-  const params = uniformBufferWith(ctx.device, 'copy.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, WG_SIZE), 0, 0]));
+  const params = paramsBuffer(ctx.device, 'copy.params', 'copy', { count: bytes / 16, chunk: chunkWords(bytes / 16, total, WG_SIZE) });
   return makeDispatch(
     ctx,
-    { name: 'copy', code: SHADERS.copy, constants: { WG_SIZE } },
+    { ...shader('copy'), constants: { WG_SIZE } },
     {
       owner: 'probe.copy',
       kind: 'probe',

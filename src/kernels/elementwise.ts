@@ -2,12 +2,11 @@
  * Elementwise kernels of the layer: the SwiGLU gate (shaders/swiglu.wgsl) and the residual add
  * (shaders/add.wgsl). Both are grid-stride loops shaped by `elementwiseShape`.
  */
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { gridInvocations } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { elementwiseShape } from './select.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 /** silu·up: ~5 FLOPs per element (negate, exp, add, divide, multiply); gate and up read, out written. */
 export function swigluCost(n: number): Cost {
@@ -44,10 +43,10 @@ function gridStride(
   cost: Cost,
 ): Promise<Dispatch> {
   const shape = elementwiseShape(ctx.caps, n);
-  const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([n, gridInvocations(shape.workgroups, shape.wgSize), 0, 0]));
+  const params = paramsBuffer(ctx.device, `${owner}.params`, name, { n, stride: gridInvocations(shape.workgroups, shape.wgSize) });
   return makeDispatch(
     ctx,
-    { name, code: SHADERS[name], entryPoint, constants: { WG_SIZE: shape.wgSize } },
+    { ...shader(name), entryPoint, constants: { WG_SIZE: shape.wgSize } },
     {
       owner,
       kind: 'elementwise',

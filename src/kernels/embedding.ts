@@ -1,16 +1,15 @@
 /**
- * Embedding lookup with dequantization, for every weight format (shaders/embedding.wgsl joined
- * with the format's weights_<format>.wgsl). Token ids ≥ the table's rows read nothing and yield
- * a zero row.
+ * Embedding lookup with dequantization, for every weight format (the variant embedding+<format>
+ * of variant-table.ts: shaders/embedding.wgsl joined with the format's weights_<format>.wgsl).
+ * Token ids ≥ the table's rows read nothing and yield a zero row.
  */
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { embeddingWorkgroupSize } from './select.ts';
-import { SHADERS } from './shaders.ts';
-import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+import { paramsBuffer, shader } from './shaders.ts';
+import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** R table rows read (quants + scales), R ids read, R rows of f32 written. */
 export function embeddingCost(format: WeightFormat, cols: number, R: number): Cost {
@@ -18,8 +17,8 @@ export function embeddingCost(format: WeightFormat, cols: number, R: number): Co
 }
 
 /** The gather's pipeline for a table in `format`: the kernel joined with the format's weight library. */
-export function embeddingSpec(format: WeightFormat, wgSize: number): ShaderSpec {
-  return { name: `embedding+${format}`, code: [SHADERS.embedding, WEIGHT_LIBRARY[format]].join('\n'), constants: { WG_SIZE: wgSize } };
+export function embeddingSpec(format: WeightFormat, wgSize: number): ShaderSpec & { name: `embedding+${WeightFormat}` } {
+  return { ...shader(`embedding+${format}`), constants: { WG_SIZE: wgSize } };
 }
 
 /**
@@ -44,9 +43,16 @@ export async function embedding(
     table.shards.map((shard, i) => {
       const name = table.shards.length > 1 ? `${owner}.shard${i}` : owner;
       const layout = packedLayout(table.format, shard.rows, table.cols);
-      const words = new Uint32Array([shard.rows, table.cols, shard.rowStart, table.rows, R, i === last ? 1 : 0, layout.scaleBase, 0]);
-      new Float32Array(words.buffer)[7] = scale;
-      const params = uniformBufferWith(ctx.device, `${name}.params`, words);
+      const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
+        rows: shard.rows,
+        cols: table.cols,
+        row_start: shard.rowStart,
+        vocab: table.rows,
+        tokens: R,
+        zero_out_of_range: i === last ? 1 : 0,
+        scale_base: layout.scaleBase,
+        scale,
+      });
       const bindings: Binding[] = [tokens, out, params, shard.buffer];
       if (hasScaleRegion(table.format)) bindings.push(shard.buffer);
       return makeDispatch(ctx, spec, {

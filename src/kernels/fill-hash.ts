@@ -1,18 +1,17 @@
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Dispatch } from './kernel.ts';
 import { grid1d, gridInvocations } from './grid.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 const WG_SIZE = 256;
 
 /** data[i] = hash(i ^ seed) over `words` u32 words (shaders/fill_hash.wgsl). */
 export async function fillHash(ctx: GpuContext, data: GPUBuffer, words: number, seed: number, workgroups: number): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-  const params = uniformBufferWith(ctx.device, 'fillHash.params', new Uint32Array([words, seed, gridInvocations(grid, WG_SIZE), 0]));
+  const params = paramsBuffer(ctx.device, 'fillHash.params', 'fill_hash', { count: words, seed, stride: gridInvocations(grid, WG_SIZE) });
   return makeDispatch(
     ctx,
-    { name: 'fill_hash', code: SHADERS.fill_hash, constants: { WG_SIZE } },
+    { ...shader('fill_hash'), constants: { WG_SIZE } },
     {
       owner: 'probe.fill',
       kind: 'probe',

@@ -1,8 +1,7 @@
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { grid1d, gridInvocations } from './grid.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 const WG_SIZE = 256;
 /** Independent vec4 chains per invocation in shaders/fma_{f32,f16}.wgsl. */
@@ -26,14 +25,11 @@ export async function fmaKernel(
 ): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const invocations = gridInvocations(grid, WG_SIZE);
-  const raw = new ArrayBuffer(16);
-  new Uint32Array(raw, 0, 1)[0] = iterations;
-  new Float32Array(raw, 8, 1)[0] = m;
-  const params = uniformBufferWith(ctx.device, `fma_${precision}.params`, raw);
-  const code = precision === 'f32' ? SHADERS.fma_f32 : SHADERS.fma_f16;
+  const name = `fma_${precision}` as const;
+  const params = paramsBuffer(ctx.device, `${name}.params`, name, { iterations, m });
   return makeDispatch(
     ctx,
-    { name: `fma_${precision}`, code, constants: { WG_SIZE } },
+    { ...shader(name), constants: { WG_SIZE } },
     {
       owner: 'probe.fma',
       kind: 'probe',

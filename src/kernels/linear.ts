@@ -3,20 +3,21 @@
  * (R ≤ 8 rows, memory-bound: each weight byte read once for all R rows) and a tiled matmul for
  * prefill (compute-bound). One dispatch per weight shard, each writing its own columns of Y.
  *
- * Shaders are joined from parts (WGSL declarations are order-free, so a plain concatenation):
- *   matvec[_subgroups] + matvec_core | matmul_tiled[_f16] + matmul_tiled_core,
- *   then linear_io (bindings, input prologue, output epilogue) and the format's WEIGHT_LIBRARY (w_raw, w_quants, w_scale, w_bias,
- *   w_dequant; see weights.ts). The variant comes first so its `enable` directive leads the module.
+ * Each (body, format) pair is one variant of variant-table.ts, written whole to shaders/variants/ by
+ * `npm run shaders`: the body (matvec[_subgroups|_wide] + matvec_core | linear_rows[_q4_0…] |
+ * matmul_tiled[_f16] + matmul_tiled_core), then linear_io (bindings, input prologue, output epilogue,
+ * Params) and the format's WEIGHT_LIBRARIES parts (w_raw, w_quants, w_scale, w_bias, w_dequant).
+ * linearSpec picks the variant's name; its text comes from shaders.generated.ts.
  */
 import { TokenscopeError } from '../errors.ts';
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
-import { SHADERS } from './shaders.ts';
-import { WEIGHT_LIBRARY, hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
+import { paramsBuffer, shader, type ShaderName } from './shaders.ts';
+import type { LinearBody } from './variant-table.ts';
+import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
 export type GateActivation = 'silu' | 'gelu_tanh';
@@ -67,8 +68,11 @@ export function linearKind(R: number): 'matvec' | 'matmul' {
   return R <= MATVEC_MAX_TOKENS ? 'matvec' : 'matmul';
 }
 
+/** Every linear variant's name: `<body>+<format>` for each of variant-table.ts's LINEAR_BODIES. */
+export type LinearVariant = Extract<ShaderName, `${LinearBody}+${string}`>;
+
 /** The pipeline for a shape and format (constants that do not depend on the shard). */
-export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}): ShaderSpec {
+export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}): ShaderSpec & { name: LinearVariant } {
   const io = {
     ADD_BIAS: opts.bias ? 1 : 0,
     ACCUMULATE: opts.accumulate ? 1 : 0,
@@ -81,36 +85,21 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     if (shape.nibbles && format === 'q4_0') {
       const sg = shape.shareX;
       return {
-        name: `linear_rows_q4_0${sg ? '_subgroups' : '_loads'}+${format}`,
-        code: [
-          sg ? SHADERS.linear_rows_q4_0_subgroups : SHADERS.linear_rows_q4_0_loads,
-          SHADERS.linear_rows_q4_0,
-          SHADERS.linear_io,
-          WEIGHT_LIBRARY[format],
-        ].join('\n'),
+        ...shader(sg ? 'linear_rows_q4_0_subgroups+q4_0' : 'linear_rows_q4_0_loads+q4_0'),
         constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...(sg ? { SUBGROUP: sg } : {}), ...io },
       };
     }
-    return {
-      name: `linear_rows+${format}`,
-      code: [SHADERS.linear_rows, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
-      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...io },
-    };
+    return { ...shader(`linear_rows+${format}`), constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: tokens, ...io } };
   }
   if (shape.kernel === 'matvec') {
     const body = shape.wide ? 'matvec_wide' : shape.subgroups ? 'matvec_subgroups' : 'matvec';
     return {
-      name: `${body}+${format}`,
-      code: [SHADERS[body], SHADERS.matvec_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
+      ...shader(`${body}+${format}`),
       constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, ROWS_PER_WG: shape.rowsPerWorkgroup, TOKENS: R, ...io },
     };
   }
   const body = shape.f16 ? 'matmul_tiled_f16' : 'matmul_tiled';
-  return {
-    name: `${body}+${format}`,
-    code: [SHADERS[body], SHADERS.matmul_tiled_core, SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
-    constants: { TILE_M: shape.tileM, TILE_N: shape.tileN, ...io },
-  };
+  return { ...shader(`${body}+${format}`), constants: { TILE_M: shape.tileM, TILE_N: shape.tileN, ...io } };
 }
 
 /** Throws a typed error when `shape` cannot run `R` rows on this device. */
@@ -218,9 +207,15 @@ export async function linear(
     w.shards.map((shard, i) => {
       const name = w.shards.length > 1 ? `${owner}.shard${i}` : owner;
       const layout = packedLayout(w.format, shard.rows, w.cols);
-      const words = new Uint32Array([shard.rows, w.cols, R, stride, offset + shard.rowStart, layout.scaleBase, 0, 0]);
-      new Float32Array(words.buffer)[6] = opts.norm?.eps ?? 0;
-      const params = uniformBufferWith(ctx.device, `${name}.params`, words);
+      const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
+        rows: shard.rows,
+        cols: w.cols,
+        tokens: R,
+        y_stride: stride,
+        y_col0: offset + shard.rowStart,
+        scale_base: layout.scaleBase,
+        eps: opts.norm?.eps ?? 0,
+      });
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, shard.buffer];
       if (hasScaleRegion(w.format)) bindings.push(shard.buffer);
       const workgroups = linearWorkgroups(ctx, shape, shard.rows, R);

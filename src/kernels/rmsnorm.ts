@@ -1,8 +1,7 @@
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { rowReductionShape } from './select.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 /** Per element: square, add, then two multiplies (4 FLOPs); x read, out written, weight read once. */
 export function rmsnormCost(R: number, dim: number): Cost {
@@ -24,14 +23,11 @@ export function rmsnorm(
   eps: number,
 ): Promise<Dispatch> {
   const shape = rowReductionShape(ctx.caps);
-  const data = new DataView(new ArrayBuffer(16));
-  data.setUint32(0, dim, true);
-  data.setFloat32(4, eps, true);
-  const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
   const name = shape.subgroups ? 'rmsnorm_subgroups' : 'rmsnorm';
+  const params = paramsBuffer(ctx.device, `${owner}.params`, name, { dim, eps });
   return makeDispatch(
     ctx,
-    { name, code: SHADERS[name], constants: { WG_SIZE: shape.wgSize } },
+    { ...shader(name), constants: { WG_SIZE: shape.wgSize } },
     {
       owner,
       kind: 'norm',

@@ -1,14 +1,14 @@
 /**
- * RoPE and the KV-cache store fused (shaders/rope_store.wgsl): from a step's Q|K|V output,
+ * RoPE and the KV-cache store fused (shaders/rope_store.wgsl, joined with the cache element's
+ * kv_store_*.wgsl: the variants rope_store+kv_store_* of variant-table.ts): from a step's Q|K|V output,
  * rotated q into the attention's input and rotated k and v into the cache at each row's
  * (slot, pos), with an optional per-head RMSNorm of q and k before rotating (Qwen3, Gemma 3).
  */
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES } from './rows.ts';
 import { kvBytesPerElement, ropeStoreShape, type KvElement } from './select.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 /** The model-config fields RoPE reads (a ModelConfig satisfies it). */
 export interface RopeConfig {
@@ -59,15 +59,21 @@ export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R
     throw new RangeError(`${owner}: ropeDim ${s.ropeDim} must be even and in (0, headDim ${s.headDim}], headDim even`);
   }
   const shape = ropeStoreShape(ctx.caps, s.headDim, R);
-  const data = new DataView(new ArrayBuffer(32));
-  [R, s.nHeads, s.nKvHeads, s.headDim, s.ropeDim / 2, s.maxSeq, s.slots].forEach((v, i) => data.setUint32(4 * i, v, true));
-  data.setFloat32(28, b.headNorm?.eps ?? 0, true);
-  const params = uniformBufferWith(ctx.device, `${owner}.params`, data.buffer);
+  const variant = shader(`rope_store+kv_store_${s.kv}`);
+  const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
+    R,
+    nHeads: s.nHeads,
+    nKvHeads: s.nKvHeads,
+    headDim: s.headDim,
+    half: s.ropeDim / 2,
+    maxSeq: s.maxSeq,
+    slots: s.slots,
+    eps: b.headNorm?.eps ?? 0,
+  });
   const constants = { WG_SIZE: shape.wgSize, NEOX: s.ropeStyle === 'neox' ? 1 : 0, HEAD_NORM: b.headNorm ? 1 : 0 };
-  const store = s.kv === 'f16' ? 'kv_store_f16' : 'kv_store_f32';
   return makeDispatch(
     ctx,
-    { name: `rope_store+${store}`, code: [SHADERS.rope_store, SHADERS[store]].join('\n'), constants },
+    { ...variant, constants },
     {
       owner,
       kind: 'rope',

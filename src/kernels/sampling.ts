@@ -1,15 +1,17 @@
 /**
  * Sampling on the GPU: greedy `argmax` (shaders/argmax.wgsl, argmax_subgroups.wgsl; two passes
- * on GPUs for large vocabularies: argmax_partials.wgsl, argmax_merge.wgsl) and
+ * on GPUs for large vocabularies: argmax_partials.wgsl, argmax_merge.wgsl; all but the subgroup
+ * one reduce with argmax_tree.wgsl, joined in their variants of variant-table.ts) and
  * `sample` with temperature, top-k, top-p and a counter-based RNG (shaders/sample.wgsl).
  * Both write one u32 token per row, so the engine can copy tokens into the next step's input on
  * the GPU and read back 4 bytes per token.
  */
-import { storageBuffer, uniformBuffer, uniformBufferWith } from '../gpu/buffers.ts';
+import { storageBuffer, uniformBuffer } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import { uniformBytes } from '../gpu/uniforms.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { argmaxChunk, rowReductionShape, sampleWorkgroupSize } from './select.ts';
-import { SHADERS } from './shaders.ts';
+import { packParams, paramsBuffer, shader, UNIFORMS } from './shaders.ts';
 
 export interface SamplingParams {
   /** 0: greedy (argmax, ties → lowest index). */
@@ -62,12 +64,12 @@ export async function argmax(
 ): Promise<Dispatch[]> {
   const shape = rowReductionShape(ctx.caps);
   if (chunk === null) {
-    const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, 0, 0, 0]));
-    const name = shape.subgroups ? 'argmax_subgroups' : 'argmax';
+    const variant = shader(shape.subgroups ? 'argmax_subgroups' : 'argmax+argmax_tree');
+    const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, { vocab });
     return [
       await makeDispatch(
         ctx,
-        { name, code: withTree(name), constants: { WG_SIZE: shape.wgSize } },
+        { ...variant, constants: { WG_SIZE: shape.wgSize } },
         {
           owner,
           kind: 'sampling',
@@ -81,13 +83,14 @@ export async function argmax(
   }
   if (!(Number.isInteger(chunk) && chunk >= 1)) throw new RangeError(`${owner}: chunk must be a positive integer, got ${chunk}`);
   const chunks = Math.ceil(vocab / chunk);
-  const params = uniformBufferWith(ctx.device, `${owner}.params`, new Uint32Array([vocab, chunk, chunks, 0]));
+  // One uniform for both passes: their Params are the same struct.
+  const params = paramsBuffer(ctx.device, `${owner}.params`, 'argmax_partials+argmax_tree', { vocab, chunk, chunks });
   const partials = storageBuffer(ctx.device, `${owner}.partials`, 8 * R * chunks);
   const mergeWg = 64;
   return [
     await makeDispatch(
       ctx,
-      { name: 'argmax_partials', code: withTree('argmax_partials'), constants: { WG_SIZE: shape.wgSize } },
+      { ...shader('argmax_partials+argmax_tree'), constants: { WG_SIZE: shape.wgSize } },
       {
         owner: `${owner}.partials`,
         kind: 'sampling',
@@ -99,7 +102,7 @@ export async function argmax(
     ),
     await makeDispatch(
       ctx,
-      { name: 'argmax_merge', code: withTree('argmax_merge'), constants: { WG_SIZE: mergeWg } },
+      { ...shader('argmax_merge+argmax_tree'), constants: { WG_SIZE: mergeWg } },
       {
         owner: `${owner}.merge`,
         kind: 'sampling',
@@ -112,27 +115,15 @@ export async function argmax(
   ];
 }
 
-/** A greedy-sampling body joined with argmax_tree.wgsl (argmax_subgroups.wgsl reduces with subgroups and needs none). */
-function withTree(body: 'argmax' | 'argmax_subgroups' | 'argmax_partials' | 'argmax_merge'): string {
-  return body === 'argmax_subgroups' ? SHADERS[body] : [SHADERS[body], SHADERS.argmax_tree].join('\n');
-}
-
 export interface SampleKernel {
   dispatch: Dispatch;
   /** Rewrite the parameters (queue.writeBuffer, so it lands before the next submit) and the cost. */
   write(p: SamplingParams): void;
 }
 
-/** Bytes of the sample kernel's uniform for `p` (the layout of shaders/sample.wgsl's Params). */
+/** Bytes of the sample kernel's uniform for `p` (shaders/sample.wgsl's Params). */
 function sampleParamsData(vocab: number, p: SamplingParams): ArrayBuffer {
-  const data = new DataView(new ArrayBuffer(32));
-  data.setUint32(0, vocab, true);
-  data.setUint32(4, p.topK >>> 0, true);
-  data.setUint32(8, p.seed >>> 0, true);
-  data.setUint32(12, p.step >>> 0, true);
-  data.setFloat32(16, p.temperature, true);
-  data.setFloat32(20, p.topP, true);
-  return data.buffer;
+  return packParams('sample', { vocab, topK: p.topK >>> 0, seed: p.seed >>> 0, step: p.step >>> 0, temperature: p.temperature, topP: p.topP });
 }
 
 /** tokens (R) u32 drawn from each row of logits (R, vocab) under `params` (rewritten per step with `write`). */
@@ -145,10 +136,10 @@ export async function sample(
   vocab: number,
   params: SamplingParams,
 ): Promise<SampleKernel> {
-  const uniform = uniformBuffer(ctx.device, `${owner}.params`, 32);
+  const uniform = uniformBuffer(ctx.device, `${owner}.params`, uniformBytes(UNIFORMS.sample));
   const dispatch = await makeDispatch(
     ctx,
-    { name: 'sample', code: SHADERS.sample, constants: { WG_SIZE: sampleWorkgroupSize(ctx.caps) } },
+    { ...shader('sample'), constants: { WG_SIZE: sampleWorkgroupSize(ctx.caps) } },
     {
       owner,
       kind: 'sampling',

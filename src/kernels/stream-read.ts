@@ -1,8 +1,7 @@
-import { uniformBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { chunkWords, grid1d } from './grid.ts';
-import { SHADERS } from './shaders.ts';
+import { paramsBuffer, shader } from './shaders.ts';
 
 export const STREAM_READ_WG = 256;
 
@@ -19,10 +18,13 @@ export function streamReadCost(bytes: number, workgroups: number): Cost {
 export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, workgroups: number, run = 1): Promise<Dispatch> {
   const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   const total = grid[0] * grid[1];
-  const params = uniformBufferWith(ctx.device, 'streamRead.params', new Uint32Array([bytes / 16, chunkWords(bytes / 16, total, STREAM_READ_WG * run), 0, 0]));
+  const params = paramsBuffer(ctx.device, 'streamRead.params', 'stream_read', {
+    count: bytes / 16,
+    chunk: chunkWords(bytes / 16, total, STREAM_READ_WG * run),
+  });
   return makeDispatch(
     ctx,
-    { name: 'stream_read', code: SHADERS.stream_read, constants: { WG_SIZE: STREAM_READ_WG, RUN: run } },
+    { ...shader('stream_read'), constants: { WG_SIZE: STREAM_READ_WG, RUN: run } },
     {
       owner: 'probe.read',
       kind: 'probe',

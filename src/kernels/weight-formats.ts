@@ -1,8 +1,8 @@
 /**
- * The weight formats the GPU kernels read: for each, its GGUF block, the WGSL library that
- * decodes it (contract in docs: w_raw, w_quants, w_scale, w_bias, W_HAS_BIAS, w_dequant) and
- * the packed layout it is uploaded in. Packing never changes a tensor's size beyond 16-byte
- * padding: bytes read per token = the file's bytes (the cost model is exact).
+ * The weight formats the GPU kernels read: for each, its GGUF block and the packed layout it is
+ * uploaded in. The WGSL library that decodes it (contract in docs: w_raw, w_quants, w_scale, w_bias,
+ * W_HAS_BIAS, w_dequant) is named by WEIGHT_LIBRARIES in variant-table.ts. Packing never changes a
+ * tensor's size beyond 16-byte padding: bytes read per token = the file's bytes (the cost model is exact).
  *
  * Packed layout of one shard of r rows (u32 words, little-endian):
  *   main region: each GGUF block with its "side" f16 (if any) taken out and, for the K-quants,
@@ -21,8 +21,6 @@
  * Odd-sized GGUF blocks (34, 18, 22, 210 bytes) are not word aligned; moving their f16 out makes
  * every block's bits a whole number of words (of 16-byte vectors for q8_0, q4_0, q4_k, q5_k).
  */
-import { SHADERS } from './shaders.ts';
-
 export type WeightFormat = 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q4_k' | 'q5_k' | 'q6_k';
 
 interface FormatSpec {
@@ -35,8 +33,6 @@ interface FormatSpec {
   /** Reorders a block's bytes (side removed) into the shader's order; `unpack` undoes it. */
   pack?: (src: Uint8Array, dst: Uint8Array) => void;
   unpack?: (src: Uint8Array, dst: Uint8Array) => void;
-  /** WGSL joined after a kernel body. */
-  library: string;
 }
 
 const nibble = (byte: number, high: boolean) => (high ? byte >> 4 : byte & 15);
@@ -118,20 +114,18 @@ function unpackQ6K(src: Uint8Array, dst: Uint8Array): void {
   dst.set(src.subarray(192, 208), 192);
 }
 
-const join = (...names: (keyof typeof SHADERS)[]) => names.map((n) => SHADERS[n]).join('\n');
-
 export const FORMATS: Record<WeightFormat, FormatSpec> = {
-  f32: { block: 1, blockBytes: 4, sideAt: null, library: join('weights_f32') },
-  f16: { block: 1, blockBytes: 2, sideAt: null, library: join('weights_f16') },
-  bf16: { block: 1, blockBytes: 2, sideAt: null, library: join('weights_bf16') },
-  q8_0: { block: 32, blockBytes: 34, sideAt: 0, library: join('weights_q8_0', 'weights_scales') },
-  q4_0: { block: 32, blockBytes: 18, sideAt: 0, library: join('weights_q4_0', 'weights_scales') },
-  q4_1: { block: 32, blockBytes: 20, sideAt: null, library: join('weights_q4_1', 'weights_nibbles') },
-  q5_0: { block: 32, blockBytes: 22, sideAt: 0, library: join('weights_q5_0', 'weights_nibbles', 'weights_scales') },
-  q5_1: { block: 32, blockBytes: 24, sideAt: null, library: join('weights_q5_1', 'weights_nibbles') },
-  q4_k: { block: 256, blockBytes: 144, sideAt: null, pack: packQ4K, unpack: unpackQ4K, library: join('weights_q4_k', 'weights_nibbles', 'weights_k_scales') },
-  q5_k: { block: 256, blockBytes: 176, sideAt: null, pack: packQ5K, unpack: unpackQ5K, library: join('weights_q5_k', 'weights_nibbles', 'weights_k_scales') },
-  q6_k: { block: 256, blockBytes: 210, sideAt: 208, pack: packQ6K, unpack: unpackQ6K, library: join('weights_q6_k', 'weights_scales') },
+  f32: { block: 1, blockBytes: 4, sideAt: null },
+  f16: { block: 1, blockBytes: 2, sideAt: null },
+  bf16: { block: 1, blockBytes: 2, sideAt: null },
+  q8_0: { block: 32, blockBytes: 34, sideAt: 0 },
+  q4_0: { block: 32, blockBytes: 18, sideAt: 0 },
+  q4_1: { block: 32, blockBytes: 20, sideAt: null },
+  q5_0: { block: 32, blockBytes: 22, sideAt: 0 },
+  q5_1: { block: 32, blockBytes: 24, sideAt: null },
+  q4_k: { block: 256, blockBytes: 144, sideAt: null, pack: packQ4K, unpack: unpackQ4K },
+  q5_k: { block: 256, blockBytes: 176, sideAt: null, pack: packQ5K, unpack: unpackQ5K },
+  q6_k: { block: 256, blockBytes: 210, sideAt: 208, pack: packQ6K, unpack: unpackQ6K },
 };
 
 export const WEIGHT_FORMATS = Object.keys(FORMATS) as WeightFormat[];

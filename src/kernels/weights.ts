@@ -5,13 +5,13 @@
  * the GPU for benchmarks.
  */
 import { TokenscopeError } from '../errors.ts';
-import { align, storageBuffer, storageBufferWith, uniformBufferWith } from '../gpu/buffers.ts';
+import { align, storageBuffer, storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { encodeDispatches, makeDispatch, releaseDispatches, type Dispatch } from './kernel.ts';
 import { grid1d, gridInvocations } from './grid.ts';
 import { fillWorkgroups } from './select.ts';
-import { SHADERS } from './shaders.ts';
-import { FORMATS, WEIGHT_FORMATS, hasScaleRegion, mainBlockBytes, packBlocks, type WeightFormat } from './weight-formats.ts';
+import { paramsBuffer, shader } from './shaders.ts';
+import { FORMATS, hasScaleRegion, mainBlockBytes, packBlocks, type WeightFormat } from './weight-formats.ts';
 
 export { FORMATS, WEIGHT_FORMATS, hasScaleRegion, type WeightFormat } from './weight-formats.ts';
 
@@ -40,9 +40,6 @@ export interface ShardOptions {
 }
 
 const FILL_WG_SIZE = 64;
-
-/** The WGSL that reads each format (w_raw, w_quants, w_scale, w_bias, W_HAS_BIAS, w_dequant), joined after a kernel body. */
-export const WEIGHT_LIBRARY = Object.fromEntries(WEIGHT_FORMATS.map((f) => [f, FORMATS[f].library])) as Record<WeightFormat, string>;
 
 /** Block formats (a scale per block of weights), as opposed to f32/f16/bf16. */
 export function isQuantized(format: WeightFormat): boolean {
@@ -194,24 +191,20 @@ export async function syntheticWeight(
       const buffer = storageBuffer(ctx.device, `${label}.shard${i}`, layout.bytes);
       shards.push({ ...s, buffer });
       const grid = grid1d(fillWorkgroups(ctx.caps, layout.valueWords), ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-      const params = new Uint32Array(8);
-      const firstElement = s.rowStart * cols;
-      const firstBlock = firstElement / FORMATS[format].block;
-      params.set([
-        layout.valueWords,
-        layout.scaleWords,
-        (firstBlock * mainBlockBytes(format)) / 4,
-        firstBlock,
-        seed >>> 0,
-        0,
-        gridInvocations(grid, FILL_WG_SIZE),
-      ]);
-      new Float32Array(params.buffer)[5] = scale;
-      const uniform = uniformBufferWith(ctx.device, `${label}.fill${i}.params`, params);
+      const firstBlock = (s.rowStart * cols) / FORMATS[format].block;
+      const uniform = paramsBuffer(ctx.device, `${label}.fill${i}.params`, 'weights_fill', {
+        value_words: layout.valueWords,
+        scale_words: layout.scaleWords,
+        word_base: (firstBlock * mainBlockBytes(format)) / 4,
+        block_base: firstBlock,
+        seed: seed >>> 0,
+        scale,
+        stride: gridInvocations(grid, FILL_WG_SIZE),
+      });
       fills.push(
         await makeDispatch(
           ctx,
-          { name: 'weights_fill', code: SHADERS.weights_fill, entryPoint: `fill_${format}`, constants: { WG_SIZE: FILL_WG_SIZE } },
+          { ...shader('weights_fill'), entryPoint: `fill_${format}`, constants: { WG_SIZE: FILL_WG_SIZE } },
           {
             owner: `${label}.fill${i}`,
             kind: 'elementwise',

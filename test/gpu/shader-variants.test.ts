@@ -1,11 +1,12 @@
 /**
- * Every shader variant the kernels can produce compiles on this adapter with no compiler error:
+ * Every shader module the kernels can produce compiles on this adapter with no compiler error:
  * linear layers (every weight format × every kernel body and shape select.ts can choose, on this
  * device and on it presented as a GPU, × each epilogue switch), the embedding per format, the
  * attention, RoPE-store and sampling variants as their kernels build them, and every entry point
- * of every other WGSL file. Variants come from the tables the code uses (WEIGHT_FORMATS,
- * linearShapes, linearSpec, SHADERS), so a new format, shape or file is covered without editing
- * this test; a file that no variant reaches fails it.
+ * of every other module. Shapes come from the tables the code uses (WEIGHT_FORMATS, linearShapes,
+ * linearSpec), and the modules from the generated set (SHADERS in src/kernels/shaders.generated.ts:
+ * every kernel file and every variant of variant-table.ts), so a new format, shape, file or variant
+ * is covered without editing this test; a module this adapter can run but no build reached fails it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBuffer } from '../../src/gpu/buffers.ts';
@@ -44,11 +45,6 @@ function capsVariants(caps: Capabilities): Capabilities[] {
   );
 }
 
-/** The WGSL files a spec's code joins (each file's text appears in it). */
-function partsOf(code: string): ShaderName[] {
-  return (Object.keys(SHADERS) as ShaderName[]).filter((name) => code.includes(SHADERS[name]));
-}
-
 function linearVariants(ctx: GpuContext): ShaderSpec[] {
   const specs = new Map<string, ShaderSpec>();
   const seen = new Set<string>();
@@ -83,11 +79,11 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
   return [...specs.values()];
 }
 
-/** Specs of WGSL files no joined variant uses: each of their entry points, with the default constants. */
-function standaloneVariants(joinedCodes: readonly string[]): ShaderSpec[] {
-  const used = new Set(joinedCodes.flatMap(partsOf));
+/** Specs of the modules no kernel build compiled: each of their entry points, with the default constants. */
+function standaloneVariants(compiled: readonly string[]): ShaderSpec[] {
+  const used = new Set(compiled);
   return (Object.keys(SHADERS) as ShaderName[])
-    .filter((name) => !used.has(name))
+    .filter((name) => !used.has(SHADERS[name]))
     .flatMap((name) => [...SHADERS[name].matchAll(/@compute[^;{]*?fn\s+(\w+)/g)].map((m) => ({ name, code: SHADERS[name], entryPoint: m[1] })));
 }
 
@@ -204,11 +200,11 @@ describe('every shader variant the kernels can produce', () => {
       for (const e of errors) failures.push(`${module.label} line ${e.lineNum}: ${e.message}`);
     }
     expect(failures).toEqual([]);
-    // Every WGSL file is part of some compiled module (a file that enables a feature this adapter
-    // lacks is reached where the feature exists).
-    const reached = new Set(codes.flatMap(partsOf));
+    // Every generated module (kernel file or variant) was compiled (one that enables a feature this
+    // adapter lacks is reached where the feature exists).
+    const reached = new Set(codes);
     const names = (Object.keys(SHADERS) as ShaderName[]).filter((name) => runnable({ name, code: SHADERS[name] }));
-    expect(names.filter((name) => !reached.has(name))).toEqual([]);
+    expect(names.filter((name) => !reached.has(SHADERS[name]))).toEqual([]);
     console.info(
       `shader variants: ${linear.length} linear, ${specs.length} joined/standalone pipelines + ${dispatches.length} kernel dispatches, ${modules.length} modules checked`,
     );

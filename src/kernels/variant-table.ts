@@ -1,0 +1,85 @@
+/**
+ * Every shader variant joined from parts, by name → its ordered list of part files (shaders/<part>.wgsl).
+ * WGSL declarations are order-free, so a variant is its parts concatenated; the body comes first so
+ * that its `enable` directive leads the module. `npm run shaders` (cli/shader-variants.ts) writes
+ * each variant to shaders/variants/<name with + as .>.wgsl and the index the kernels import
+ * (src/kernels/shaders.generated.ts); nothing is joined at run time. Kernels name the variant they
+ * want (`shader('matvec_wide+q4_k')`); a name not in this table does not type-check.
+ *
+ * Adding a variant is one entry here and `npm run shaders`: a new linear kernel body is one line in
+ * LINEAR_BODIES (it is then built for every weight format), a new weight format one line in
+ * WEIGHT_LIBRARIES (it is then built into every linear body and the embedding).
+ * Every other WGSL file (no part of any variant) is a kernel on its own, imported as it is.
+ */
+import { WEIGHT_FORMATS, type WeightFormat } from './weight-formats.ts';
+
+/**
+ * Each weight format's WGSL library (the contract: w_raw, w_quants, w_scale, w_bias, W_HAS_BIAS,
+ * w_dequant, CHUNK_VECS), joined after a kernel body that reads weights.
+ */
+export const WEIGHT_LIBRARIES: Record<WeightFormat, readonly string[]> = {
+  f32: ['weights_f32'],
+  f16: ['weights_f16'],
+  bf16: ['weights_bf16'],
+  q8_0: ['weights_q8_0', 'weights_scales'],
+  q4_0: ['weights_q4_0', 'weights_scales'],
+  q4_1: ['weights_q4_1', 'weights_nibbles'],
+  q5_0: ['weights_q5_0', 'weights_nibbles', 'weights_scales'],
+  q5_1: ['weights_q5_1', 'weights_nibbles'],
+  q4_k: ['weights_q4_k', 'weights_nibbles', 'weights_k_scales'],
+  q5_k: ['weights_q5_k', 'weights_nibbles', 'weights_k_scales'],
+  q6_k: ['weights_q6_k', 'weights_scales'],
+};
+
+/**
+ * Linear-layer bodies (src/kernels/linear.ts): parts before linear_io (bindings, input prologue,
+ * output epilogue) and the format's library; `formats` limits a body to the formats it decodes
+ * (default: all). The variant of body B for format F is named `B+F`.
+ */
+export const LINEAR_BODIES = {
+  matvec: { parts: ['matvec', 'matvec_core'] },
+  matvec_subgroups: { parts: ['matvec_subgroups', 'matvec_core'] },
+  matvec_wide: { parts: ['matvec_wide', 'matvec_core'] },
+  linear_rows: { parts: ['linear_rows'] },
+  linear_rows_q4_0_loads: { parts: ['linear_rows_q4_0_loads', 'linear_rows_q4_0'], formats: ['q4_0'] },
+  linear_rows_q4_0_subgroups: { parts: ['linear_rows_q4_0_subgroups', 'linear_rows_q4_0'], formats: ['q4_0'] },
+  matmul_tiled: { parts: ['matmul_tiled', 'matmul_tiled_core'] },
+  matmul_tiled_f16: { parts: ['matmul_tiled_f16', 'matmul_tiled_core'] },
+} satisfies Record<string, { parts: readonly string[]; formats?: readonly WeightFormat[] }>;
+
+export type LinearBody = keyof typeof LINEAR_BODIES;
+
+const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
+  ('formats' in spec ? spec.formats : WEIGHT_FORMATS).map((f): [string, readonly string[]] => [
+    `${body}+${f}`,
+    [...spec.parts, 'linear_io', ...WEIGHT_LIBRARIES[f]],
+  ]),
+);
+
+const embeddingVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] => [`embedding+${f}`, ['embedding', ...WEIGHT_LIBRARIES[f]]]);
+
+/** Variant name → its parts, in order. */
+export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
+  ...Object.fromEntries(linearVariants),
+  ...Object.fromEntries(embeddingVariants),
+  // Attention bodies read the KV cache through its element's loads (src/kernels/attention.ts).
+  'attention_decode+kv_load_f32': ['attention_decode', 'kv_load_f32'],
+  'attention_decode+kv_load_f16': ['attention_decode', 'kv_load_f16'],
+  'attention_decode_subgroups+kv_load_f32': ['attention_decode_subgroups', 'kv_load_f32'],
+  'attention_decode_subgroups+kv_load_f16': ['attention_decode_subgroups', 'kv_load_f16'],
+  'attention_prefill+kv_load_f32': ['attention_prefill', 'kv_load_f32'],
+  'attention_prefill+kv_load_f16': ['attention_prefill', 'kv_load_f16'],
+  // RoPE writes the cache through its element's stores (src/kernels/rope-store.ts).
+  'rope_store+kv_store_f32': ['rope_store', 'kv_store_f32'],
+  'rope_store+kv_store_f16': ['rope_store', 'kv_store_f16'],
+  // Greedy sampling's workgroup reductions without subgroups (src/kernels/sampling.ts).
+  'argmax+argmax_tree': ['argmax', 'argmax_tree'],
+  'argmax_partials+argmax_tree': ['argmax_partials', 'argmax_tree'],
+  'argmax_merge+argmax_tree': ['argmax_merge', 'argmax_tree'],
+};
+
+/** A variant's file name in shaders/variants/: `matvec_wide+q4_k` → `matvec_wide.q4_k.wgsl`. */
+export function variantFileName(name: string): string {
+  if (!/^[a-z0-9_]+(\+[a-z0-9_]+)*$/.test(name)) throw new Error(`variant name ${name}: use [a-z0-9_] parts joined by +`);
+  return `${name.replaceAll('+', '.')}.wgsl`;
+}
