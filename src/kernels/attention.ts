@@ -15,7 +15,7 @@ import { storageBuffer } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { TokenscopeError } from '../errors.ts';
 import { gridInvocations } from './grid.ts';
-import { makeDispatch, ZERO_COST, type Cost, type Dispatch } from './kernel.ts';
+import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES, type RowDesc } from './rows.ts';
 import {
   attentionShapes,
@@ -69,16 +69,6 @@ export function decodeScratchSize(caps: GpuContext['caps'], heads: AttentionHead
 /** What the engine knows about a step's rows when it builds its dispatches. */
 export type RowLayout = 'one-slot' | 'any';
 
-export interface AttentionKernel {
-  /** Record these in order. */
-  dispatches: Dispatch[];
-  /**
-   * Set the dispatches' cost for a step's rows (positions live on the GPU; the engine knows
-   * them because it writes the row table). Until the first call the cost is zero.
-   */
-  setRows(rows: readonly RowDesc[]): void;
-}
-
 /**
  * Distinct (slot, key) pairs a step must read: per slot, keys from the lowest the window lets in to max pos. Batched decode rows of
  * different slots each read their own keys; rows of one slot share theirs.
@@ -98,17 +88,16 @@ function distinctKeys(rows: readonly RowDesc[], window = 0): number {
 /**
  * FLOPs 4·Σ_r (pos_r+1)·headDim·nHeads (q·k and p·v, 2 each per dim); bytes: K and V of every
  * distinct (slot, key) read once at kvBytesPerElement(kv), q read, out written (f32), the row
- * table read. `parts` > 0 adds the decode kernel's partials (written by pass 1, read by pass 2).
+ * table read — the floor, whichever kernel runs (split decode's partials are its own scratch traffic).
  */
-export function attentionCost(shape: AttentionHeads & { window?: number; kv: KvElement }, rows: readonly RowDesc[], parts = 0): Cost {
+export function attentionCost(shape: AttentionHeads & { window?: number; kv: KvElement }, rows: readonly RowDesc[]): Cost {
   const { nHeads, nKvHeads, headDim } = shape;
   const scored = rows.reduce((n, row) => n + keysOf(row.pos, shape.window), 0);
   const qBytes = 4 * rows.length * nHeads * headDim;
-  const partialBytes = 2 * 4 * rows.length * nHeads * parts * (headDim + 2);
   const kvBytes = 2 * kvBytesPerElement(shape.kv) * distinctKeys(rows, shape.window) * nKvHeads * headDim;
   return {
     flops: 4 * scored * headDim * nHeads,
-    bytes: kvBytes + 2 * qBytes + rows.length * ROW_BYTES + partialBytes,
+    bytes: kvBytes + 2 * qBytes + rows.length * ROW_BYTES,
   };
 }
 
@@ -144,7 +133,7 @@ export async function attentionDecode(
   R: number,
   shape: AttentionShape,
   choice: DecodeAttentionShape = attentionShapes(ctx.caps, shape, R).decode,
-): Promise<AttentionKernel> {
+): Promise<Dispatch[]> {
   const group = checkShape(owner, shape);
   const { nHeads, headDim } = shape;
   const { splits } = choice;
@@ -182,7 +171,6 @@ export async function attentionDecode(
       kind: 'attention',
       bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params],
       workgroups: [splits, shape.nKvHeads, R],
-      cost: ZERO_COST,
       owned: [params, ...own],
     },
   );
@@ -202,21 +190,10 @@ export async function attentionDecode(
       kind: 'attention',
       bindings: [partAcc, partMl, bufs.out, combineParams],
       workgroups: grid.workgroups,
-      cost: ZERO_COST,
       owned: [combineParams],
     },
   );
-  return {
-    dispatches: [partial, combine],
-    setRows(rows) {
-      const total = attentionCost(shape, rows, parts);
-      const partialBytes = 4 * R * nHeads * parts * (headDim + 2);
-      const outBytes = 4 * R * nHeads * headDim;
-      const combineCost = { flops: 3 * R * nHeads * parts * headDim, bytes: partialBytes + outBytes };
-      partial.cost = { flops: total.flops, bytes: total.bytes - combineCost.bytes };
-      combine.cost = combineCost;
-    },
-  };
+  return [partial, combine];
 }
 
 /**
@@ -230,7 +207,7 @@ export async function attentionPrefill(
   R: number,
   shape: AttentionShape,
   choice: PrefillAttentionShape | null = attentionShapes(ctx.caps, shape, R).prefill,
-): Promise<AttentionKernel> {
+): Promise<Dispatch[]> {
   const group = checkShape(owner, shape);
   if (!choice) {
     throw new TokenscopeError(
@@ -258,16 +235,10 @@ export async function attentionPrefill(
       kind: 'attention',
       bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, bufs.out, params],
       workgroups: [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
-      cost: ZERO_COST,
       owned: [params],
     },
   );
-  return {
-    dispatches: [dispatch],
-    setRows(rows) {
-      dispatch.cost = attentionCost(shape, rows);
-    },
-  };
+  return [dispatch];
 }
 
 /**
@@ -275,14 +246,7 @@ export async function attentionPrefill(
  * guarantees all rows share one slot, there are several of them and the device wants it
  * (select.ts), else the decode kernel.
  */
-export function attention(
-  ctx: GpuContext,
-  owner: string,
-  bufs: AttentionBuffers,
-  R: number,
-  shape: AttentionShape,
-  layout: RowLayout,
-): Promise<AttentionKernel> {
+export function attention(ctx: GpuContext, owner: string, bufs: AttentionBuffers, R: number, shape: AttentionShape, layout: RowLayout): Promise<Dispatch[]> {
   const choice = attentionShapes(ctx.caps, shape, R);
   return layout === 'one-slot' && R > 1 && choice.tiledPrefill
     ? attentionPrefill(ctx, owner, bufs, R, shape, choice.prefill)

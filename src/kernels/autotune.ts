@@ -12,8 +12,8 @@ import { storageBuffer } from '../gpu/buffers.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
-import { encodeDispatches, releaseDispatches, totalCost, type Dispatch } from './kernel.ts';
-import { checkLinearShape, linear, linearProblemKey, useLinearShape } from './linear.ts';
+import { encodeDispatches, releaseDispatches, type Dispatch } from './kernel.ts';
+import { checkLinearShape, linear, linearCost, linearProblemKey, useLinearShape } from './linear.ts';
 import { MATVEC_MAX_TOKENS, linearShape, linearShapes, tuneFlopCap, type LinearShape } from './select.ts';
 import { destroyWeight, syntheticWeight, type WeightFormat } from './weights.ts';
 
@@ -263,7 +263,7 @@ export async function benchLinear(
     try {
       const { samples, clock } = await timeDispatches(ctx, dispatches, opts.reps ?? 5);
       const ms = median(samples);
-      const cost = totalCost(dispatches);
+      const cost = linearCost(format, rows, cols, R);
       return { shape, ms, gbps: cost.bytes / (ms * 1e6), gflops: cost.flops / (ms * 1e6), clock, samples };
     } finally {
       releaseDispatches(dispatches);

@@ -24,7 +24,6 @@ export async function copyKernel(ctx: GpuContext, src: GPUBuffer, dst: GPUBuffer
       bindings: [{ buffer: src, offset: 0, size: bytes }, { buffer: dst, offset: 0, size: bytes }, params],
       workgroups: grid,
       owned: [params],
-      cost: copyCost(bytes),
     },
   );
 }

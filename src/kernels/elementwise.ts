@@ -21,14 +21,12 @@ export function residualAddCost(n: number): Cost {
 /** out = silu(gate) · up over (R, hiddenDim); `out` may be `gate` (computed in place), not `up`. */
 export function swiglu(ctx: GpuContext, owner: string, gate: GPUBuffer, up: GPUBuffer, out: GPUBuffer, R: number, hiddenDim: number): Promise<Dispatch> {
   const n = R * hiddenDim;
-  return out === gate
-    ? gridStride(ctx, owner, 'swiglu', 'in_place', [gate, up], [], n, swigluCost(n))
-    : gridStride(ctx, owner, 'swiglu', 'main', [gate, up], [out], n, swigluCost(n));
+  return out === gate ? gridStride(ctx, owner, 'swiglu', 'in_place', [gate, up], [], n) : gridStride(ctx, owner, 'swiglu', 'main', [gate, up], [out], n);
 }
 
 /** a += b over (R, features) (the residual connection). */
 export function add(ctx: GpuContext, owner: string, a: GPUBuffer, b: GPUBuffer, R: number, features: number): Promise<Dispatch> {
-  return gridStride(ctx, owner, 'add', 'main', [a, b], [], R * features, residualAddCost(R * features));
+  return gridStride(ctx, owner, 'add', 'main', [a, b], [], R * features);
 }
 
 /** A grid-stride dispatch whose bindings are `before`, its params uniform, then `after`. */
@@ -40,7 +38,6 @@ function gridStride(
   before: Binding[],
   after: Binding[],
   n: number,
-  cost: Cost,
 ): Promise<Dispatch> {
   const shape = elementwiseShape(ctx.caps, n);
   const params = paramsBuffer(ctx.device, `${owner}.params`, name, { n, stride: gridInvocations(shape.workgroups, shape.wgSize) });
@@ -52,7 +49,6 @@ function gridStride(
       kind: 'elementwise',
       bindings: [...before, params, ...after],
       workgroups: shape.workgroups,
-      cost,
       owned: [params],
     },
   );

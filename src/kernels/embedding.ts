@@ -60,7 +60,6 @@ export async function embedding(
         kind: 'embedding',
         bindings,
         workgroups: grid1d(R, ctx.caps.limits.maxComputeWorkgroupsPerDimension),
-        cost: i === 0 ? embeddingCost(table.format, table.cols, R) : { flops: 0, bytes: 4 * R },
         owned: [params],
       });
     }),

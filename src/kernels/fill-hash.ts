@@ -18,7 +18,6 @@ export async function fillHash(ctx: GpuContext, data: GPUBuffer, words: number, 
       bindings: [data, params],
       workgroups: grid,
       owned: [params],
-      cost: { flops: 0, bytes: words * 4 },
     },
   );
 }

@@ -14,6 +14,12 @@ export function fmaCost(invocations: number, iterations: number, precision: FmaP
   return { flops: invocations * iterations * CHAINS * 4 * 2, bytes: invocations * 4 * (precision === 'f32' ? 4 : 2) };
 }
 
+/** The grid of `workgroups` FMA workgroups on this device, and its invocations (what fmaCost counts). */
+export function fmaGrid(ctx: GpuContext, workgroups: number): { grid: [number, number, number]; invocations: number } {
+  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+  return { grid, invocations: gridInvocations(grid, WG_SIZE) };
+}
+
 /** The FMA-chain compute roof kernel; `out` holds one vec4 per invocation. */
 export async function fmaKernel(
   ctx: GpuContext,
@@ -23,8 +29,7 @@ export async function fmaKernel(
   iterations: number,
   m: number,
 ): Promise<Dispatch> {
-  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-  const invocations = gridInvocations(grid, WG_SIZE);
+  const { grid } = fmaGrid(ctx, workgroups);
   const name = `fma_${precision}` as const;
   const params = paramsBuffer(ctx.device, `${name}.params`, name, { iterations, m });
   return makeDispatch(
@@ -36,7 +41,6 @@ export async function fmaKernel(
       bindings: [out, params],
       workgroups: grid,
       owned: [params],
-      cost: fmaCost(invocations, iterations, precision),
     },
   );
 }

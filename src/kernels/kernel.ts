@@ -1,7 +1,9 @@
 /**
  * The kernel contract: every GPU kernel is a small object that names its WGSL, its constants,
- * its bindings and workgroup counts, and says what it costs (FLOPs and bytes moved to/from
- * device memory) next to the dispatch math — so the roofline needs no separate bookkeeping.
+ * its bindings and workgroup counts; its file exports what it costs (`<kernel>Cost(dims)`: FLOPs
+ * and bytes moved to/from device memory) next to the dispatch math. A dispatch carries no cost of
+ * its own: a model step is counted by model/step.ts's costOfStep from those same functions, a
+ * probe or a tuning candidate by its caller — so there is one count, not one per dispatch.
  *
  * Kernels record into a passed-in encoder and never submit.
  */
@@ -33,7 +35,6 @@ export interface Dispatch {
   pipeline: GPUComputePipeline;
   bindGroup: GPUBindGroup;
   workgroups: readonly [number, number, number];
-  cost: Cost;
   /** Buffers this dispatch created for itself (its uniforms); freed by `releaseDispatches`. */
   owned: GPUBuffer[];
 }
@@ -59,7 +60,6 @@ export async function makeDispatch(
     kind: KernelClass;
     bindings: Binding[];
     workgroups: readonly [number, number, number];
-    cost: Cost;
     owned?: GPUBuffer[];
   },
 ): Promise<Dispatch> {
@@ -76,7 +76,6 @@ export async function makeDispatch(
     pipeline,
     bindGroup: bindGroup(ctx.device, pipeline, label, args.bindings),
     workgroups: args.workgroups,
-    cost: args.cost,
     owned: args.owned ?? [],
   };
 }
@@ -122,9 +121,4 @@ function encodeOne(pass: GPUComputePassEncoder, d: Dispatch): void {
   pass.setPipeline(d.pipeline);
   pass.setBindGroup(0, d.bindGroup);
   pass.dispatchWorkgroups(d.workgroups[0], d.workgroups[1], d.workgroups[2]);
-}
-
-/** Sum of the cost of a list of dispatches. */
-export function totalCost(dispatches: readonly Dispatch[]): Cost {
-  return dispatches.reduce((acc, d) => addCost(acc, d.cost), ZERO_COST);
 }

@@ -224,7 +224,6 @@ export async function linear(
         kind: linearKind(R),
         bindings,
         workgroups,
-        cost: linearCost(w.format, shard.rows, w.cols, R, io),
         owned: [params],
       });
     }),

@@ -33,7 +33,6 @@ export function rmsnorm(
       kind: 'norm',
       bindings: [x, weight, out, params],
       workgroups: [R, 1, 1],
-      cost: rmsnormCost(R, dim),
       owned: [params],
     },
   );

@@ -79,7 +79,6 @@ export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R
       kind: 'rope',
       bindings: [b.qkv, b.rows, b.invFreq, b.headNorm?.q ?? b.invFreq, b.headNorm?.k ?? b.invFreq, b.q, b.kCache, b.vCache, params],
       workgroups: [s.nHeads + 2 * s.nKvHeads, shape.rowGroups, 1],
-      cost: ropeStoreCost(R, s, b.headNorm !== undefined),
       owned: [params],
     },
   );

@@ -75,7 +75,6 @@ export async function argmax(
           kind: 'sampling',
           bindings: [logits, tokens, params],
           workgroups: [R, 1, 1],
-          cost: argmaxCost(R, vocab),
           owned: [params],
         },
       ),
@@ -96,7 +95,6 @@ export async function argmax(
         kind: 'sampling',
         bindings: [logits, partials, params],
         workgroups: [chunks, R, 1],
-        cost: { flops: R * vocab, bytes: 4 * R * vocab + 8 * R * chunks },
         owned: [params, partials],
       },
     ),
@@ -108,7 +106,6 @@ export async function argmax(
         kind: 'sampling',
         bindings: [partials, tokens, params],
         workgroups: [R, 1, 1],
-        cost: { flops: R * chunks, bytes: 8 * R * chunks + 4 * R },
         owned: [],
       },
     ),
@@ -117,7 +114,7 @@ export async function argmax(
 
 export interface SampleKernel {
   dispatch: Dispatch;
-  /** Rewrite the parameters (queue.writeBuffer, so it lands before the next submit) and the cost. */
+  /** Rewrite the parameters (queue.writeBuffer, so it lands before the next submit). */
   write(p: SamplingParams): void;
 }
 
@@ -145,13 +142,11 @@ export async function sample(
       kind: 'sampling',
       bindings: [logits, tokens, uniform],
       workgroups: [R, 1, 1],
-      cost: sampleCost(R, vocab, params),
       owned: [uniform],
     },
   );
   const write = (p: SamplingParams) => {
     ctx.device.queue.writeBuffer(uniform, 0, new Uint8Array(sampleParamsData(vocab, p)));
-    dispatch.cost = sampleCost(R, vocab, p);
   };
   write(params);
   return { dispatch, write };

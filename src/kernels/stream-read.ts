@@ -31,7 +31,6 @@ export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number
       bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
       workgroups: grid,
       owned: [params],
-      cost: streamReadCost(bytes, total),
     },
   );
 }

@@ -210,7 +210,6 @@ export async function syntheticWeight(
             kind: 'elementwise',
             bindings: [buffer, uniform],
             workgroups: grid,
-            cost: { flops: 0, bytes: layout.bytes },
             owned: [uniform],
           },
         ),

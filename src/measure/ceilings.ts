@@ -15,7 +15,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
 import { copyKernel } from '../kernels/copy.ts';
 import { fillHash, hashSum, hashU32 } from '../kernels/fill-hash.ts';
-import { fmaExpected, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
+import { fmaCost, fmaExpected, fmaGrid, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { linear } from '../kernels/linear.ts';
 import { linearShape, probeShapes, type LinearShape, type ProbeShapes } from '../kernels/select.ts';
@@ -272,7 +272,12 @@ async function measureFma(run: Runner, precision: FmaPrecision, workgroups: numb
         }
       }
     }
-    return run.measurement(samples, d.cost.flops, 'GFLOP/s', `${workgroups} workgroups × 256 invocations × ${iterations} iterations × 8 chains`);
+    return run.measurement(
+      samples,
+      fmaCost(fmaGrid(ctx, workgroups).invocations, iterations, precision).flops,
+      'GFLOP/s',
+      `${workgroups} workgroups × 256 invocations × ${iterations} iterations × 8 chains`,
+    );
   } finally {
     releaseDispatches([d]);
     out.destroy();

@@ -14,7 +14,7 @@ import { TokenscopeError } from '../errors.ts';
 import { readBuffer, storageBuffer, storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
-import { decodeScratchSize, type RowLayout } from '../kernels/attention.ts';
+import type { RowLayout } from '../kernels/attention.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import { kvBytesPerElement } from '../kernels/select.ts';
@@ -137,7 +137,8 @@ export class Engine {
     const R = shape.maxRows;
     const H = headRowsOf(shape);
     const d = ctx.device;
-    const scratch = decodeScratchSize(ctx.caps, config, R);
+    // The decode partials were sized with the plan (decodeScratchSize on this device), once for the largest step.
+    const scratch = plan.attentionScratch;
     // 4-byte elements: f32 activations, u32 token ids.
     const f32 = (label: string, n: number) => storageBuffer(d, `Engine.${label}`, n * 4);
     // The cache's element type was decided with the plan (kvElement of the device's capabilities).

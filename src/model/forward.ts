@@ -153,8 +153,7 @@ async function record(
     }
     case 'attention': {
       const bufs = { q: b.q, kCache: b.kCache[op.layer], vCache: b.vCache[op.layer], rows: b.rows, out: b.att, scratch: b.attnScratch };
-      const kernel = await attention(ctx, op.name, bufs, R, { ...heads, maxSeq: kvCache().maxSeq, window: op.window }, layout);
-      return { dispatches: kernel.dispatches };
+      return { dispatches: await attention(ctx, op.name, bufs, R, { ...heads, maxSeq: kvCache().maxSeq, window: op.window }, layout) };
     }
     case 'rmsnorm':
       return { dispatches: [await rmsnorm(ctx, op.name, buffer(op.input), vectorOf(w, op.weight), buffer(op.output), R, c.dim, c.rmsEps)] };

@@ -8,6 +8,7 @@ import { TokenscopeError } from '../errors.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
+import { decodeScratchSize } from '../kernels/attention.ts';
 import { kvElement, type KvElement, type LinearShape } from '../kernels/select.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
@@ -138,14 +139,9 @@ async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[],
  * The memory plan of `choice` at `shape`, refused with a typed error when it cannot fit this
  * device's limits or the budget: nothing is allocated, so jobs call it before measuring anything.
  */
-export function checkModelFits(
-  caps: Pick<GpuContext['caps'], 'limits' | 'shaderF16'>,
-  choice: ModelChoice,
-  shape: EngineShape,
-  budgetBytes?: number,
-): MemoryPlan {
+export function checkModelFits(caps: GpuContext['caps'], choice: ModelChoice, shape: EngineShape, budgetBytes?: number): MemoryPlan {
   const config = configOf(choice);
-  const plan = planMemory(config, plannedMatrices(choice), shape, kvElement(caps));
+  const plan = planMemory(config, plannedMatrices(choice), shape, kvElement(caps), decodeScratchSize(caps, config, shape.maxRows));
   checkFits(plan, caps, config.name, budgetBytes);
   if (shape.maxSeq > config.contextLength) {
     throw new TokenscopeError('bad-input', `A context of ${shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');

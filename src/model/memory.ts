@@ -34,6 +34,8 @@ export interface MemoryPlan {
   kvElement: KvElement;
   kvCacheBytes: number;
   activationBytes: number;
+  /** Split decode attention's partials, for the largest step (decodeScratchSize; 0 where decode attention is one pass). */
+  attentionScratch: { partAcc: number; partMl: number };
   totalBytes: number;
   /** The largest single buffer that cannot be split (a layer's K or V cache, the logits). */
   largestBufferBytes: number;
@@ -70,7 +72,18 @@ export function activationFloatsPerRow(c: ModelConfig): number {
   return 3 + c.dim + 3 * qDim + 2 * kvDim + 2 * c.hiddenDim + (c.postNorms ? 2 * c.dim : 0);
 }
 
-export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[], shape: EngineShape, kv: KvElement): MemoryPlan {
+/**
+ * Every byte the engine allocates for a model: weights, norm vectors, the KV cache, activations
+ * and the attention scratch (`scratch`: kernels/attention.ts's decodeScratchSize on the device; it
+ * depends on the device's kernel choices, so a plan made without one leaves it out).
+ */
+export function planMemory(
+  config: ModelConfig,
+  matrices: readonly MatrixPlan[],
+  shape: EngineShape,
+  kv: KvElement,
+  scratch: { partAcc: number; partMl: number } = { partAcc: 0, partMl: 0 },
+): MemoryPlan {
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
   const weights = matrices.reduce((sum, m) => sum + weightBytes(m.format, m.rows, m.cols), 0);
@@ -88,9 +101,10 @@ export function planMemory(config: ModelConfig, matrices: readonly MatrixPlan[],
     kvElement: kv,
     kvCacheBytes: kvBytes,
     activationBytes: activations,
-    totalBytes: weights + vectors + kvBytes + activations,
-    largestBufferBytes: Math.max(kvLayer, largestActivation),
-    largestBindingBytes: Math.max(kvLayer, largestActivation),
+    attentionScratch: scratch,
+    totalBytes: weights + vectors + kvBytes + activations + scratch.partAcc + scratch.partMl,
+    largestBufferBytes: Math.max(kvLayer, largestActivation, scratch.partAcc),
+    largestBindingBytes: Math.max(kvLayer, largestActivation, scratch.partAcc),
   };
 }
 
@@ -127,7 +141,7 @@ export function checkFits(
   if (budgetBytes !== undefined && plan.totalBytes > budgetBytes) {
     throw new TokenscopeError(
       'model-too-large',
-      `${what} needs ${fmtBytes(plan.totalBytes)} of GPU memory (weights ${fmtBytes(plan.weightBytes)}, KV cache ${fmtBytes(plan.kvCacheBytes)} of ${plan.kvElement}, activations ${fmtBytes(plan.activationBytes)}), more than the ${fmtBytes(budgetBytes)} budget.`,
+      `${what} needs ${fmtBytes(plan.totalBytes)} of GPU memory (weights ${fmtBytes(plan.weightBytes)}, KV cache ${fmtBytes(plan.kvCacheBytes)} of ${plan.kvElement}, activations ${fmtBytes(plan.activationBytes + plan.attentionScratch.partAcc + plan.attentionScratch.partMl)}), more than the ${fmtBytes(budgetBytes)} budget.`,
       shrink,
     );
   }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBuffer } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { attention, attentionCost, attentionDecode, attentionPrefill, type AttentionKernel, type AttentionShape } from '../../src/kernels/attention.ts';
+import type { Dispatch } from '../../src/kernels/kernel.ts';
+import { attention, attentionCost, attentionDecode, attentionPrefill, type AttentionShape } from '../../src/kernels/attention.ts';
 import { prefillRows, rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
 import { attentionShapes, decodeLanes, kvElement, type DecodeAttentionShape, type KvElement } from '../../src/kernels/select.ts';
 import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
@@ -76,11 +77,11 @@ async function run(
   f: Fixture,
   rows: RowDesc[],
   qData: Float32Array,
-  build: (bufs: Parameters<typeof attention>[2]) => Promise<AttentionKernel>,
+  build: (bufs: Parameters<typeof attention>[2]) => Promise<Dispatch[]>,
 ): Promise<Float32Array> {
   const out = s.keep(storageBuffer(s.ctx.device, 'out', 4 * qData.length));
   const kernel = await build({ q: s.upload('q', qData), kCache: f.kCache, vCache: f.vCache, rows: s.upload('rows', rowTableData(rows)), out });
-  submit(s.ctx, s.track(kernel.dispatches));
+  submit(s.ctx, s.track(kernel));
   return readF32(s.ctx, out, qData.length);
 }
 

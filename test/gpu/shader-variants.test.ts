@@ -112,8 +112,8 @@ async function kernelVariants(ctx: GpuContext): Promise<Dispatch[]> {
       const shape = { ...heads, maxSeq: 16, window: 0, kv };
       for (const R of [1, 2, 16]) {
         const choice = attentionShapes(caps, heads, R);
-        out.push(...(await attentionDecode(c, 'variants.decode', b, R, shape, choice.decode)).dispatches);
-        if (choice.prefill) out.push(...(await attentionPrefill(c, 'variants.prefill', b, R, shape, choice.prefill)).dispatches);
+        out.push(...(await attentionDecode(c, 'variants.decode', b, R, shape, choice.decode)));
+        if (choice.prefill) out.push(...(await attentionPrefill(c, 'variants.prefill', b, R, shape, choice.prefill)));
       }
       for (const ropeStyle of ['adjacent', 'neox'] as const) {
         for (const headNorm of [undefined, { q: b.norm, k: b.norm, eps: 1e-6 }]) {
