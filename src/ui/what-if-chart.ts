@@ -72,8 +72,8 @@ export class WhatIfChart extends ChartBase {
         ${
           this.latency?.depth_curve?.length
             ? html`<strong>Measured run</strong>: decode tokens/s (1000 / TPOT) at each depth, and its own bandwidth ceiling — the measured bandwidth over the
-                bytes the run's cost model counts per token (every tensor as stored, activations too, no compute cap), so it differs from a prediction made with
-                one bytes-per-weight figure and a compute roof.`
+                bytes per token that the same count (costOfStep) gives for the measured model on the measured device, with no compute cap — so it matches the
+                prediction only when the settings above are the measured ones.`
             : ''
         }
       </p>`;

@@ -95,6 +95,13 @@ describe('verdict, links and preflight', () => {
     await page.locator('ts-what-if #wi-context').fill('0');
     await page.locator('ts-what-if #wi-context').dispatchEvent('change');
     expect(await page.locator('ts-what-if #wi-answer').getAttribute('data-bound')).toBe('memory');
+    // Any llama-quantize mix: f16 weights read about 3.5× the bytes of q4_0, so the memory-bound ceiling falls as much.
+    const ceiling = async () => Number((await page.locator('ts-what-if #wi-answer strong').innerText()).replace(/[^0-9.]/g, ''));
+    await page.locator('ts-what-if #wi-quant').selectOption('q4_0');
+    const q4 = await ceiling();
+    await page.locator('ts-what-if #wi-quant').selectOption('f16');
+    expect(q4 / (await ceiling())).toBeGreaterThan(3);
+    await page.locator('ts-what-if').screenshot({ path: 'test/screenshots/what-if-1280.png' });
     await page.locator('ts-what-if #wi-batch').fill('256');
     await page.locator('ts-what-if #wi-batch').dispatchEvent('change');
     expect(await page.locator('ts-what-if #wi-answer').getAttribute('data-bound')).toBe('compute');
