@@ -18,7 +18,7 @@ import { TokenscopeError } from '../errors.ts';
 import type { ModelInfo } from '../model/load.ts';
 import type { WebLLMAdapter } from '../webllm/adapter.ts';
 import type { WebLLMModel } from '../webllm/catalog.ts';
-import { compareSample, toRequestRecord, type Comparison, type WebLLMRequestRecord } from '../webllm/mapping.ts';
+import { compareSample, toRequestRecord, type SampleComparison, type WebLLMRequestRecord } from '../webllm/mapping.ts';
 import { protocolRequest, sweepPrompt, type LatencyHooks, type LatencySection, type LatencySettings } from '../measure/latency.ts';
 import { latencyRow, phaseVerdicts, timingRow, type LatencyRow, type LengthCosts, type Roofs, type TimingRow } from '../measure/latency-summary.ts';
 
@@ -62,7 +62,7 @@ const COST_KEYS: readonly CostKey[] = [
 ];
 
 /** Our clock against WebLLM's own statistics for one timed request. */
-export interface RequestComparison extends Comparison {
+export interface RequestComparison extends SampleComparison {
   prompt_tokens: number;
   rep: number;
 }

@@ -85,7 +85,7 @@ export function releaseDispatches(dispatches: readonly Dispatch[]): void {
   for (const d of dispatches) for (const b of d.owned) b.destroy();
 }
 
-export interface EncodeOptions {
+export interface RecordOptions {
   /** Time the recorded work: one pass timed as `phase`, or (perKernel) one timed pass per dispatch. */
   timer?: GpuTimer | null;
   /** The phase the pass belongs to (e.g. "prefill" or "decode"), which tags its timed pass. */
@@ -97,7 +97,7 @@ export interface EncodeOptions {
 }
 
 /** Record dispatches in order into `encoder` (one compute pass unless perKernel). */
-export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], opts: EncodeOptions = {}): void {
+export function encodeDispatches(encoder: GPUCommandEncoder, dispatches: readonly Dispatch[], opts: RecordOptions = {}): void {
   if (opts.perKernel && opts.timer) {
     for (const d of dispatches) {
       const pass = encoder.beginComputePass({

@@ -19,7 +19,7 @@ export interface RopeConfig {
   ropeStyle: 'adjacent' | 'neox';
 }
 
-export interface RopeStoreShape extends RopeConfig {
+export interface RopeStoreDims extends RopeConfig {
   nHeads: number;
   nKvHeads: number;
   slots: number;
@@ -44,7 +44,7 @@ export interface RopeStoreBuffers {
  * (f32) and the K/V rows written (in the cache's element type), the row table and the
  * frequencies (and norm weights) read.
  */
-export function ropeStoreCost(R: number, s: Pick<RopeStoreShape, 'nHeads' | 'nKvHeads' | 'headDim' | 'ropeDim' | 'kv'>, headNorm = false): Cost {
+export function ropeStoreCost(R: number, s: Pick<RopeStoreDims, 'nHeads' | 'nKvHeads' | 'headDim' | 'ropeDim' | 'kv'>, headNorm = false): Cost {
   const values = R * (s.nHeads + 2 * s.nKvHeads) * s.headDim;
   const kvValues = R * 2 * s.nKvHeads * s.headDim;
   const rotated = R * (s.nHeads + s.nKvHeads);
@@ -54,7 +54,7 @@ export function ropeStoreCost(R: number, s: Pick<RopeStoreShape, 'nHeads' | 'nKv
   };
 }
 
-export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R: number, s: RopeStoreShape): Promise<Dispatch> {
+export function ropeStore(ctx: GpuContext, owner: string, b: RopeStoreBuffers, R: number, s: RopeStoreDims): Promise<Dispatch> {
   if (s.ropeDim % 2 !== 0 || s.ropeDim > s.headDim || s.ropeDim <= 0 || s.headDim % 2 !== 0) {
     throw new RangeError(`${owner}: ropeDim ${s.ropeDim} must be even and in (0, headDim ${s.headDim}], headDim even`);
   }

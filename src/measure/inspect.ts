@@ -58,7 +58,7 @@ export interface MemoryVerdict {
   checked: boolean;
 }
 
-export interface DecodePrediction {
+export interface DecodeEstimate {
   /**
    * Bytes one decode step reads and writes at `depth` (step.ts's costOfStep over the matrices as
    * they will be uploaded): every matrix once, an untied embedding table only gathered (one row),
@@ -91,7 +91,7 @@ export interface ModelInspection {
   unsupported: string | null;
   memory: MemoryVerdict | null;
   /** Null when the model cannot be planned (its reason is in `unsupported`). */
-  decode: DecodePrediction | null;
+  decode: DecodeEstimate | null;
 }
 
 const DEFAULT_CONTEXT_CAP = 4096;
@@ -128,7 +128,7 @@ export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelIns
   let config: ModelConfig | null = null;
   let unsupported: string | null = null;
   let memory: MemoryVerdict | null = null;
-  let decode: DecodePrediction | null = null;
+  let decode: DecodeEstimate | null = null;
   const depth = options.depth ?? 0;
   const roof = options.readRoofGBs ?? null;
   try {

@@ -7,7 +7,7 @@ import { requirePositive } from './stats.ts';
 export type Bound = 'memory-bound' | 'compute-bound' | 'overhead-bound';
 
 /** Peak compute and memory bandwidth of one device (ideally measured on it). */
-export interface Roofs {
+export interface RoofRates {
   computeFlopsPerS: number;
   bandwidthBytesPerS: number;
 }
@@ -90,7 +90,7 @@ const giga = (x: number) => (x / 1e9).toFixed(2);
  * - otherwise **memory-bound** when the bytes term is the larger (intensity ≤ ridge point), else
  *   **compute-bound**.
  */
-export function verdict(phase: PhaseWork, roofs: Roofs): Verdict {
+export function verdict(phase: PhaseWork, roofs: RoofRates): Verdict {
   requirePositive({ ms: phase.ms, ...roofs });
   const { computeFlopsPerS, bandwidthBytesPerS } = roofs;
   const computeMs = (1000 * phase.flops) / computeFlopsPerS;

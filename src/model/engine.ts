@@ -268,7 +268,7 @@ export class Engine {
     let tSubmit: number;
     this.recording++;
     try {
-      const program = await this.program(step.rows.length, step.sample.length, layoutOf(step.rows), samplerOf(req));
+      const program = await this.program(step.rows.length, step.sample.length, rowLayoutOf(step.rows), samplerOf(req));
       await this.readbackBusy[slot];
       this.checkAlive();
       if (req.sampling) program.sampler?.write(req.sampling);
@@ -386,6 +386,6 @@ export function headRowsOf(shape: EngineShape): number {
 }
 
 /** Rows that all belong to one slot can use the tiled prefill attention. */
-export function layoutOf(rows: readonly RowDesc[]): RowLayout {
+export function rowLayoutOf(rows: readonly RowDesc[]): RowLayout {
   return rows.every((r) => r.slot === rows[0].slot) ? 'one-slot' : 'any';
 }

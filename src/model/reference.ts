@@ -14,7 +14,7 @@ import type { LayerTensors, ModelTensors } from './tensors.ts';
 import { ropeInvFreq, slidingWindow } from './variants.ts';
 
 /** Matrices are (rows, columns) row-major: (out, in), the transpose of GGUF's [in, out] dims. */
-export interface LayerWeights {
+export interface ReferenceLayer {
   attnNorm: Float32Array; // (dim)
   wq: Float32Array; // (qDim, dim)   qDim = nHeads * headDim
   wk: Float32Array; // (kvDim, dim)  kvDim = nKvHeads * headDim
@@ -35,7 +35,7 @@ export interface LayerWeights {
 
 export interface ReferenceWeights {
   tokenEmbd: Float32Array; // (vocabSize, dim)
-  layers: LayerWeights[];
+  layers: ReferenceLayer[];
   outputNorm: Float32Array; // (dim)
   output: Float32Array; // (vocabSize, dim), the same array as tokenEmbd when tied
 }
@@ -55,7 +55,7 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
   const bias = (t: GGUFTensorInfo | undefined, length: number) => (t ? load(t) : new Float32Array(length));
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
-  const layer = async (t: LayerTensors): Promise<LayerWeights> => ({
+  const layer = async (t: LayerTensors): Promise<ReferenceLayer> => ({
     attnNorm: await load(t.attnNorm),
     wq: await load(t.wq),
     wk: await load(t.wk),
@@ -73,7 +73,7 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
     postAttnNorm: t.postAttnNorm && (await load(t.postAttnNorm)),
     postFfnNorm: t.postFfnNorm && (await load(t.postFfnNorm)),
   });
-  const layers: LayerWeights[] = [];
+  const layers: ReferenceLayer[] = [];
   for (const t of tensors.layers) layers.push(await layer(t));
   return {
     tokenEmbd: await load(tensors.tokenEmbd),

@@ -32,7 +32,7 @@ export const percentilesGoodput = html`<p>
   throughput and low goodput.
 </p>`;
 
-export const kernelBreakdown = html`<p>
+export const kernelBreakdownHelp = html`<p>
   The profile run times each kernel on the GPU separately (it perturbs the timing, so it never feeds the numbers above). In prefill the matrix products
   dominate; in decode the matrix–vector products that stream the weights should — if small kernels (norms, rope, element-wise) take a large share, launch
   overhead is the bottleneck.

@@ -91,7 +91,7 @@ export class ReportView extends LitElement {
                 ? this.card(
                     'kernel-title',
                     'Where the GPU time goes',
-                    this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdown),
+                    this.pair(html`<ts-kernel-chart .kernels=${latency.kernels ?? null}></ts-kernel-chart>`, explain.kernelBreakdownHelp),
                   )
                 : html`<p class="muted hint" id="kernel-hint">
                     Where the GPU time goes, kernel by kernel: tick “per-kernel profile” before the run to see it.

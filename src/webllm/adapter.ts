@@ -59,7 +59,7 @@ export interface WebLLMAdapter {
   unload(): Promise<void>;
 }
 
-export interface LoadOptions extends CatalogOptions {
+export interface WebLlmLoadOptions extends CatalogOptions {
   /** WebLLM's progress: its text and the fraction done (0..1). */
   onProgress?: (text: string, fraction: number) => void;
   signal?: AbortSignal;
@@ -86,7 +86,7 @@ export async function listWebLLMModels(caps: CatalogCapabilities, options: Catal
  * Download (or read from the browser's cache) and load one prebuilt model. Every failure is a
  * TokenscopeError; `signal` cancels the download (WebLLM's `unload()` aborts its fetches).
  */
-export async function loadWebLLM(modelId: string, options: LoadOptions = {}): Promise<WebLLMAdapter> {
+export async function loadWebLLM(modelId: string, options: WebLlmLoadOptions = {}): Promise<WebLLMAdapter> {
   const { signal } = options;
   throwIfCancelled(signal);
   const webllm = await importWebLLM();

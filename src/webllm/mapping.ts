@@ -58,7 +58,7 @@ export interface ComparedMetrics {
 }
 export type ComparedMetric = keyof ComparedMetrics;
 
-export interface Comparison {
+export interface SampleComparison {
   /** tokenscope's host clock around WebLLM's calls. */
   ours: ComparedMetrics;
   /** What WebLLM itself reported (usage.extra, or runtimeStatsText on the token path). */
@@ -170,7 +170,7 @@ export function webllmMetrics(sample: WebLLMSample): ComparedMetrics {
 }
 
 /** Our clock beside WebLLM's, with every metric that differs by more than `threshold` flagged. */
-export function compareSample(sample: WebLLMSample, threshold = DISAGREEMENT_THRESHOLD): Comparison {
+export function compareSample(sample: WebLLMSample, threshold = DISAGREEMENT_THRESHOLD): SampleComparison {
   const ours = ourMetrics(sample);
   const webllm = webllmMetrics(sample);
   const disagreement: Partial<Record<ComparedMetric, number>> = {};

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storageBuffer } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { ropeStore, type RopeStoreShape } from '../../src/kernels/rope-store.ts';
+import { ropeStore, type RopeStoreDims } from '../../src/kernels/rope-store.ts';
 import { rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
 import { rope as ropeModelRef } from '../../src/model/reference.ts';
 import { ropeFrequencies } from '../../src/model/variants.ts';
@@ -82,7 +82,7 @@ async function runCase(s: GpuScope, c: Case, rows: RowDesc[], data: Float32Array
   const elementBytes = kv === 'f16' ? 2 : 4;
   const kCache = s.keep(storageBuffer(ctx.device, 'kCache', elementBytes * cacheSize));
   const vCache = s.keep(storageBuffer(ctx.device, 'vCache', elementBytes * cacheSize));
-  const shape: RopeStoreShape = { ...c, slots: SLOTS, maxSeq: MAX_SEQ, kv };
+  const shape: RopeStoreDims = { ...c, slots: SLOTS, maxSeq: MAX_SEQ, kv };
   const headNorm = norm && { q: s.upload('qNorm', norm.q), k: s.upload('kNorm', norm.k), eps: 1e-6 };
   const invFreq = s.upload('invFreq', ropeFrequencies(c.ropeDim, c.ropeTheta));
   const d = await ropeStore(

@@ -5,7 +5,7 @@
  * `gemma3`. Norm weights are stored as llama.cpp reads them (Gemma's converter already added 1).
  */
 import { llama3RopeFactors } from '../../src/model/config.ts';
-import { bytePairVocab, sentencePieceVocab } from '../../src/model/gguf/synthetic.ts';
+import { bytePairVocab, FILE_TYPE_OF_TENSOR_TYPE, sentencePieceVocab } from '../../src/model/gguf/synthetic.ts';
 import { GGMLType, elementCount, meta, type GGMLTypeName, type GGUFValue } from '../../src/model/gguf/types.ts';
 import { encodeGGUF, type TensorToWrite } from '../../src/model/gguf/writer.ts';
 import { encodeTensor } from '../../src/model/quantize.ts';
@@ -62,8 +62,6 @@ export interface TinyModelOptions {
   type?: GGMLTypeName;
   seed?: number;
 }
-
-const FILE_TYPE: Partial<Record<GGMLTypeName, number>> = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7 };
 
 export function tinyModel(arch: TinyArch, options: TinyModelOptions): Uint8Array<ArrayBuffer> {
   const s = TINY_SHAPES[arch];
@@ -135,7 +133,7 @@ export function tinyModel(arch: TinyArch, options: TinyModelOptions): Uint8Array
   const metadata = new Map<string, GGUFValue>([
     ['general.architecture', meta.str(a)],
     ['general.name', meta.str(`tiny-${arch}-${type.toLowerCase()}`)],
-    ['general.file_type', meta.u32(FILE_TYPE[type] ?? 0)],
+    ['general.file_type', meta.u32(FILE_TYPE_OF_TENSOR_TYPE[type] ?? 0)],
     [`${a}.embedding_length`, meta.u32(s.dim)],
     [`${a}.feed_forward_length`, meta.u32(s.hiddenDim)],
     [`${a}.block_count`, meta.u32(s.nLayers)],

@@ -78,7 +78,7 @@ export function testModelParts(o: TestModelOptions): { metadata: Map<string, GGU
   const metadata = new Map<string, GGUFValue>([
     ['general.architecture', meta.str(arch)],
     ['general.name', meta.str(`synthetic-${arch}-${o.dim}x${o.nLayers}`)],
-    ['general.file_type', meta.u32(FILE_TYPE[o.types?.default ?? 'F32'])],
+    ['general.file_type', meta.u32(FILE_TYPE_OF_TENSOR_TYPE[o.types?.default ?? 'F32'])],
     ...(o.alignment === undefined ? [] : [['general.alignment', meta.u32(o.alignment)] as const]),
     [`${arch}.context_length`, meta.u32(o.contextLength ?? 256)],
     [`${arch}.embedding_length`, meta.u32(o.dim)],
@@ -102,7 +102,7 @@ export function buildTestModel(options: TestModelOptions): Uint8Array<ArrayBuffe
 }
 
 /** llama.cpp's llama_ftype for a model mostly of one type (a K-quant counts as its _M recipe). */
-export const FILE_TYPE: Record<GGMLTypeName, number> = {
+export const FILE_TYPE_OF_TENSOR_TYPE: Record<GGMLTypeName, number> = {
   F32: 0,
   F16: 1,
   Q4_0: 2,

@@ -15,7 +15,7 @@ import { sideBySide } from '../../../src/jobs/side-by-side.ts';
 import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../../src/gpu/device.ts';
 import { validateResult } from '../../../src/measure/validate.ts';
-import { adapterFor, loadWebLLM, type LoadOptions, type WebLLMEngine } from '../../../src/webllm/adapter.ts';
+import { adapterFor, loadWebLLM, type WebLlmLoadOptions, type WebLLMEngine } from '../../../src/webllm/adapter.ts';
 import type { WebLLMModel } from '../../../src/webllm/catalog.ts';
 import { describeDifferences } from '../../../src/webllm/differences.ts';
 import { environment, latency, MODEL, ROOFS } from '../share/fixtures.ts';
@@ -264,7 +264,7 @@ describe('runJob with engine webllm', () => {
   it('in the browser loads the model with the device capabilities, runs the sweep and unloads', async () => {
     const engine = new ScriptedEngine();
     const unload = vi.spyOn(engine, 'unload');
-    let options: LoadOptions | undefined;
+    let options: WebLlmLoadOptions | undefined;
     vi.mocked(loadWebLLM).mockImplementation(async (_id, o) => {
       options = o;
       return adapterFor(engine, LLAMA);
