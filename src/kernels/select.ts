@@ -233,6 +233,11 @@ export interface MatvecShape {
   rowBlock: number;
   /** Output features per workgroup (a multiple of rowBlock). */
   rowsPerWorkgroup: number;
+  /**
+   * With `wide`, for q4_0 and q8_0 (other formats ignore it): X quantized to int8 per block in
+   * workgroup memory and dot4I8Packed (shaders/linear_q8dot_wide.wgsl; see Q8DOT_FORMATS).
+   */
+  q8dot?: boolean;
 }
 
 /** Prefill-shaped linear layer (shaders/matmul_tiled*.wgsl). */
@@ -262,6 +267,30 @@ export interface RowsShape {
   nibbles?: boolean;
   /** With nibbles: each block of X is loaded once per subgroup of this size (4 or 8) and broadcast. */
   shareX?: number;
+  /**
+   * q4_0 and q8_0 only, other formats ignore it: X quantized to int8 per block in workgroup memory,
+   * dot4I8Packed per 4 weights (shaders/linear_q8dot_rows.wgsl; see Q8DOT_FORMATS).
+   */
+  q8dot?: boolean;
+}
+
+/**
+ * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: 8-bit integer quants
+ * with one f16 scale per 32-weight block, and (q4_0) a fixed offset.
+ */
+export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0'];
+
+/** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
+export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
+  return (tokens * cols * 44) / 32;
+}
+
+/** The rows of X a q8dot shape stages per workgroup, or 0 when `shape` does not run linear_q8dot for `format`. */
+export function q8dotTokens(shape: LinearShape, format: WeightFormat, R: number): number {
+  if (!Q8DOT_FORMATS.includes(format)) return 0;
+  if (shape.kernel === 'matvec' && shape.wide && shape.q8dot) return R;
+  if (shape.kernel === 'rows' && shape.q8dot) return Math.min(shape.tokens, R);
+  return 0;
 }
 
 export type LinearShape = MatvecShape | MatmulShape | RowsShape;
@@ -284,12 +313,26 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  * slower per token there (2048 × 2048 q4_0, 16 tokens, lavapipe), and f16 computes slower than
  * f32 on a CPU (the FMA roofs say so).
  */
-export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat): LinearShape[] {
+export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
+  const shapes = allLinearShapes(caps, R, format);
+  if (cols === undefined || format === undefined) return shapes;
+  return shapes.filter((s) => q8dotFits(caps, s, format, R, cols));
+}
+
+/** False when `shape` runs linear_q8dot for this problem and its staged X exceeds workgroup memory (then linear() falls back). */
+export function q8dotFits(caps: Capabilities, shape: LinearShape, format: WeightFormat, R: number, cols: number): boolean {
+  const tokens = q8dotTokens(shape, format, R);
+  return tokens === 0 || q8dotWorkgroupBytes(tokens, cols) <= caps.limits.maxComputeWorkgroupStorageSize;
+}
+
+function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat): LinearShape[] {
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
+  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && R <= MATVEC_MAX_TOKENS;
   if (caps.cpuLike) {
     const shapes = cpuLinearShapes(caps, R, subgroups);
-    return R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
+    const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
+    return q8dot ? [...nibbles, ...cpuQ8dotShapes(R)] : nibbles;
   }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [
@@ -315,7 +358,11 @@ export function linearShapes(caps: Capabilities, R: number, format?: WeightForma
   });
   const blocks = [rowBlock, rowBlock * 2, Math.max(1, rowBlock / 2)].filter((b, i, all) => all.indexOf(b) === i && b <= 8);
   const one: LinearShape = { kernel: 'matvec', subgroups: true, lanes: Math.min(sgSize, 64), rowBlock, rowsPerWorkgroup: rowBlock };
-  return [...blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]), one, tree(rowBlock, 1)];
+  const widest = blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]);
+  // q4_0/q8_0 with 8-bit activations first: a block costs 8 dot4I8Packed and one conversion where the
+  // f32 matvec spends 32 u32 → f32 conversions, which run at a fraction of FMA rate on GPUs (KERNELS.md).
+  const dots = q8dot ? widest.map((s) => ({ ...s, q8dot: true })) : [];
+  return [...dots, ...widest, one, tree(rowBlock, 1)];
 }
 
 /** Register tiles of linear_rows.wgsl for R tokens: tokens ≤ 4 per invocation, rows filling 16 accumulators. */
@@ -368,9 +415,22 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
   return [{ kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, nibbles: true, ...shareX }];
 }
 
-/** The static default shape for a linear layer over `R` rows (of a `format` tensor, where the choice depends on it). */
-export function linearShape(caps: Capabilities, R: number, format?: WeightFormat): LinearShape {
-  return linearShapes(caps, R, format)[0];
+/**
+ * CPU adapters: linear_q8dot_rows.wgsl's shapes (a candidate for the autotuner, not the default:
+ * on lavapipe it measured slower than the nibble kernel and the one-subgroup matvec; see the
+ * measurement in cli/matvec-bench.ts's results in docs).
+ */
+function cpuQ8dotShapes(R: number): LinearShape[] {
+  const tokens = Math.min(R, 4);
+  return [{ kernel: 'rows', lanes: 8, rowBlock: Math.min(8, Math.floor(16 / tokens)), tokens, q8dot: true }];
+}
+
+/**
+ * The static default shape for a linear layer over `R` rows (of a `format` tensor, where the
+ * choice depends on it; of `cols` columns, where workgroup memory bounds it).
+ */
+export function linearShape(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape {
+  return linearShapes(caps, R, format, cols)[0];
 }
 
 /** Invocations per token of the embedding gather (one workgroup per token). */

@@ -9,6 +9,7 @@ function caps(over: Partial<Capabilities>): Capabilities {
     timestampQuery: true,
     shaderF16: false,
     subgroups: false,
+    packedDot: false,
     subgroupMinSize: 0,
     subgroupMaxSize: 0,
     limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } as Capabilities['limits'],
