@@ -13,7 +13,13 @@ import { withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linearShape, linearShapes, q8dotTokens, q8dotWorkgroupBytes, type LinearShape } from '../../src/kernels/select.ts';
 import type { WeightFormat } from '../../src/kernels/weights.ts';
+import { generate } from '../../src/model/generate.ts';
+import { loadModel } from '../../src/model/load.ts';
+import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
+import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
 import { testGpu } from './context.ts';
+import { nmse } from './harness.ts';
+import { HAVE_MODEL, MISSING, quantizedStories } from './models.ts';
 import { checkLinear, type LinearCase } from './linear-check.ts';
 import { rng } from './weights-reference.ts';
 
@@ -110,3 +116,58 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     });
   });
 });
+
+describe.skipIf(!HAVE_MODEL)(
+  HAVE_MODEL ? 'stories260K with 8-bit activations forced in every decode matvec' : `8-bit activations in the engine — ${MISSING}`,
+  () => {
+    let ctx: GpuContext;
+    beforeAll(async () => {
+      ctx = await testGpu();
+    });
+    afterAll(() => ctx?.destroy());
+
+    // Q8_0 and Q4_0 re-encodings of stories260K (the matrices whose rows split into blocks; the
+    // 172-wide down projection stays f32 and ignores the flag). Each decode linear is forced onto
+    // linear_q8dot (through the autotuner's candidates: the wide shape where subgroups exist, else the
+    // rows one); the 11-token prefill runs the f32 tiles.
+    it.each(['q8_0', 'q4_0'] as const)('%s: greedy tokens as the CPU reference, logits within the activation rounding', async (quant) => {
+      const model = await quantizedStories(quant);
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+      const forced: LinearShape = ctx.caps.subgroups
+        ? { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: 64, rowBlock: 2, rowsPerWorkgroup: 8 }
+        : { kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, q8dot: true };
+      const loaded = await withErrorScopes(ctx.device, `load ${quant}`, () =>
+        loadModel(
+          ctx,
+          { kind: 'gguf', model, id: `stories260k-${quant}` },
+          {
+            shape: { maxSeq: 64, slots: 1, maxRows: 16 },
+            warmShapes: [[1, 1]],
+            autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => [forced] },
+          },
+        ),
+      );
+      try {
+        const program = await loaded.engine.program(1, 1, 'one-slot');
+        const q8 = [...program.body, ...program.head].filter((d) => d.label?.includes('linear_q8dot'));
+        expect(q8.length).toBeGreaterThanOrEqual(3 * model.config.nLayers); // Q|K|V, wo, gate|up per layer (and the LM head where quantized)
+        // Greedy decoding (24 steps, each an R = 1 decode through linear_q8dot) picks the reference's tokens.
+        const g = await withErrorScopes(ctx.device, 'generate', () => generate(loaded.engine, prompt, 24));
+        expect(g.outputTokens).toEqual(generateGreedy(reference, prompt, 24));
+        // The logits of one decode step after the prefill. Each of the 16 q8dot linears on the way rounds its
+        // input to ≤ NMSE 4.7e-5 (linear-check.ts); through the residual stream that adds up to at most
+        // ~16 · 4.7e-5 ≈ 7.5e-4 (plus the f16 KV cache's 4e-6): 1e-3. A wrong scale or nibble gives ≳ 1e-1.
+        const first = await generate(loaded.engine, prompt, 2);
+        const decoded = await loaded.engine.readLogits(0);
+        prompt.forEach((t, pos) => reference.forward(t, pos));
+        const refDecoded = reference.forward(first.outputTokens[0], prompt.length);
+        const error = nmse(decoded, refDecoded);
+        console.info(`stories260K ${quant}, 8-bit activations: decode-step logits NMSE ${error.toExponential(2)}`);
+        expect(error).toBeLessThan(1e-3);
+      } finally {
+        await loaded.engine.destroy();
+      }
+    });
+  },
+);
