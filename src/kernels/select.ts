@@ -314,7 +314,7 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  * f32 on a CPU (the FMA roofs say so).
  */
 export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
-  const shapes = allLinearShapes(caps, R, format);
+  const shapes = allLinearShapes(caps, R, format, cols);
   if (cols === undefined || format === undefined) return shapes;
   return shapes.filter((s) => q8dotFits(caps, s, format, R, cols));
 }
@@ -325,14 +325,16 @@ export function q8dotFits(caps: Capabilities, shape: LinearShape, format: Weight
   return tokens === 0 || q8dotWorkgroupBytes(tokens, cols) <= caps.limits.maxComputeWorkgroupStorageSize;
 }
 
-function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat): LinearShape[] {
+function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
   const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && R <= MATVEC_MAX_TOKENS;
   if (caps.cpuLike) {
     const shapes = cpuLinearShapes(caps, R, subgroups);
     const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
-    return q8dot ? [...nibbles, ...cpuQ8dotShapes(R)] : nibbles;
+    if (!q8dot) return nibbles;
+    const dots = cpuQ8dotShapes(caps, R, subgroups);
+    return R === 1 && (format === 'q8_0' || (cols !== undefined && cols >= CPU_Q8DOT_Q4_0_COLS)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [
@@ -416,13 +418,27 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
 }
 
 /**
- * CPU adapters: linear_q8dot_rows.wgsl's shapes (a candidate for the autotuner, not the default:
- * on lavapipe it measured slower than the nibble kernel and the one-subgroup matvec; see the
- * measurement in cli/matvec-bench.ts's results in docs).
+ * q4_0 rows at least this wide run linear_q8dot at R = 1 on CPU adapters (narrower ones the nibble kernel).
+ * Measured on lavapipe (cli/matvec-bench.ts --q8dot, R = 1, 2–4 runs each, ratio to the read roof, medians;
+ * a loaded 2-core machine): q4_0 2048×2048 0.36 nibbles vs 0.38 q8dot rows / 0.35 wide (a tie), 8192×2048
+ * 0.32 vs 0.30 / 0.34 (a tie), 128256×2048 0.37 vs 0.38 / 0.33 (a tie; the nibbles less CPU time),
+ * 2048×4096 0.17 vs 0.32 / 0.35, 2048×8192 0.19 vs 0.39 / 0.44; q8_0 2048×2048 0.23 (one-subgroup
+ * matvec) vs 0.46 / 0.46, 2048×8192 0.22 vs 0.31 / 0.53. The nibble kernel reads X from storage for
+ * every row block, and at 16–32 KiB of f32 X per row it falls out of the core's L1; linear_q8dot reads a
+ * staged copy of 1.4 B per element.
  */
-function cpuQ8dotShapes(R: number): LinearShape[] {
+const CPU_Q8DOT_Q4_0_COLS = 4096;
+
+/**
+ * CPU adapters: linear_q8dot at R = 1 as one subgroup per workgroup owning 64 rows, 8 at a time (the
+ * one-subgroup matvec's shape: each staged X block feeds 8 rows), else one invocation per 8 rows;
+ * from R = 2 on (not measured; autotuner candidates only) the rows shape with up to 4 tokens.
+ */
+function cpuQ8dotShapes(caps: Capabilities, R: number, subgroups: boolean): LinearShape[] {
   const tokens = Math.min(R, 4);
-  return [{ kernel: 'rows', lanes: 8, rowBlock: Math.min(8, Math.floor(16 / tokens)), tokens, q8dot: true }];
+  const rows: LinearShape = { kernel: 'rows', lanes: 8, rowBlock: Math.min(8, Math.floor(16 / tokens)), tokens, q8dot: true };
+  const wide: LinearShape = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: caps.subgroupMinSize, rowBlock: 8, rowsPerWorkgroup: 64 };
+  return R === 1 && subgroups ? [wide, rows] : [rows];
 }
 
 /**

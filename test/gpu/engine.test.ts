@@ -6,6 +6,7 @@ import { generate } from '../../src/model/generate.ts';
 import { loadModel, presetChoice, type LoadedModel } from '../../src/model/load.ts';
 import type { OpenModel } from '../../src/model/open.ts';
 import { loadReferenceWeights, ReferenceModel, generateGreedy } from '../../src/model/reference.ts';
+import { linearShape, q8dotTokens } from '../../src/kernels/select.ts';
 import { testGpu } from './context.ts';
 import { HAVE_MODEL, MISSING, openStories, quantizedStories, storiesExpected } from './models.ts';
 import { nmse } from './harness.ts';
@@ -89,7 +90,10 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
           const g = await generate(loaded.engine, prompt, 2);
           const decoded = await loaded.engine.readLogits(0);
           const refDecoded = reference.forward(g.outputTokens[0], prompt.length);
-          expect(nmse(decoded, refDecoded)).toBeLessThan(tolerance);
+          // Where the decode matvec rounds X to 8 bits (linear_q8dot, the CPU adapters' Q8_0 choice),
+          // the bound linear-q8dot.test.ts derives for stories260K with 8-bit activations.
+          const q8 = quant !== 'f32' && q8dotTokens(linearShape(device.caps, 1, quant, model.config.dim), quant, 1) > 0;
+          expect(nmse(decoded, refDecoded)).toBeLessThan(q8 ? 1e-3 : tolerance);
         } finally {
           await loaded.engine.destroy();
           if (noF16) device.destroy();

@@ -55,20 +55,24 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     return ctx.caps.subgroups ? [wide, rows] : [rows];
   };
 
-  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists, never the CPU adapters’ default', () => {
+  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and wide q4_0', () => {
     expect(ctx.caps.packedDot).toBe(true);
     const gpu = { ...ctx.caps, cpuLike: false };
+    const chosen = (caps: typeof gpu, R: number, format: WeightFormat, cols?: number) => q8dotTokens(linearShape(caps, R, format, cols), format, R) > 0;
     for (const format of FORMATS) {
       for (const R of [1, 8]) {
-        const shape = linearShape(gpu, R, format, 2048);
-        expect(q8dotTokens(shape, format, R) > 0).toBe(ctx.caps.subgroups);
-        expect(q8dotTokens(linearShape({ ...gpu, packedDot: false }, R, format), format, R)).toBe(0);
-        expect(q8dotTokens(linearShape(ctx.caps, R, format), format, R)).toBe(0);
-        // The autotuner's candidates include it on CPU adapters too.
+        expect(chosen(gpu, R, format, 2048)).toBe(ctx.caps.subgroups);
+        expect(chosen({ ...gpu, packedDot: false }, R, format)).toBe(false);
+        // The autotuner's candidates include it on CPU adapters at every R.
         expect(linearShapes(ctx.caps, R, format).some((s) => q8dotTokens(s, format, R) > 0)).toBe(true);
       }
       expect(linearShape(gpu, 16, format).kernel).toBe('matmul');
     }
+    expect(chosen(ctx.caps, 1, 'q8_0', 2048)).toBe(true);
+    expect(chosen(ctx.caps, 1, 'q4_0', 8192)).toBe(true);
+    expect(chosen(ctx.caps, 1, 'q4_0', 2048)).toBe(false);
+    expect(chosen(ctx.caps, 2, 'q8_0', 2048)).toBe(false);
+    expect(chosen({ ...ctx.caps, packedDot: false }, 1, 'q8_0', 2048)).toBe(false);
     expect(linearShapes(gpu, 1, 'q4_k').some((s) => 'q8dot' in s)).toBe(false);
     // Columns whose staged X exceeds workgroup memory drop the kernel from the choice.
     const limit = ctx.caps.limits.maxComputeWorkgroupStorageSize;
