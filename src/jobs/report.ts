@@ -50,7 +50,7 @@ export function formatEnvironment(r: BenchResult): string {
   return [
     `Adapter: ${name}${a.isFallbackAdapter ? ' (fallback adapter)' : ''}${e.cpu_adapter ? ' — a CPU implementation: numbers describe this CPU, not a GPU' : ''}`,
     `Runtime: ${e.runtime} — ${e.user_agent}`,
-    `Features: ${e.features.join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
+    `Features: ${[...e.features, ...(e.wgsl_language_features ?? [])].join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
   ].join('\n');
 }
 
