@@ -12,12 +12,12 @@
 // product's relative error is ~1/254 of the block's largest |x| per element — near 1e-5 NMSE for
 // random data (linear-q8dot.test.ts derives its tolerance from it), far below q4_0's own error.
 //
-// Joined after a variant that supplies the entry point (linear_q8dot_wide.wgsl: rows per subgroup
-// with subgroupAdd, the GPUs' shape; linear_q8dot_rows.wgsl: one invocation per ROW_BLOCK rows,
-// no reduction) and before the format's part (linear_q8dot_q4_0.wgsl, linear_q8dot_q8_0.wgsl:
-// q8_dot and Q8_OFFSET), linear_io.wgsl (bindings, prologue, epilogue) and the format's weight
-// library (weights_q4_0.wgsl / weights_q8_0.wgsl + weights_scales.wgsl: W, w_raw, block scales);
-// same binding contract as every linear kernel.
+// Joined after a variant that supplies the entry point (matvec_wide.wgsl: rows per subgroup with
+// subgroupAdd, the GPUs' shape, which calls stage_x and partial_dots; linear_q8dot_rows.wgsl: one
+// invocation per ROW_BLOCK rows, no reduction) and before the format's part (linear_q8dot_q4_0.wgsl,
+// linear_q8dot_q8_0.wgsl: q8_dot and Q8_OFFSET), linear_io.wgsl (bindings, prologue, epilogue) and the
+// format's weight library (weights_q4_0.wgsl / weights_q8_0.wgsl + weights_scales.wgsl: W, w_raw,
+// block scales); same binding contract as every linear kernel, and takes matvec_core.wgsl's place.
 
 override LANES: u32 = 128;      // invocations per workgroup
 override ROW_BLOCK: u32 = 2;    // weight rows a subgroup (wide) or an invocation (rows) works on at once (≤ 8)
@@ -40,10 +40,25 @@ struct XBlock {
 var<workgroup> x_quants: array<vec4<u32>, 2u * X_BLOCKS>;   // (TOKENS, cols/32, 2): 16 int8 each, element 4k + j in byte j of word k
 var<workgroup> x_blocks: array<XBlock, X_BLOCKS>;          // (TOKENS, cols/32)
 
+fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
+}
+
+// The wide matvec's staging: X rows 0..TOKENS−1, then a barrier. Call from uniform control flow.
+fn stage_x(lane: u32) {
+  stage_rows(lane, LANES, 0u);
+  workgroupBarrier();
+}
+
+// The wide matvec's partial sums (see q8_partials).
+fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
+  return q8_partials(row0, lane, stride);
+}
+
 // Quantize X rows t0..t0+TOKENS−1 (the last row repeated past params.tokens) into workgroup
 // memory, the workgroup's `lanes` invocations taking every lanes-th block. Call from uniform
 // control flow; a workgroupBarrier must follow before the blocks are read.
-fn stage_x(lane: u32, lanes: u32, t0: u32) {
+fn stage_rows(lane: u32, lanes: u32, t0: u32) {
   let blocks = params.cols / 32u;
   let x_stride = params.cols / 4u;
   for (var b = lane; b < TOKENS * blocks; b += lanes) {

@@ -7,7 +7,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
   let t0 = wid.z * TOKENS;
-  stage_x(lane, LANES, t0);
+  stage_rows(lane, LANES, t0);
   workgroupBarrier();
   let row0 = ((wid.x + wid.y * nwg.x) * LANES + lane) * ROW_BLOCK;
   let acc = q8_partials(row0, 0u, 1u);

@@ -76,11 +76,12 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
   };
   const q8Tokens = q8dotTokens(shape, format, R);
   if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
-    const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
+    // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
+    const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'matvec_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
     return {
-      name: `${body}+${format}`,
+      name: `${body === 'matvec_wide' ? 'linear_q8dot_wide' : body}+${format}`,
       code: [SHADERS[body], SHADERS.linear_q8dot, SHADERS[`linear_q8dot_${format as 'q4_0' | 'q8_0'}`], SHADERS.linear_io, WEIGHT_LIBRARY[format]].join('\n'),
       constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: q8Tokens, ...rowsPerWorkgroup, ...staged, ...io },
     };

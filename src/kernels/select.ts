@@ -235,7 +235,7 @@ export interface MatvecShape {
   rowsPerWorkgroup: number;
   /**
    * With `wide`, for q4_0 and q8_0 (other formats ignore it): X quantized to int8 per block in
-   * workgroup memory and dot4I8Packed (shaders/linear_q8dot_wide.wgsl; see Q8DOT_FORMATS).
+   * workgroup memory and dot4I8Packed (shaders/matvec_wide.wgsl over linear_q8dot.wgsl; see Q8DOT_FORMATS).
    */
   q8dot?: boolean;
 }

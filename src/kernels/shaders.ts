@@ -36,7 +36,6 @@ import linearRowsQ4_0 from '../../shaders/linear_rows_q4_0.wgsl?raw';
 import linearRowsQ4_0Loads from '../../shaders/linear_rows_q4_0_loads.wgsl?raw';
 import linearRowsQ4_0Subgroups from '../../shaders/linear_rows_q4_0_subgroups.wgsl?raw';
 import linearQ8dot from '../../shaders/linear_q8dot.wgsl?raw';
-import linearQ8dotWide from '../../shaders/linear_q8dot_wide.wgsl?raw';
 import linearQ8dotRows from '../../shaders/linear_q8dot_rows.wgsl?raw';
 import linearQ8dotQ4_0 from '../../shaders/linear_q8dot_q4_0.wgsl?raw';
 import linearQ8dotQ8_0 from '../../shaders/linear_q8dot_q8_0.wgsl?raw';
@@ -98,7 +97,6 @@ export const SHADERS = {
   linear_rows_q4_0_loads: linearRowsQ4_0Loads,
   linear_rows_q4_0_subgroups: linearRowsQ4_0Subgroups,
   linear_q8dot: linearQ8dot,
-  linear_q8dot_wide: linearQ8dotWide,
   linear_q8dot_rows: linearQ8dotRows,
   linear_q8dot_q4_0: linearQ8dotQ4_0,
   linear_q8dot_q8_0: linearQ8dotQ8_0,
