@@ -75,10 +75,12 @@ function q8dotShapes(R: number): LinearShape[] {
 }
 
 for (const R of values.rows.split(',').map(Number)) {
-  const q8dot = values.q8dot ? q8dotShapes(R) : [];
-  const shapes: LinearShape[] = [linearShape(ctx.caps, R, format), ...q8dot, ...values['shape-json'].map((j) => JSON.parse(j) as LinearShape)];
   for (const dims of values.shapes.split(',')) {
     const [rows, cols] = dims.split('x').map(Number);
+    // select.ts's choice for this problem first (the engine's), then the others asked for.
+    const first = linearShape(ctx.caps, R, format, cols);
+    const more = [...(values.q8dot ? q8dotShapes(R) : []), ...values['shape-json'].map((j) => JSON.parse(j) as LinearShape)];
+    const shapes: LinearShape[] = [first, ...more.filter((s) => JSON.stringify(s) !== JSON.stringify(first))];
     const copies = Number(values.copies) || Math.max(4, Math.ceil((96 * 2 ** 20) / ((rows * cols) / 2)));
     const weights: WeightTensor[] = [];
     for (let i = 0; i < copies; i++) weights.push(await syntheticWeight(ctx, `bench.w${i}`, format, rows, cols, i + 1, 0.05));
