@@ -8,6 +8,8 @@
  *
  *   node --import tsx --import ./cli/register.mjs cli/matvec-bench.ts --format q4_0 --shapes 2048x2048,8192x2048 --reps 7
  *   … --shape-json '{"kernel":"matvec",...}'   to time a shape other than select.ts's default
+ *   … --q8dot   to time, besides, the 8-bit-activation kernels (linear_q8dot*.wgsl; q4_0, q8_0)
+ *               in select.ts's candidates for this device and in the wide shape
  */
 import { parseArgs } from 'node:util';
 import { storageBuffer, storageBufferWith } from '../src/gpu/buffers.ts';
@@ -15,7 +17,7 @@ import { acquireNodeGpu } from '../src/gpu/node-gpu.ts';
 import { hostNow } from '../src/gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../src/kernels/kernel.ts';
 import { linear } from '../src/kernels/linear.ts';
-import { linearShape, type LinearShape } from '../src/kernels/select.ts';
+import { linearShape, linearShapes, q8dotTokens, type LinearShape } from '../src/kernels/select.ts';
 import { streamRead } from '../src/kernels/stream-read.ts';
 import { destroyWeight, syntheticWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../src/kernels/weights.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     copies: { type: 'string', default: '' },
     'shape-json': { type: 'string', multiple: true, default: [] },
     disable: { type: 'string', default: '' },
+    q8dot: { type: 'boolean', default: false },
   },
 });
 
@@ -62,10 +65,22 @@ async function timeBoth(dispatches: Dispatch[]): Promise<{ wall: number; cpu: nu
   return { wall, cpu: (c.user + c.system) / 1000 };
 }
 
+/** The 8-bit-activation shapes among select.ts's candidates, and the wide one with a subgroup per workgroup where subgroups exist. */
+function q8dotShapes(R: number): LinearShape[] {
+  const listed = linearShapes(ctx.caps, R, format).filter((s) => q8dotTokens(s, format, R) > 0);
+  const sg = ctx.caps.subgroupMinSize;
+  const wide: LinearShape[] =
+    ctx.caps.subgroups && sg >= 4 ? [{ kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: sg, rowBlock: 8, rowsPerWorkgroup: 64 }] : [];
+  return [...listed, ...wide.filter((w) => !listed.some((s) => JSON.stringify(s) === JSON.stringify(w)))];
+}
+
 for (const R of values.rows.split(',').map(Number)) {
-  const shapes: LinearShape[] = [linearShape(ctx.caps, R), ...values['shape-json'].map((j) => JSON.parse(j) as LinearShape)];
   for (const dims of values.shapes.split(',')) {
     const [rows, cols] = dims.split('x').map(Number);
+    // select.ts's choice for this problem first (the engine's), then the others asked for.
+    const first = linearShape(ctx.caps, R, format, cols);
+    const more = [...(values.q8dot ? q8dotShapes(R) : []), ...values['shape-json'].map((j) => JSON.parse(j) as LinearShape)];
+    const shapes: LinearShape[] = [first, ...more.filter((s) => JSON.stringify(s) !== JSON.stringify(first))];
     const copies = Number(values.copies) || Math.max(4, Math.ceil((96 * 2 ** 20) / ((rows * cols) / 2)));
     const weights: WeightTensor[] = [];
     for (let i = 0; i < copies; i++) weights.push(await syntheticWeight(ctx, `bench.w${i}`, format, rows, cols, i + 1, 0.05));

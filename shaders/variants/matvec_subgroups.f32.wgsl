@@ -53,6 +53,9 @@ const MAX_ROW_BLOCK = 8u;
 const MAX_TOKENS = 8u;
 const MAX_PARTIALS = 72u;            // MAX_ROW_BLOCK · MAX_TOKENS products, then MAX_TOKENS sums of x²
 
+// Kernels reading X from storage stage nothing (linear_q8dot.wgsl's stage_x quantizes it into workgroup memory).
+fn stage_x(lane: u32) {}
+
 fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
 }

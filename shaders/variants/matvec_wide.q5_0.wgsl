@@ -17,13 +17,15 @@ diagnostic(off, subgroup_uniformity);
 // contiguous run of local_invocation_index. The subgroup_uniformity diagnostic is off because a
 // row block's loop bound is uniform within each subgroup, though not across the workgroup.
 // Same binding contract as matvec.wgsl; joined with matvec_core.wgsl, linear_io.wgsl and a
-// weights_*.wgsl.
+// weights_*.wgsl — or, for 8-bit activations, with linear_q8dot.wgsl and its format part, which
+// supply partial_dots and a stage_x that quantizes X into workgroup memory first.
 
 @compute @workgroup_size(LANES)
 fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(subgroup_size) sg_size: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
+  stage_x(lane);
   let first = workgroup_row0(wid, nwg);
   let width = min(sg_size, LANES);   // invocations of this workgroup per subgroup
   let subgroups = LANES / width;
@@ -67,6 +69,9 @@ override TOKENS: u32 = 1;        // rows of X and Y (≤ 8)
 const MAX_ROW_BLOCK = 8u;
 const MAX_TOKENS = 8u;
 const MAX_PARTIALS = 72u;            // MAX_ROW_BLOCK · MAX_TOKENS products, then MAX_TOKENS sums of x²
+
+// Kernels reading X from storage stage nothing (linear_q8dot.wgsl's stage_x quantizes it into workgroup memory).
+fn stage_x(lane: u32) {}
 
 fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;

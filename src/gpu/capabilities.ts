@@ -9,6 +9,17 @@
 export type OptionalFeature = 'timestamp-query' | 'shader-f16' | 'subgroups';
 export const OPTIONAL_FEATURES: readonly OptionalFeature[] = ['timestamp-query', 'shader-f16', 'subgroups'];
 
+/**
+ * WGSL language features we use when the GPU object reports them (`navigator.gpu.wgslLanguageFeatures`):
+ * no device request, a shader just uses them. Dawn reports packed_4x8_integer_dot_product in Node
+ * (lavapipe) and in Chromium (SwiftShader).
+ */
+export type LanguageFeature = 'packed_4x8_integer_dot_product';
+export const LANGUAGE_FEATURES: readonly LanguageFeature[] = ['packed_4x8_integer_dot_product'];
+
+/** Anything a caller can force off: a device feature or a WGSL language feature. */
+export type Fallback = OptionalFeature | LanguageFeature;
+
 /** Limits we read and request at the adapter's maximum. */
 export const REQUESTED_LIMITS = [
   'maxBufferSize',
@@ -38,6 +49,8 @@ export interface Capabilities {
   timestampQuery: boolean;
   shaderF16: boolean;
   subgroups: boolean;
+  /** WGSL's dot4I8Packed, pack4xI8 and friends (language feature packed_4x8_integer_dot_product). */
+  packedDot: boolean;
   /** Subgroup size range reported by the adapter (0 when unknown). */
   subgroupMinSize: number;
   subgroupMaxSize: number;
@@ -47,17 +60,18 @@ export interface Capabilities {
 }
 
 /** Capabilities a caller forces off (URL `?disable=shader-f16,subgroups`, CLI `--disable`). */
-export type Fallbacks = ReadonlySet<OptionalFeature>;
+export type Fallbacks = ReadonlySet<Fallback>;
 
-export function parseFallbacks(list: string | undefined | null): Set<OptionalFeature> {
-  const out = new Set<OptionalFeature>();
+export function parseFallbacks(list: string | undefined | null): Set<Fallback> {
+  const out = new Set<Fallback>();
+  const known: readonly Fallback[] = [...OPTIONAL_FEATURES, ...LANGUAGE_FEATURES];
   for (const raw of (list ?? '').split(',')) {
     const name = raw.trim();
     if (!name) continue;
-    if (!(OPTIONAL_FEATURES as readonly string[]).includes(name)) {
-      throw new Error(`Unknown feature "${name}" to disable; choose from ${OPTIONAL_FEATURES.join(', ')}.`);
+    if (!(known as readonly string[]).includes(name)) {
+      throw new Error(`Unknown feature "${name}" to disable; choose from ${known.join(', ')}.`);
     }
-    out.add(name as OptionalFeature);
+    out.add(name as Fallback);
   }
   return out;
 }
@@ -76,7 +90,8 @@ export function describeAdapter(adapter: GPUAdapter): AdapterDescription {
 
 const CPU_PATTERN = /swiftshader|llvmpipe|lavapipe|warp|cpu/i;
 
-export function readCapabilities(adapter: GPUAdapter, device: GPUDevice): Capabilities {
+/** `languageFeatures`: the GPU object's wgslLanguageFeatures, less any the caller disabled. */
+export function readCapabilities(adapter: GPUAdapter, device: GPUDevice, languageFeatures: ReadonlySet<string> = new Set()): Capabilities {
   const desc = describeAdapter(adapter);
   const info = (adapter.info ?? {}) as { subgroupMinSize?: number; subgroupMaxSize?: number };
   const limits = {} as Record<RequestedLimit, number>;
@@ -88,6 +103,7 @@ export function readCapabilities(adapter: GPUAdapter, device: GPUDevice): Capabi
     timestampQuery: device.features.has('timestamp-query'),
     shaderF16: device.features.has('shader-f16'),
     subgroups: device.features.has('subgroups'),
+    packedDot: languageFeatures.has('packed_4x8_integer_dot_product'),
     subgroupMinSize: info.subgroupMinSize ?? 0,
     subgroupMaxSize: info.subgroupMaxSize ?? 0,
     limits,

@@ -1,5 +1,5 @@
 import { TokenscopeError } from '../errors.ts';
-import { OPTIONAL_FEATURES, REQUESTED_LIMITS, readCapabilities, type Capabilities, type Fallbacks } from './capabilities.ts';
+import { LANGUAGE_FEATURES, OPTIONAL_FEATURES, REQUESTED_LIMITS, readCapabilities, type Capabilities, type Fallbacks } from './capabilities.ts';
 import { GpuTimer, type TimestampQuantization } from './timer.ts';
 
 /** Where the device lives: the page (navigator.gpu) or Node (the `webgpu` package). */
@@ -77,6 +77,8 @@ export async function acquireGpu(gpu: GPU, options: AcquireOptions): Promise<Gpu
     );
   }
 
+  const reported = (gpu as { wgslLanguageFeatures?: ReadonlySet<string> }).wgslLanguageFeatures ?? new Set<string>();
+  const languageFeatures = new Set(LANGUAGE_FEATURES.filter((f) => reported.has(f) && !disable.has(f)));
   const report = options.onError ?? ((m: string) => console.warn(`[tokenscope] ${m}`));
   const uncaptured: string[] = [];
   let lostFlag = false;
@@ -96,7 +98,7 @@ export async function acquireGpu(gpu: GPU, options: AcquireOptions): Promise<Gpu
   return {
     device,
     adapter,
-    caps: readCapabilities(adapter, device),
+    caps: readCapabilities(adapter, device, languageFeatures),
     timestamps: await GpuTimer.probeQuantization(device),
     runtime: options.runtime,
     lost,

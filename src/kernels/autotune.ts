@@ -218,8 +218,9 @@ export async function autotuneLinear(
   const reps = opts.reps ?? 3;
   const start = hostNow();
   const best = await withProblem(ctx, format, proxyProblem(R, rows, cols, tuneFlopCap(ctx.caps)), async (run) => {
-    const candidates = (opts.candidates?.(R) ?? linearShapes(ctx.caps, R)).filter((s) => valid(ctx, s, R));
-    let winner = { shape: candidates[0] ?? linearShape(ctx.caps, R), ms: Infinity };
+    // The format's own candidates (the q4_0 nibble kernel, the 8-bit-activation kernels) for the real columns.
+    const candidates = (opts.candidates?.(R) ?? linearShapes(ctx.caps, R, format, cols)).filter((s) => valid(ctx, s, R));
+    let winner = { shape: candidates[0] ?? linearShape(ctx.caps, R, format, cols), ms: Infinity };
     for (const shape of candidates) {
       if (hostNow() - start > budgetMs && winner.ms < Infinity) break;
       const dispatches = await run(shape);
@@ -257,7 +258,7 @@ export async function benchLinear(
   R: number,
   opts: { shape?: LinearShape; reps?: number } = {},
 ): Promise<LinearBench> {
-  const shape = opts.shape ?? linearShape(ctx.caps, R);
+  const shape = opts.shape ?? linearShape(ctx.caps, R, format, cols);
   return withProblem(ctx, format, { R, rows, cols }, async (run) => {
     const dispatches = await run(shape);
     try {

@@ -14,7 +14,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
-import { MATVEC_MAX_TOKENS, linearShape, type LinearShape } from './select.ts';
+import { MATVEC_MAX_TOKENS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './select.ts';
 import { paramsBuffer, shader, type ShaderName } from './shaders.ts';
 import type { LinearBody } from './variant-table.ts';
 import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
@@ -71,8 +71,11 @@ export function linearKind(R: number): 'matvec' | 'matmul' {
 /** Every linear variant's name: `<body>+<format>` for each of variant-table.ts's LINEAR_BODIES. */
 export type LinearVariant = Extract<ShaderName, `${LinearBody}+${string}`>;
 
-/** The pipeline for a shape and format (constants that do not depend on the shard). */
-export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}): ShaderSpec & { name: LinearVariant } {
+/**
+ * The pipeline for a shape and format (constants that do not depend on the shard). `cols` sizes the
+ * staged X of the 8-bit-activation kernels (linear_q8dot*.wgsl; their default without it).
+ */
+export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}, cols?: number): ShaderSpec & { name: LinearVariant } {
   const io = {
     ADD_BIAS: opts.bias ? 1 : 0,
     ACCUMULATE: opts.accumulate ? 1 : 0,
@@ -80,6 +83,17 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     GATED: opts.gate ? 1 : 0,
     ACTIVATION: opts.gate === 'gelu_tanh' ? 1 : 0,
   };
+  const q8Tokens = q8dotTokens(shape, format, R);
+  if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
+    // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
+    const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
+    const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
+    const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
+    return {
+      ...shader(`${body}+${format as 'q4_0' | 'q8_0'}`),
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: q8Tokens, ...rowsPerWorkgroup, ...staged, ...io },
+    };
+  }
   if (shape.kernel === 'rows') {
     const tokens = Math.min(shape.tokens, R);
     if (shape.nibbles && format === 'q4_0') {
@@ -114,6 +128,7 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
       throw bad('rowBlock and tokens must be 1–8 with rowBlock · tokens ≤ 16');
     }
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    if (shape.q8dot && !caps.packedDot) throw bad('q8dot needs the WGSL language feature packed_4x8_integer_dot_product');
     if (shape.shareX !== undefined && !(shape.nibbles && caps.subgroups && (shape.shareX === 4 || shape.shareX === 8) && shape.lanes % shape.shareX === 0)) {
       throw bad('shareX needs nibbles, subgroups, a size of 4 or 8 and whole subgroups of lanes');
     }
@@ -122,6 +137,7 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   if (shape.kernel === 'matvec') {
     if (R > MATVEC_MAX_TOKENS) throw bad(`the matvec handles at most ${MATVEC_MAX_TOKENS} rows`);
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
+    if (shape.q8dot && !(shape.wide && caps.packedDot)) throw bad('q8dot needs a wide matvec and the WGSL language feature packed_4x8_integer_dot_product');
     if (shape.wide) {
       if (!caps.subgroups) throw bad('a wide matvec needs subgroups');
     } else if (shape.subgroups && !(caps.subgroups && shape.lanes <= caps.subgroupMinSize))
@@ -192,8 +208,10 @@ export async function linear(
   if (x.size < R * w.cols * 4 || y.size < R * yColumns * 4 || (opts.bias && opts.bias.size < stride * 4) || (opts.norm && opts.norm.weight.size < w.cols * 4)) {
     throw new RangeError(`${owner}: buffers too small for ${R} × (${w.rows} × ${w.cols})`);
   }
-  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R, w.format);
+  let shape = opts.shape ?? tunedShapes.get(ctx.device)?.get(linearProblemKey(w.format, w.rows, w.cols, R)) ?? linearShape(ctx.caps, R, w.format, w.cols);
   checkLinearShape(ctx, shape, R);
+  // X too wide for the 8-bit kernels' workgroup memory (e.g. a 14336-wide down projection): the static choice without them.
+  if (!q8dotFits(ctx.caps, shape, w.format, R, w.cols)) shape = linearShape(ctx.caps, R, w.format, w.cols);
   // A gate|up pair must not straddle two workgroups.
   if (opts.gate && shape.kernel === 'matvec' && shape.rowsPerWorkgroup % 2 !== 0) shape = { ...shape, rowsPerWorkgroup: 2 * shape.rowsPerWorkgroup };
   // ...nor two subgroups of a wide matvec, nor two invocations of the register tile: an even row block.
@@ -202,7 +220,7 @@ export async function linear(
   }
   if (opts.gate && shape.kernel === 'rows' && shape.rowBlock % 2 !== 0) shape = { ...shape, rowBlock: shape.rowBlock === 1 ? 2 : shape.rowBlock - 1 };
   const io: LinearIo = { bias: opts.bias !== undefined, accumulate: opts.accumulate, norm: opts.norm !== undefined, gate: opts.gate };
-  const spec = linearSpec(w.format, shape, R, io);
+  const spec = linearSpec(w.format, shape, R, io, w.cols);
   return Promise.all(
     w.shards.map((shard, i) => {
       const name = w.shards.length > 1 ? `${owner}.shard${i}` : owner;

@@ -233,6 +233,11 @@ export interface MatvecShape {
   rowBlock: number;
   /** Output features per workgroup (a multiple of rowBlock). */
   rowsPerWorkgroup: number;
+  /**
+   * With `wide`, for q4_0 and q8_0 (other formats ignore it): X quantized to int8 per block in
+   * workgroup memory and dot4I8Packed (shaders/matvec_wide.wgsl over linear_q8dot.wgsl; see Q8DOT_FORMATS).
+   */
+  q8dot?: boolean;
 }
 
 /** Prefill-shaped linear layer (shaders/matmul_tiled*.wgsl). */
@@ -262,6 +267,30 @@ export interface RowsShape {
   nibbles?: boolean;
   /** With nibbles: each block of X is loaded once per subgroup of this size (4 or 8) and broadcast. */
   shareX?: number;
+  /**
+   * q4_0 and q8_0 only, other formats ignore it: X quantized to int8 per block in workgroup memory,
+   * dot4I8Packed per 4 weights (shaders/linear_q8dot_rows.wgsl; see Q8DOT_FORMATS).
+   */
+  q8dot?: boolean;
+}
+
+/**
+ * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: 8-bit integer quants
+ * with one f16 scale per 32-weight block, and (q4_0) a fixed offset.
+ */
+export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0'];
+
+/** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
+export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
+  return (tokens * cols * 44) / 32;
+}
+
+/** The rows of X a q8dot shape stages per workgroup, or 0 when `shape` does not run linear_q8dot for `format`. */
+export function q8dotTokens(shape: LinearShape, format: WeightFormat, R: number): number {
+  if (!Q8DOT_FORMATS.includes(format)) return 0;
+  if (shape.kernel === 'matvec' && shape.wide && shape.q8dot) return R;
+  if (shape.kernel === 'rows' && shape.q8dot) return Math.min(shape.tokens, R);
+  return 0;
 }
 
 export type LinearShape = MatvecShape | MatmulShape | RowsShape;
@@ -284,12 +313,28 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  * slower per token there (2048 × 2048 q4_0, 16 tokens, lavapipe), and f16 computes slower than
  * f32 on a CPU (the FMA roofs say so).
  */
-export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat): LinearShape[] {
+export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
+  const shapes = allLinearShapes(caps, R, format, cols);
+  if (cols === undefined || format === undefined) return shapes;
+  return shapes.filter((s) => q8dotFits(caps, s, format, R, cols));
+}
+
+/** False when `shape` runs linear_q8dot for this problem and its staged X exceeds workgroup memory (then linear() falls back). */
+export function q8dotFits(caps: Capabilities, shape: LinearShape, format: WeightFormat, R: number, cols: number): boolean {
+  const tokens = q8dotTokens(shape, format, R);
+  return tokens === 0 || q8dotWorkgroupBytes(tokens, cols) <= caps.limits.maxComputeWorkgroupStorageSize;
+}
+
+function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
+  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && R <= MATVEC_MAX_TOKENS;
   if (caps.cpuLike) {
     const shapes = cpuLinearShapes(caps, R, subgroups);
-    return R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
+    const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
+    if (!q8dot) return nibbles;
+    const dots = cpuQ8dotShapes(caps, R, subgroups);
+    return R === 1 && (format === 'q8_0' || (cols !== undefined && cols >= CPU_Q8DOT_Q4_0_COLS)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [
@@ -315,7 +360,11 @@ export function linearShapes(caps: Capabilities, R: number, format?: WeightForma
   });
   const blocks = [rowBlock, rowBlock * 2, Math.max(1, rowBlock / 2)].filter((b, i, all) => all.indexOf(b) === i && b <= 8);
   const one: LinearShape = { kernel: 'matvec', subgroups: true, lanes: Math.min(sgSize, 64), rowBlock, rowsPerWorkgroup: rowBlock };
-  return [...blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]), one, tree(rowBlock, 1)];
+  const widest = blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]);
+  // q4_0/q8_0 with 8-bit activations first: a block costs 8 dot4I8Packed and one conversion where the
+  // f32 matvec spends 32 u32 → f32 conversions, which run at a fraction of FMA rate on GPUs (KERNELS.md).
+  const dots = q8dot ? widest.map((s) => ({ ...s, q8dot: true })) : [];
+  return [...dots, ...widest, one, tree(rowBlock, 1)];
 }
 
 /** Register tiles of linear_rows.wgsl for R tokens: tokens ≤ 4 per invocation, rows filling 16 accumulators. */
@@ -368,9 +417,36 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
   return [{ kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, nibbles: true, ...shareX }];
 }
 
-/** The static default shape for a linear layer over `R` rows (of a `format` tensor, where the choice depends on it). */
-export function linearShape(caps: Capabilities, R: number, format?: WeightFormat): LinearShape {
-  return linearShapes(caps, R, format)[0];
+/**
+ * q4_0 rows at least this wide run linear_q8dot at R = 1 on CPU adapters (narrower ones the nibble kernel).
+ * Measured on lavapipe (cli/matvec-bench.ts --q8dot, R = 1, 2–4 runs each, ratio to the read roof, medians;
+ * a loaded 2-core machine): q4_0 2048×2048 0.36 nibbles vs 0.38 q8dot rows / 0.35 wide (a tie), 8192×2048
+ * 0.32 vs 0.30 / 0.34 (a tie), 128256×2048 0.37 vs 0.38 / 0.33 (a tie; the nibbles less CPU time),
+ * 2048×4096 0.17 vs 0.32 / 0.35, 2048×8192 0.19 vs 0.39 / 0.44; q8_0 2048×2048 0.23 (one-subgroup
+ * matvec) vs 0.46 / 0.46, 2048×8192 0.22 vs 0.31 / 0.53. The nibble kernel reads X from storage for
+ * every row block, and at 16–32 KiB of f32 X per row it falls out of the core's L1; linear_q8dot reads a
+ * staged copy of 1.4 B per element.
+ */
+const CPU_Q8DOT_Q4_0_COLS = 4096;
+
+/**
+ * CPU adapters: linear_q8dot at R = 1 as one subgroup per workgroup owning 64 rows, 8 at a time (the
+ * one-subgroup matvec's shape: each staged X block feeds 8 rows), else one invocation per 8 rows;
+ * from R = 2 on (not measured; autotuner candidates only) the rows shape with up to 4 tokens.
+ */
+function cpuQ8dotShapes(caps: Capabilities, R: number, subgroups: boolean): LinearShape[] {
+  const tokens = Math.min(R, 4);
+  const rows: LinearShape = { kernel: 'rows', lanes: 8, rowBlock: Math.min(8, Math.floor(16 / tokens)), tokens, q8dot: true };
+  const wide: LinearShape = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: caps.subgroupMinSize, rowBlock: 8, rowsPerWorkgroup: 64 };
+  return R === 1 && subgroups ? [wide, rows] : [rows];
+}
+
+/**
+ * The static default shape for a linear layer over `R` rows (of a `format` tensor, where the
+ * choice depends on it; of `cols` columns, where workgroup memory bounds it).
+ */
+export function linearShape(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape {
+  return linearShapes(caps, R, format, cols)[0];
 }
 
 /** Invocations per token of the embedding gather (one workgroup per token). */

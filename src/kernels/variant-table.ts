@@ -34,7 +34,8 @@ export const WEIGHT_LIBRARIES: Record<WeightFormat, readonly string[]> = {
 /**
  * Linear-layer bodies (src/kernels/linear.ts): parts before linear_io (bindings, input prologue,
  * output epilogue) and the format's library; `formats` limits a body to the formats it decodes
- * (default: all). The variant of body B for format F is named `B+F`.
+ * (default: all); `formatParts: P` adds the part `P_<format>` after the body's parts. The variant of
+ * body B for format F is named `B+F`.
  */
 export const LINEAR_BODIES = {
   matvec: { parts: ['matvec', 'matvec_core'] },
@@ -45,14 +46,18 @@ export const LINEAR_BODIES = {
   linear_rows_q4_0_subgroups: { parts: ['linear_rows_q4_0_subgroups', 'linear_rows_q4_0'], formats: ['q4_0'] },
   matmul_tiled: { parts: ['matmul_tiled', 'matmul_tiled_core'] },
   matmul_tiled_f16: { parts: ['matmul_tiled_f16', 'matmul_tiled_core'] },
-} satisfies Record<string, { parts: readonly string[]; formats?: readonly WeightFormat[] }>;
+  // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X; linear_q8dot_<format> dots a block).
+  linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
+  // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
+  linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
+} satisfies Record<string, { parts: readonly string[]; formats?: readonly WeightFormat[]; formatParts?: string }>;
 
 export type LinearBody = keyof typeof LINEAR_BODIES;
 
 const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
   ('formats' in spec ? spec.formats : WEIGHT_FORMATS).map((f): [string, readonly string[]] => [
     `${body}+${f}`,
-    [...spec.parts, 'linear_io', ...WEIGHT_LIBRARIES[f]],
+    [...spec.parts, ...('formatParts' in spec ? [`${spec.formatParts}_${f}`] : []), 'linear_io', ...WEIGHT_LIBRARIES[f]],
   ]),
 );
 

@@ -17,6 +17,7 @@ export function describeEnvironment(ctx: GpuContext, disabled: Fallbacks = new S
     features: ctx.caps.features,
     limits: { ...ctx.caps.limits },
     disabled_features: [...disabled].sort(),
+    wgsl_language_features: ctx.caps.packedDot ? ['packed_4x8_integer_dot_product'] : [],
     cpu_adapter: ctx.caps.cpuLike,
     timestamp_quantization: ctx.timestamps,
   };

@@ -5,7 +5,7 @@ import { describeEnvironment } from '../measure/environment.ts';
 import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
 import { throwIfCancelled } from '../measure/protocol.ts';
-import { parseFallbacks, type OptionalFeature } from '../gpu/capabilities.ts';
+import { parseFallbacks, type Fallback } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
 import { rememberReadRoof } from './roof-memory.ts';
 
@@ -37,7 +37,7 @@ export class GpuSession implements ReactiveController {
   progress = { step: '', fraction: 0, startedAt: 0 };
   /** Runs started in this page (the tests check that opening a link starts none). */
   runsStarted = 0;
-  readonly disabled: Set<OptionalFeature>;
+  readonly disabled: Set<Fallback>;
   /** A problem with the `?disable=` parameter, shown once. */
   readonly paramError: ShownError | null = null;
   private ctx: GpuContext | null = null;

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { storageBufferWith } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
-import type { LinearShape } from '../../src/kernels/select.ts';
+import { q8dotFits, q8dotTokens, type LinearShape } from '../../src/kernels/select.ts';
 import { destroyWeight, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
 
@@ -15,6 +15,48 @@ import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './wei
 // inverseSqrt and the activations' exp add ~1e-7 relative per output. f16 tiles: ≈ 1e-7..1e-6.
 const F32_TOLERANCE = 1e-9;
 const F16_TOLERANCE = 1e-5;
+
+// 8-bit activations (linear_q8dot*.wgsl): each block of 32 inputs v (x · norm gain) is rounded to
+// d·round(v/d), d = max|v|/127, an error uniform in ±d/2 (variance d²/12) per input. For the
+// independent random data here, an output's NMSE is E[d²/12]/E[v²] = (max²/E[v²]) / (12·127²):
+// max²/E[v²] ≤ 3 for uniform x, ≤ 9 for x times a uniform gain (the norm), so ≤ 4.7e-5; the gate's
+// product of two such outputs at most doubles it. Q8_TOLERANCE = 2e-4 against the exact result;
+// a wrong nibble order, offset or scale gives ≳ 1e-2.
+const Q8_TOLERANCE = 2e-4;
+// Against a reference that rounds X the same way (emulate8BitX, in f32 as the shader), only
+// f32 summation and a rare rounding tie decided the other way differ (a flipped quant moves one
+// token's outputs by NMSE ≤ 9/(127²·cols) ≈ 6e-6 at 96 columns): 1e-5 catches a d off by 127/128 (6e-5).
+const Q8_EMULATED_TOLERANCE = 1e-5;
+
+/** Round to nearest, ties to even (WGSL's round). */
+function roundEven(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/**
+ * X as linear_q8dot.wgsl's staging sees it, dequantized: per 32-element block of each row,
+ * v = x · gain in f32, d = max|v|/127, q = round(v · f32(127/max)); then (NORM_INPUT) × 1/rms.
+ */
+function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Array | undefined, eps: number): Float64Array {
+  const out = new Float64Array(R * cols);
+  const v = new Float32Array(32);
+  for (let t = 0; t < R; t++) {
+    let ss = 0;
+    for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
+    const scale = gain ? 1 / Math.sqrt(ss / cols + eps) : 1;
+    for (let c = 0; c < cols; c += 32) {
+      let m = 0;
+      for (let j = 0; j < 32; j++) {
+        v[j] = x[t * cols + c + j] * (gain ? gain[c + j] : 1);
+        m = Math.max(m, Math.abs(v[j]));
+      }
+      const inv = m > 0 ? Math.fround(127 / m) : 0;
+      for (let j = 0; j < 32; j++) out[t * cols + c + j] = roundEven(Math.fround(v[j] * inv)) * (m / 127) * scale;
+    }
+  }
+  return out;
+}
 
 const ACT: Record<GateActivation, (g: number) => number> = {
   silu: (g) => g / (1 + Math.exp(-g)),
@@ -71,18 +113,28 @@ export async function checkLinear(ctx: GpuContext, c: LinearCase): Promise<void>
       norm: c.norm ? { weight: G, eps: 1e-5 } : undefined,
     };
     const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, c.R, opts), Y, c.R * outCols);
-    const xin = c.norm ? rmsnormRows(x, c.R, c.cols, normWeight, 1e-5) : x;
-    const z = referenceLinear(values, c.rows, c.cols, xin, c.R, bias?.subarray(offset, offset + c.rows));
-    const want = Float64Array.from(y0);
-    for (let t = 0; t < c.R; t++) {
-      for (let n = 0; n < c.rows; n += c.gate ? 2 : 1) {
-        const v = c.gate ? ACT[c.gate](z[t * c.rows + n]) * z[t * c.rows + n + 1] : z[t * c.rows + n];
-        const at = t * outCols + (c.gate ? (offset + n) / 2 : offset + n);
-        want[at] = (c.accumulate ? want[at] : 0) + v;
+    const expected = (xin: Float32Array) => {
+      const z = referenceLinear(values, c.rows, c.cols, xin, c.R, bias?.subarray(offset, offset + c.rows));
+      const want = Float64Array.from(y0);
+      for (let t = 0; t < c.R; t++) {
+        for (let n = 0; n < c.rows; n += c.gate ? 2 : 1) {
+          const v = c.gate ? ACT[c.gate](z[t * c.rows + n]) * z[t * c.rows + n + 1] : z[t * c.rows + n];
+          const at = t * outCols + (c.gate ? (offset + n) / 2 : offset + n);
+          want[at] = (c.accumulate ? want[at] : 0) + v;
+        }
       }
+      return want;
+    };
+    const what = `${JSON.stringify({ ...c, shape: undefined })} ${JSON.stringify(c.shape)}`;
+    const want = expected(c.norm ? rmsnormRows(x, c.R, c.cols, normWeight, 1e-5) : x);
+    if (q8dotTokens(c.shape, c.format, c.R) > 0 && q8dotFits(ctx.caps, c.shape, c.format, c.R, c.cols)) {
+      expect(nmse(got, want), what).toBeLessThan(Q8_TOLERANCE);
+      const rounded = emulate8BitX(x, c.R, c.cols, c.norm ? normWeight : undefined, 1e-5) as unknown as Float32Array;
+      expect(nmse(got, expected(rounded)), `${what} (X rounded as the kernel does)`).toBeLessThan(Q8_EMULATED_TOLERANCE);
+      return;
     }
     const tolerance = c.shape.kernel === 'matmul' && c.shape.f16 ? F16_TOLERANCE : F32_TOLERANCE;
-    expect(nmse(got, want), `${JSON.stringify({ ...c, shape: undefined })} ${JSON.stringify(c.shape)}`).toBeLessThan(tolerance);
+    expect(nmse(got, want), what).toBeLessThan(tolerance);
   } finally {
     destroyWeight(w);
     for (const b of [X, Y, G, B]) b?.destroy();

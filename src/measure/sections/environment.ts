@@ -23,6 +23,9 @@ export const environmentSchema = object({
   features: array(str(128), 256),
   limits: record(num(0, Number.MAX_SAFE_INTEGER), { maxKeys: 256 }),
   disabled_features: array(str(64), 16).describe('Capability fallbacks forced by the user (e.g. ["shader-f16"]).'),
+  wgsl_language_features: optional(array(str(128), 64)).describe(
+    'WGSL language features the kernels use here (reported by the GPU object and not disabled), e.g. packed_4x8_integer_dot_product (absent in older results).',
+  ),
   cpu_adapter: bool().describe('Heuristic: the adapter is a CPU implementation (SwiftShader, lavapipe, WARP).'),
   timestamp_quantization: optional(
     nullable(
@@ -98,7 +101,7 @@ export function formatEnvironment(r: BenchResult): string {
   return [
     `Adapter: ${name}${a.isFallbackAdapter ? ' (fallback adapter)' : ''}${e.cpu_adapter ? ' — a CPU implementation: numbers describe this CPU, not a GPU' : ''}`,
     `Runtime: ${e.runtime} — ${e.user_agent}`,
-    `Features: ${e.features.join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
+    `Features: ${[...e.features, ...(e.wgsl_language_features ?? [])].join(', ') || 'none'}${e.disabled_features.length ? ` (disabled: ${e.disabled_features.join(', ')})` : ''}`,
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
-import { linearShape, linearShapes, MATVEC_MAX_TOKENS } from '../../../src/kernels/select.ts';
+import { linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/select.ts';
 
 function caps(over: Partial<Capabilities>): Capabilities {
   return {
@@ -9,6 +9,7 @@ function caps(over: Partial<Capabilities>): Capabilities {
     timestampQuery: true,
     shaderF16: false,
     subgroups: false,
+    packedDot: false,
     subgroupMinSize: 0,
     subgroupMaxSize: 0,
     limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } as Capabilities['limits'],
@@ -66,5 +67,32 @@ describe('linear shape selection', () => {
         }
       }
     }
+  });
+
+  it('runs q4_0/q8_0 decode with 8-bit activations where packed_4x8_integer_dot_product exists, while X fits workgroup memory', () => {
+    const dot = { ...gpu, packedDot: true };
+    expect(linearShape(dot, 1, 'q4_0', 2048)).toEqual({
+      kernel: 'matvec',
+      subgroups: true,
+      wide: true,
+      lanes: 128,
+      rowBlock: 2,
+      rowsPerWorkgroup: 8,
+      q8dot: true,
+    });
+    expect(linearShape(dot, 8, 'q8_0', 2048)).toMatchObject({ wide: true, q8dot: true });
+    expect(linearShape(dot, 1, 'q4_k', 2048)).not.toHaveProperty('q8dot');
+    expect(linearShape(dot, 9, 'q4_0', 2048).kernel).toBe('matmul');
+    // Llama-3.1-8B's down projection: 14336 columns stage 19.7 KB at R = 1, 39.4 KB at R = 2 (over 32 KiB).
+    expect(q8dotWorkgroupBytes(1, 14336)).toBe(19712);
+    expect(linearShape(dot, 1, 'q4_0', 14336)).toMatchObject({ q8dot: true });
+    expect(linearShape(dot, 2, 'q4_0', 14336)).not.toHaveProperty('q8dot');
+    expect(linearShapes(dot, 2, 'q4_0', 14336).some((s) => q8dotTokens(s, 'q4_0', 2) > 0)).toBe(false);
+    // CPU adapters: q8_0 at R = 1, q4_0 only from 4096 columns (the nibble kernel ties below).
+    const lava = { ...lavapipe, packedDot: true };
+    expect(q8dotTokens(linearShape(lava, 1, 'q8_0', 2048), 'q8_0', 1)).toBe(1);
+    expect(linearShape(lava, 1, 'q4_0', 2048)).toMatchObject({ nibbles: true });
+    expect(linearShape(lava, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'matvec', wide: true, q8dot: true, lanes: 8 });
+    expect(linearShape(lava, 3, 'q8_0', 2048)).not.toHaveProperty('q8dot');
   });
 });

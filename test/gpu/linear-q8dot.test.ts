@@ -1,0 +1,177 @@
+/**
+ * The 8-bit-activation decode kernels (shaders/linear_q8dot*.wgsl: X quantized per 32-element block
+ * in workgroup memory, dot4I8Packed per 4 weights) for q4_0 and q8_0, forced on, against the float64
+ * CPU reference (linear-check.ts states the tolerance the activation rounding allows, and checks a
+ * reference that rounds X the same way much tighter): the wide subgroup shape the GPUs take and the
+ * one-invocation-per-rows shape, awkward rows and columns, 1–8 rows of X, every fused prologue and
+ * epilogue, the fallback for columns too wide for workgroup memory, and the capability switch — with
+ * every feature and with the fallbacks forced, in Node and Chromium.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Fallbacks } from '../../src/gpu/capabilities.ts';
+import { withErrorScopes } from '../../src/gpu/buffers.ts';
+import type { GpuContext } from '../../src/gpu/device.ts';
+import { linearShape, linearShapes, q8dotTokens, q8dotWorkgroupBytes, type LinearShape } from '../../src/kernels/select.ts';
+import type { WeightFormat } from '../../src/kernels/weights.ts';
+import { generate } from '../../src/model/generate.ts';
+import { loadModel } from '../../src/model/load.ts';
+import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
+import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
+import { testGpu } from './context.ts';
+import { nmse } from './harness.ts';
+import { HAVE_MODEL, MISSING, quantizedStories } from './models.ts';
+import { checkLinear, type LinearCase } from './linear-check.ts';
+import { rng } from './weights-reference.ts';
+
+const RUNTIMES: [string, Fallbacks | undefined][] = [
+  ['every feature', undefined],
+  ['fallbacks forced', new Set(['subgroups', 'shader-f16'])],
+];
+const FORMATS: WeightFormat[] = ['q4_0', 'q8_0'];
+
+describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, disable) => {
+  let ctx: GpuContext;
+  beforeAll(async () => {
+    ctx = await testGpu(disable);
+    console.info(`packed_4x8_integer_dot_product on ${ctx.caps.adapter.vendor} ${ctx.caps.adapter.architecture}: ${ctx.caps.packedDot}`);
+  });
+  afterAll(() => ctx?.destroy());
+
+  /**
+   * The shapes to force for R rows of X: the wide one (subgroups; odd rows per workgroup so rows are
+   * not a multiple of them) and the one-invocation-per-rows one (tokens ≤ 2 per workgroup, so R > 2 uses grid z).
+   */
+  const shapes = (R: number): LinearShape[] => {
+    const rows: LinearShape = { kernel: 'rows', lanes: 4, rowBlock: R === 1 ? 3 : 4, tokens: Math.min(R, 2), q8dot: true };
+    const wide: LinearShape = {
+      kernel: 'matvec',
+      subgroups: true,
+      wide: true,
+      q8dot: true,
+      lanes: 64,
+      rowBlock: R <= 2 ? 2 : 1,
+      rowsPerWorkgroup: R <= 2 ? 6 : 5,
+    };
+    return ctx.caps.subgroups ? [wide, rows] : [rows];
+  };
+
+  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and wide q4_0', () => {
+    expect(ctx.caps.packedDot).toBe(true);
+    const gpu = { ...ctx.caps, cpuLike: false };
+    const chosen = (caps: typeof gpu, R: number, format: WeightFormat, cols?: number) => q8dotTokens(linearShape(caps, R, format, cols), format, R) > 0;
+    for (const format of FORMATS) {
+      for (const R of [1, 8]) {
+        expect(chosen(gpu, R, format, 2048)).toBe(ctx.caps.subgroups);
+        expect(chosen({ ...gpu, packedDot: false }, R, format)).toBe(false);
+        // The autotuner's candidates include it on CPU adapters at every R.
+        expect(linearShapes(ctx.caps, R, format).some((s) => q8dotTokens(s, format, R) > 0)).toBe(true);
+      }
+      expect(linearShape(gpu, 16, format).kernel).toBe('matmul');
+    }
+    expect(chosen(ctx.caps, 1, 'q8_0', 2048)).toBe(true);
+    expect(chosen(ctx.caps, 1, 'q4_0', 8192)).toBe(true);
+    expect(chosen(ctx.caps, 1, 'q4_0', 2048)).toBe(false);
+    expect(chosen(ctx.caps, 2, 'q8_0', 2048)).toBe(false);
+    expect(chosen({ ...ctx.caps, packedDot: false }, 1, 'q8_0', 2048)).toBe(false);
+    expect(linearShapes(gpu, 1, 'q4_k').some((s) => 'q8dot' in s)).toBe(false);
+    // Columns whose staged X exceeds workgroup memory drop the kernel from the choice.
+    const limit = ctx.caps.limits.maxComputeWorkgroupStorageSize;
+    const tooWide = 32 * Math.ceil(limit / 44 + 1);
+    expect(q8dotWorkgroupBytes(1, tooWide)).toBeGreaterThan(limit);
+    expect(linearShapes(gpu, 1, 'q4_0', tooWide).some((s) => q8dotTokens(s, 'q4_0', 1) > 0)).toBe(false);
+  });
+
+  it.each(FORMATS)('%s: awkward rows and columns, 1, 2, 3 and 8 rows of X', async (format) => {
+    await withErrorScopes(ctx.device, `q8dot ${format}`, async () => {
+      const next = rng(format === 'q4_0' ? 3 : 4);
+      // 3, 5, 7 and 9 blocks: not a multiple of the 64 lanes' span, nor of 2 (scale-word pairs).
+      for (const [i, cols] of [96, 160, 224, 288].entries()) {
+        const rows = 1 + Math.floor(next() * 90);
+        const R = [1, 2, 3, 8][i];
+        for (const shape of shapes(R)) await checkLinear(ctx, { format, rows, cols, R, shape, seed: 10 * i + R });
+      }
+    });
+  });
+
+  it.each(FORMATS)('%s: fused RMSNorm prologue, gate|up SiLU and GELU-tanh, bias, accumulate, columns of a wider output', async (format) => {
+    await withErrorScopes(ctx.device, `q8dot fused ${format}`, async () => {
+      const cases: Omit<LinearCase, 'R' | 'shape' | 'seed' | 'cols' | 'format'>[] = [
+        { rows: 75, norm: true },
+        { rows: 2 * 37, norm: true, gate: 'silu' },
+        { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
+        { rows: 45, bias: true, accumulate: true, columns: { offset: 19, stride: 83 } },
+        { rows: 2 * 21, bias: true, gate: 'silu', columns: { offset: 10, stride: 2 * 31 } },
+      ];
+      for (const R of [1, 3]) {
+        const variants = shapes(R);
+        for (const [j, c] of cases.entries()) {
+          await checkLinear(ctx, { ...c, format, cols: j % 2 ? 128 : 96, R, shape: variants[(j + R) % variants.length], seed: 10 * j + R });
+        }
+      }
+    });
+  });
+
+  it('falls back to the f32 kernels where X does not fit workgroup memory', async () => {
+    await withErrorScopes(ctx.device, 'q8dot fallback', async () => {
+      const R = 8;
+      const cols = 32 * Math.ceil(ctx.caps.limits.maxComputeWorkgroupStorageSize / (44 * R) + 1);
+      // checkLinear holds the result to the f32 tolerance when the shape does not fit: the fallback ran.
+      await checkLinear(ctx, { format: 'q8_0', rows: 9, cols, R, shape: shapes(R)[0], seed: 5 });
+    });
+  });
+});
+
+describe.skipIf(!HAVE_MODEL)(
+  HAVE_MODEL ? 'stories260K with 8-bit activations forced in every decode matvec' : `8-bit activations in the engine — ${MISSING}`,
+  () => {
+    let ctx: GpuContext;
+    beforeAll(async () => {
+      ctx = await testGpu();
+    });
+    afterAll(() => ctx?.destroy());
+
+    // Q8_0 and Q4_0 re-encodings of stories260K (the matrices whose rows split into blocks; the
+    // 172-wide down projection stays f32 and ignores the flag). Each decode linear is forced onto
+    // linear_q8dot (through the autotuner's candidates: the wide shape where subgroups exist, else the
+    // rows one); the 11-token prefill runs the f32 tiles.
+    it.each(['q8_0', 'q4_0'] as const)('%s: greedy tokens as the CPU reference, logits within the activation rounding', async (quant) => {
+      const model = await quantizedStories(quant);
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298];
+      const forced: LinearShape = ctx.caps.subgroups
+        ? { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: 64, rowBlock: 2, rowsPerWorkgroup: 8 }
+        : { kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, q8dot: true };
+      const loaded = await withErrorScopes(ctx.device, `load ${quant}`, () =>
+        loadModel(
+          ctx,
+          { kind: 'gguf', model, id: `stories260k-${quant}` },
+          {
+            shape: { maxSeq: 64, slots: 1, maxRows: 16 },
+            warmShapes: [[1, 1]],
+            autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => [forced] },
+          },
+        ),
+      );
+      try {
+        const program = await loaded.engine.program(1, 1, 'one-slot');
+        const q8 = [...program.body, ...program.head].filter((d) => d.label?.includes('linear_q8dot'));
+        expect(q8.length).toBeGreaterThanOrEqual(3 * model.config.nLayers); // Q|K|V, wo, gate|up per layer (and the LM head where quantized)
+        // Greedy decoding (24 steps, each an R = 1 decode through linear_q8dot) picks the reference's tokens.
+        const g = await withErrorScopes(ctx.device, 'generate', () => generate(loaded.engine, prompt, 24));
+        expect(g.outputTokens).toEqual(generateGreedy(reference, prompt, 24));
+        // The logits of one decode step after the prefill. Each of the 16 q8dot linears on the way rounds its
+        // input to ≤ NMSE 4.7e-5 (linear-check.ts); through the residual stream that adds up to at most
+        // ~16 · 4.7e-5 ≈ 7.5e-4 (plus the f16 KV cache's 4e-6): 1e-3. A wrong scale or nibble gives ≳ 1e-1.
+        const first = await generate(loaded.engine, prompt, 2);
+        const decoded = await loaded.engine.readLogits(0);
+        prompt.forEach((t, pos) => reference.forward(t, pos));
+        const refDecoded = reference.forward(first.outputTokens[0], prompt.length);
+        const error = nmse(decoded, refDecoded);
+        console.info(`stories260K ${quant}, 8-bit activations: decode-step logits NMSE ${error.toExponential(2)}`);
+        expect(error).toBeLessThan(1e-3);
+      } finally {
+        await loaded.engine.destroy();
+      }
+    });
+  },
+);
