@@ -89,6 +89,15 @@ export interface LinearCase {
   seed: number;
 }
 
+/** Every fused epilogue and prologue on awkward row counts: the cases each linear kernel's fused test runs. */
+export const FUSED_CASES: Omit<LinearCase, 'R' | 'shape' | 'seed' | 'cols' | 'format'>[] = [
+  { rows: 75, norm: true },
+  { rows: 2 * 37, norm: true, gate: 'silu' },
+  { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
+  { rows: 45, bias: true, accumulate: true, columns: { offset: 19, stride: 83 } },
+  { rows: 2 * 21, bias: true, gate: 'silu', columns: { offset: 10, stride: 2 * 31 } },
+];
+
 export async function checkLinear(ctx: GpuContext, c: LinearCase): Promise<void> {
   const { gguf, values } = randomTensor(c.format, c.rows, c.cols, c.seed);
   const w = uploadWeight(ctx, 'test.w', c.format, c.rows, c.cols, gguf, { rowMultiple: c.gate ? 2 : 1 });

@@ -13,7 +13,7 @@ import { linear } from '../../src/kernels/linear.ts';
 import { linearShape, type RowsShape } from '../../src/kernels/select.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
-import { checkLinear, type LinearCase } from './linear-check.ts';
+import { checkLinear, FUSED_CASES } from './linear-check.ts';
 import { randomTensor, rng, runAndRead, uniforms } from './weights-reference.ts';
 
 const RUNTIMES: [string, Fallbacks | undefined][] = [
@@ -63,13 +63,7 @@ describe.each(RUNTIMES)('q4_0 masked-nibble linear (%s)', (_name, disable) => {
   // Each fused combination is its own pipeline (~5 s to compile on lavapipe): each takes one of the X variants in turn.
   it('fused: RMSNorm prologue, gate|up SwiGLU and GELU-tanh, bias, accumulate, columns of a wider output', async () => {
     await withErrorScopes(ctx.device, 'nibbles fused', async () => {
-      const cases: Omit<LinearCase, 'R' | 'shape' | 'seed' | 'cols' | 'format'>[] = [
-        { rows: 75, norm: true },
-        { rows: 2 * 37, norm: true, gate: 'silu' },
-        { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
-        { rows: 45, bias: true, accumulate: true, columns: { offset: 19, stride: 83 } },
-        { rows: 2 * 21, bias: true, gate: 'silu', columns: { offset: 10, stride: 2 * 31 } },
-      ];
+      const cases = FUSED_CASES;
       for (const R of [1, 3]) {
         const variants = shapes(4, Math.min(R, 2));
         for (const [j, c] of cases.entries()) {

@@ -20,7 +20,7 @@ import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
 import { testGpu } from './context.ts';
 import { nmse } from './harness.ts';
 import { HAVE_MODEL, MISSING, quantizedStories } from './models.ts';
-import { checkLinear, type LinearCase } from './linear-check.ts';
+import { checkLinear, FUSED_CASES } from './linear-check.ts';
 import { rng } from './weights-reference.ts';
 
 const RUNTIMES: [string, Fallbacks | undefined][] = [
@@ -95,13 +95,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
 
   it.each(FORMATS)('%s: fused RMSNorm prologue, gate|up SiLU and GELU-tanh, bias, accumulate, columns of a wider output', async (format) => {
     await withErrorScopes(ctx.device, `q8dot fused ${format}`, async () => {
-      const cases: Omit<LinearCase, 'R' | 'shape' | 'seed' | 'cols' | 'format'>[] = [
-        { rows: 75, norm: true },
-        { rows: 2 * 37, norm: true, gate: 'silu' },
-        { rows: 2 * 21, norm: true, gate: 'gelu_tanh' },
-        { rows: 45, bias: true, accumulate: true, columns: { offset: 19, stride: 83 } },
-        { rows: 2 * 21, bias: true, gate: 'silu', columns: { offset: 10, stride: 2 * 31 } },
-      ];
+      const cases = FUSED_CASES;
       for (const R of [1, 3]) {
         const variants = shapes(R);
         for (const [j, c] of cases.entries()) {
