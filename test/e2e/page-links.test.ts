@@ -147,7 +147,8 @@ describe('links, comparisons and hostile input', () => {
   it('HTML in every string of a link or a file is shown as text and never runs', async () => {
     const { hostile, count } = withPayloads(result);
     expect(count).toBeGreaterThan(30);
-    expect((hostile.model as { name: string }).name).toMatch(/^<(script|img|svg)/);
+    // Which payload lands where depends on the order of the result's strings; the model's name carries one.
+    expect(PAYLOADS.some((p) => (hostile.model as { name: string }).name.startsWith(p))).toBe(true);
     const { page, errors, csp } = await open(await encodeReport(hostile));
     await expect.poll(() => deepText(page, 'ts-report'), { timeout: 20_000 }).toContain('<script>window.__pwned=1</script>');
     expect(await deepText(page, 'ts-report')).toContain('<img src=x onerror="window.__pwned=1">');
