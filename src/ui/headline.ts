@@ -6,7 +6,7 @@
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
  * f32 FMA peak; the tiled-matmul kernel is a second, lower compute roof for prefill, shown beside.
  */
-import { ridgePoint, type Bound, type Verdict } from '../measure/roofline.ts';
+import type { Bound, Verdict } from '../measure/roofline.ts';
 import type { BenchResult, Ceilings } from '../measure/schema.ts';
 import type { LatencyView } from './series.ts';
 
@@ -26,7 +26,8 @@ export function roofsOf(c: Ceilings): ReportRoofs {
     bandwidthGBps: c.read_bandwidth_gbps,
     computeGflops: c.f32_gflops,
     matmulGflops: c.matmul_f32_gflops,
-    ridge: ridgePoint(c.f32_gflops, c.read_bandwidth_gbps),
+    // A plain quotient, not roofline.ts's ridgePoint (which refuses a zero roof): a report with a zero read roof still renders and says what it cannot draw.
+    ridge: c.f32_gflops / c.read_bandwidth_gbps,
   };
 }
 
