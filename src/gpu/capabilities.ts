@@ -42,6 +42,13 @@ export interface AdapterDescription {
   isFallbackAdapter: boolean;
 }
 
+/**
+ * Which implementation runs the kernels, where select.ts's fastest shapes differ between them: the two
+ * CPU adapters measured here ('swiftshader': Chromium's, and Dawn on its ICD; 'lavapipe': Mesa's
+ * llvmpipe Vulkan), any other CPU adapter ('cpu'), and real GPUs ('gpu').
+ */
+export type AdapterKind = 'swiftshader' | 'lavapipe' | 'cpu' | 'gpu';
+
 export interface Capabilities {
   adapter: AdapterDescription;
   /** Every feature the device was created with (sorted). */
@@ -57,6 +64,8 @@ export interface Capabilities {
   limits: Record<RequestedLimit, number>;
   /** A CPU implementation (SwiftShader, lavapipe, WARP): kernels prefer few long workgroups. */
   cpuLike: boolean;
+  /** Which implementation (see AdapterKind); 'gpu' exactly when not cpuLike. */
+  kind: AdapterKind;
 }
 
 /** Capabilities a caller forces off (URL `?disable=shader-f16,subgroups`, CLI `--disable`). */
@@ -90,6 +99,15 @@ export function describeAdapter(adapter: GPUAdapter): AdapterDescription {
 
 const CPU_PATTERN = /swiftshader|llvmpipe|lavapipe|warp|cpu/i;
 
+/** The adapter's kind from its description (vendor, architecture, device, description) and whether it is a CPU adapter. */
+export function adapterKind(desc: AdapterDescription, cpuLike: boolean): AdapterKind {
+  if (!cpuLike) return 'gpu';
+  const text = `${desc.vendor} ${desc.architecture} ${desc.device} ${desc.description}`;
+  if (/swiftshader/i.test(text)) return 'swiftshader';
+  if (/llvmpipe|lavapipe/i.test(text)) return 'lavapipe';
+  return 'cpu';
+}
+
 /** `languageFeatures`: the GPU object's wgslLanguageFeatures, less any the caller disabled. */
 export function readCapabilities(adapter: GPUAdapter, device: GPUDevice, languageFeatures: ReadonlySet<string> = new Set()): Capabilities {
   const desc = describeAdapter(adapter);
@@ -97,6 +115,7 @@ export function readCapabilities(adapter: GPUAdapter, device: GPUDevice, languag
   const limits = {} as Record<RequestedLimit, number>;
   for (const name of REQUESTED_LIMITS) limits[name] = Number(device.limits[name]);
   const text = `${desc.vendor} ${desc.architecture} ${desc.device} ${desc.description}`;
+  const cpuLike = desc.isFallbackAdapter || CPU_PATTERN.test(text);
   return {
     adapter: desc,
     features: [...device.features].sort(),
@@ -107,6 +126,7 @@ export function readCapabilities(adapter: GPUAdapter, device: GPUDevice, languag
     subgroupMinSize: info.subgroupMinSize ?? 0,
     subgroupMaxSize: info.subgroupMaxSize ?? 0,
     limits,
-    cpuLike: desc.isFallbackAdapter || CPU_PATTERN.test(text),
+    cpuLike,
+    kind: adapterKind(desc, cpuLike),
   };
 }

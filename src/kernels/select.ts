@@ -334,7 +334,7 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
     if (!q8dot) return nibbles;
     const dots = cpuQ8dotShapes(caps, R, subgroups);
-    return R === 1 && (format === 'q8_0' || (cols !== undefined && cols >= CPU_Q8DOT_Q4_0_COLS)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
+    return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [
@@ -428,6 +428,21 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * staged copy of 1.4 B per element.
  */
 const CPU_Q8DOT_Q4_0_COLS = 4096;
+
+/**
+ * Whether q4_0 decode (R = 1) of rows `cols` wide runs linear_q8dot on this CPU adapter, per kind:
+ * lavapipe (and CPU adapters not measured) from CPU_Q8DOT_Q4_0_COLS columns on; SwiftShader at every
+ * width. There the nibble kernel measured slowest of the three (Chromium 156, SwiftShader's Subzero JIT,
+ * `npm run bench:matvec -- --runtime browser --q8dot`, smollm2-360m's shapes, R = 1, ratio to the read
+ * roof, per-rep medians of 5 on a loaded 2-core machine): 1600×960 nibbles 0.12 vs q8dot wide 0.21 /
+ * rows 0.12; 960×2560 0.14 vs 0.21 / 0.23; 5120×960 0.07 vs 0.13 / 0.14; 49152×960 0.11 vs 0.16 / 0.18
+ * (wide and rows a tie; wide, the CPU adapters' q8dot default, stays first). The profile of that
+ * model's decode there: 99% of GPU time in the matvecs.
+ */
+function cpuQ8dotQ4_0(caps: Capabilities, cols: number | undefined): boolean {
+  if (caps.kind === 'swiftshader') return true;
+  return cols !== undefined && cols >= CPU_Q8DOT_Q4_0_COLS;
+}
 
 /**
  * CPU adapters: linear_q8dot at R = 1 as one subgroup per workgroup owning 64 rows, 8 at a time (the

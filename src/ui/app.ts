@@ -2,6 +2,7 @@ import { LitElement, html, css } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
 import type { BenchJob } from '../jobs/job.ts';
 import type { BenchResult } from '../measure/schema.ts';
+import type { MatvecBenchOptions } from '../measure/matvec-bench.ts';
 import { isTokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { blobSource } from '../model/gguf/source.ts';
@@ -31,6 +32,8 @@ export interface AutomationApi {
   loseDevice(): void;
   /** Runs started since the page loaded. */
   runsStarted(): number;
+  /** The linear-layer micro-benchmark (`npm run bench:matvec -- --runtime browser`); its lines go to `log`. */
+  matvecBench(opts: MatvecBenchOptions, log: (line: string) => void): Promise<void>;
 }
 
 const MODE_NAMES = { roofs: 'roofs only', latency: 'latency sweep', 'llama-bench': 'llama-bench', serve: 'serving' } as const;
@@ -144,6 +147,10 @@ export class App extends LitElement {
       cancel: () => this.cancel(),
       loseDevice: () => this.session.loseDevice(),
       runsStarted: () => this.session.runsStarted,
+      matvecBench: async (opts, log) => {
+        const { matvecBench } = await import('../measure/matvec-bench.ts');
+        await matvecBench(await this.session.ensureDevice(), opts, log);
+      },
     };
     (window as unknown as { tokenscope: AutomationApi }).tokenscope = api;
     window.addEventListener('hashchange', this.onHash);

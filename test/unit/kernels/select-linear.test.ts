@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Capabilities } from '../../../src/gpu/capabilities.ts';
+import { adapterKind, type Capabilities } from '../../../src/gpu/capabilities.ts';
 import { linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/select.ts';
 
 function caps(over: Partial<Capabilities>): Capabilities {
@@ -14,11 +14,12 @@ function caps(over: Partial<Capabilities>): Capabilities {
     subgroupMaxSize: 0,
     limits: { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } as Capabilities['limits'],
     cpuLike: false,
+    kind: 'gpu',
     ...over,
   };
 }
 
-const lavapipe = caps({ cpuLike: true, shaderF16: true, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 });
+const lavapipe = caps({ cpuLike: true, kind: 'lavapipe', shaderF16: true, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 });
 const gpu = caps({ shaderF16: true, subgroups: true, subgroupMinSize: 32, subgroupMaxSize: 32 });
 
 describe('linear shape selection', () => {
@@ -94,5 +95,30 @@ describe('linear shape selection', () => {
     expect(linearShape(lava, 1, 'q4_0', 2048)).toMatchObject({ nibbles: true });
     expect(linearShape(lava, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'matvec', wide: true, q8dot: true, lanes: 8 });
     expect(linearShape(lava, 3, 'q8_0', 2048)).not.toHaveProperty('q8dot');
+  });
+
+  it('chooses per CPU adapter kind: SwiftShader runs q4_0 decode with 8-bit activations at every width, lavapipe from 4096 columns', () => {
+    const swiftshader = caps({ cpuLike: true, kind: 'swiftshader', packedDot: true, subgroups: true, subgroupMinSize: 4, subgroupMaxSize: 4 });
+    const lava = { ...lavapipe, packedDot: true };
+    const wide = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: 4, rowBlock: 8, rowsPerWorkgroup: 64 };
+    // smollm2-360m's decode shapes: 960 columns (Q|K|V, wo, gate|up, the LM head) and 2560 (down).
+    for (const cols of [960, 2560, 8192]) expect(linearShape(swiftshader, 1, 'q4_0', cols)).toEqual(wide);
+    expect(linearShape(lava, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
+    // Another CPU adapter follows lavapipe's measurements; without the language feature, or from R = 2, nothing changes.
+    expect(linearShape({ ...lava, kind: 'cpu' }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
+    expect(linearShape({ ...swiftshader, packedDot: false }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
+    expect(linearShape(swiftshader, 2, 'q4_0', 960)).toEqual(linearShape({ ...swiftshader, kind: 'lavapipe' }, 2, 'q4_0', 960));
+    // The nibble kernel stays a candidate (the autotuner's).
+    expect(linearShapes(swiftshader, 1, 'q4_0', 960).some((s) => s.kernel === 'rows' && s.nibbles)).toBe(true);
+  });
+});
+
+describe('adapter kind', () => {
+  const desc = (vendor: string, architecture: string, description = '') => ({ vendor, architecture, device: '', description, isFallbackAdapter: false });
+  it('tells SwiftShader, lavapipe, other CPU adapters and GPUs apart', () => {
+    expect(adapterKind(desc('google', 'swiftshader', 'SwiftShader Device (Subzero)'), true)).toBe('swiftshader');
+    expect(adapterKind(desc('mesa', '', 'llvmpipe (LLVM 19.1.7, 256 bits)'), true)).toBe('lavapipe');
+    expect(adapterKind(desc('microsoft', 'warp'), true)).toBe('cpu');
+    expect(adapterKind(desc('nvidia', 'hopper'), false)).toBe('gpu');
   });
 });

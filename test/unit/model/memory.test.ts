@@ -18,8 +18,8 @@ const base = {
   timestampQuery: true,
   limits,
 };
-const gpu: Capabilities = { ...base, packedDot: true, shaderF16: true, subgroups: true, subgroupMinSize: 32, subgroupMaxSize: 32, cpuLike: false };
-const cpu: Capabilities = { ...base, packedDot: false, shaderF16: false, subgroups: false, subgroupMinSize: 0, subgroupMaxSize: 0, cpuLike: true };
+const gpu: Capabilities = { ...base, packedDot: true, shaderF16: true, subgroups: true, subgroupMinSize: 32, subgroupMaxSize: 32, cpuLike: false, kind: 'gpu' };
+const cpu: Capabilities = { ...base, packedDot: false, shaderF16: false, subgroups: false, subgroupMinSize: 0, subgroupMaxSize: 0, cpuLike: true, kind: 'cpu' };
 
 const config = findPreset('llama-3.2-1b')!.config;
 const matrices = matricesUnder(config, 'q4_0');
