@@ -174,14 +174,14 @@ export class Engine {
     // One row attends alone with the decode kernel whatever the layout, so both share a program.
     const bodyLayout = R > 1 ? layout : 'any';
     const [body, head] = await Promise.all([
-      this.bodies.get(`${R}/${bodyLayout}`, () => buildBody(this.ctx, this.config, this.weights, this.buffers, this.shape, R, bodyLayout)),
+      this.bodies.get(`${R}/${bodyLayout}`, () => buildBody(this.ctx, this.config, this.weights, this.plan, this.buffers, this.shape, R, bodyLayout)),
       this.headProgram(headRows, sampler),
     ]);
     return { ...body, ...head };
   }
 
   private headProgram(headRows: number, sampler: Sampler): Promise<HeadProgram> {
-    return this.heads.get(`${headRows}/${sampler}`, () => buildHead(this.ctx, this.config, this.weights, this.buffers, headRows, sampler));
+    return this.heads.get(`${headRows}/${sampler}`, () => buildHead(this.ctx, this.config, this.weights, this.plan, this.buffers, headRows, sampler));
   }
 
   /** Programs held now: bodies and heads. */

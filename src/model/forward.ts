@@ -77,18 +77,19 @@ export function dispatchCount(p: StepProgram): number {
   return p.body.length + p.head.length;
 }
 
-/** Record the embedding and every layer of a step of R rows (step.ts's bodyOps). */
+/** Record the embedding and every layer of a step of R rows (step.ts's bodyOps over `plan`, weightPlanOf(w)). */
 export async function buildBody(
   ctx: GpuContext,
   c: ModelConfig,
   w: GpuWeights,
+  plan: WeightPlan,
   b: StepBuffers,
   cache: CacheShape,
   R: number,
   layout: RowLayout,
 ): Promise<BodyProgram> {
   const body: Dispatch[] = [];
-  for (const op of bodyOps(c, weightPlanOf(w))) {
+  for (const op of bodyOps(c, plan)) {
     const made = await record(ctx, c, w, b, cache, R, layout, op);
     body.push(...made.dispatches);
   }
@@ -100,6 +101,7 @@ export async function buildHead(
   ctx: GpuContext,
   c: ModelConfig,
   w: GpuWeights,
+  plan: WeightPlan,
   b: StepBuffers,
   headRows: number,
   sampler: Sampler = 'greedy',
@@ -107,7 +109,7 @@ export async function buildHead(
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
   if (headRows > 0) {
-    for (const op of headOps(weightPlanOf(w), sampler)) {
+    for (const op of headOps(plan, sampler)) {
       const made = await record(ctx, c, w, b, null, headRows, 'any', op);
       head.push(...made.dispatches);
       drawer = made.sampler ?? drawer;

@@ -227,7 +227,7 @@ export interface StepCost {
  * out, the K/V it reads); a kernel's own scratch traffic (split attention's partials, a two-pass
  * argmax's) is not counted, so achieved bandwidth is never flattered by an implementation choice.
  */
-export function opCost(c: ModelConfig, op: StepOp, step: StepShape): OpCost {
+function opCost(c: ModelConfig, op: StepOp, step: StepShape): OpCost {
   const R = step.rows.length;
   const H = step.headRows;
   const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, kv: step.kv };
