@@ -10,6 +10,8 @@
  *   … --shape-json '{"kernel":"matvec",...}'   to time a shape other than select.ts's default
  *   … --q8dot   to time, besides, the 8-bit-activation kernels (linear_q8dot*.wgsl; q4_0, q8_0)
  *               in select.ts's candidates for this device and in the wide shape
+ *   … --rows 16,64,128   prefill shapes (R > 8): each shape's GFLOP/s and its time relative to the
+ *               first (select.ts's choice) per rep, median [min–max], are the figures to read there
  */
 import { parseArgs } from 'node:util';
 import { storageBuffer, storageBufferWith } from '../src/gpu/buffers.ts';
@@ -133,8 +135,12 @@ for (const R of values.rows.split(',').map(Number)) {
       const ms = median(times[k]);
       const perRep = median(times[k].map((m, r) => roof[r] / m));
       const cpu = median(cpus[k].map((m, r) => roofCpu[r] / m));
+      // Against the first shape (select.ts's choice), rep by rep: > 1 is faster than it.
+      const speedups = times[k].map((m, r) => times[0][r] / m);
+      const cpuSpeedups = cpus[k].map((m, r) => cpus[0][r] / m);
+      const gflops = (2 * R * rows * cols * copies) / ms / 1e6;
       console.log(
-        `  ${perRep.toFixed(3)} of roof (wall, per rep)  ${cpu.toFixed(3)} (cpu time)  ${ms.toFixed(2)} ms  cpu median ${median(cpus[k]).toFixed(1)} min ${Math.min(...cpus[k]).toFixed(1)} ms  ${JSON.stringify(shape)}`,
+        `  ${perRep.toFixed(3)} of roof (wall, per rep)  ${cpu.toFixed(3)} (cpu time)  ${ms.toFixed(2)} ms  ${gflops.toFixed(2)} GFLOP/s  ×${median(speedups).toFixed(2)} [${Math.min(...speedups).toFixed(2)}–${Math.max(...speedups).toFixed(2)}] of first (cpu time ×${median(cpuSpeedups).toFixed(2)} [${Math.min(...cpuSpeedups).toFixed(2)}–${Math.max(...cpuSpeedups).toFixed(2)}])  cpu median ${median(cpus[k]).toFixed(1)} min ${Math.min(...cpus[k]).toFixed(1)} ms  ${JSON.stringify(shape)}`,
       );
     }
     for (const ds of [best, ...kernels]) releaseDispatches(ds);
