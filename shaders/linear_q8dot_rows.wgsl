@@ -1,6 +1,8 @@
 // linear_q8dot.wgsl without subgroups, shaped as linear_rows.wgsl (the CPU adapters' shape): one
 // invocation per ROW_BLOCK weight rows over all columns, no reduction; workgroup z takes TOKENS
-// rows of X, which the workgroup stages once for its LANES · ROW_BLOCK rows.
+// rows of X, which the workgroup stages once for its LANES · ROW_BLOCK rows. Each invocation's
+// ROW_BLOCK × TOKENS register tile loads a weight block once for TOKENS tokens and a staged X
+// block once for ROW_BLOCK rows: decode (R ≤ 8) and, on CPU adapters, prefill (select.ts).
 
 @compute @workgroup_size(LANES)
 fn main(@builtin(local_invocation_index) lane: u32,

@@ -5,7 +5,9 @@
 // ---- shaders/linear_q8dot_rows.wgsl ----
 // linear_q8dot.wgsl without subgroups, shaped as linear_rows.wgsl (the CPU adapters' shape): one
 // invocation per ROW_BLOCK weight rows over all columns, no reduction; workgroup z takes TOKENS
-// rows of X, which the workgroup stages once for its LANES · ROW_BLOCK rows.
+// rows of X, which the workgroup stages once for its LANES · ROW_BLOCK rows. Each invocation's
+// ROW_BLOCK × TOKENS register tile loads a weight block once for TOKENS tokens and a staged X
+// block once for ROW_BLOCK rows: decode (R ≤ 8) and, on CPU adapters, prefill (select.ts).
 
 @compute @workgroup_size(LANES)
 fn main(@builtin(local_invocation_index) lane: u32,
@@ -26,7 +28,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/linear_q8dot.wgsl ----
-// Decode matvec with 8-bit activations (TOKENS ≤ 8 rows of X) for the 8-bit-integer weight
+// Linear layer with 8-bit activations (TOKENS ≤ 8 rows of X per workgroup: decode, and prefill as
+// linear_q8dot_rows.wgsl's grid z over groups of TOKENS rows) for the 8-bit-integer weight
 // formats (q4_0, q8_0): each workgroup first quantizes its rows of X, after the RMSNorm gain, to
 // int8 per 32-element block as llama.cpp quantizes activations (q8_0/q8_1: d_x = max|x|/127,
 // q = round(x/d_x)) into workgroup memory; then a block of a weight row against a block of X is

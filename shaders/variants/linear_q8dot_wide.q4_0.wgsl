@@ -52,7 +52,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/linear_q8dot.wgsl ----
-// Decode matvec with 8-bit activations (TOKENS ≤ 8 rows of X) for the 8-bit-integer weight
+// Linear layer with 8-bit activations (TOKENS ≤ 8 rows of X per workgroup: decode, and prefill as
+// linear_q8dot_rows.wgsl's grid z over groups of TOKENS rows) for the 8-bit-integer weight
 // formats (q4_0, q8_0): each workgroup first quantizes its rows of X, after the RMSNorm gain, to
 // int8 per 32-element block as llama.cpp quantizes activations (q8_0/q8_1: d_x = max|x|/127,
 // q = round(x/d_x)) into workgroup memory; then a block of a weight row against a block of X is

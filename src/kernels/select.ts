@@ -301,7 +301,8 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  *
  * GPUs: decode runs the wide matvec (workgroups of 128 holding several subgroups, each owning a
  * block of rows; 2 rows per subgroup at R ≤ 2 keep ≥ 256 workgroups on a 2048-row matrix),
- * prefill the tiled matmul with f16 tiles where shader-f16 exists. Without subgroups, a
+ * prefill the tiled matmul with f16 tiles where shader-f16 exists (also for q4_0/q8_0: the 8-bit
+ * prefill tile below is one invocation per weight rows, uncoalesced, a CPU shape). Without subgroups, a
  * 64-lane workgroup-memory tree.
  *
  * CPU adapters run a subgroup as one SIMD register, where a load whose index is not a
@@ -311,7 +312,8 @@ export type LinearShape = MatvecShape | MatmulShape | RowsShape;
  * loaded and dequantized once for up to 4 tokens, each X vector once for 4+ rows). The tiled
  * matmul (workgroup staging, two barriers per 32-wide slab, scalar staging stores) measured 5×
  * slower per token there (2048 × 2048 q4_0, 16 tokens, lavapipe), and f16 computes slower than
- * f32 on a CPU (the FMA roofs say so).
+ * f32 on a CPU (the FMA roofs say so). Q4_0/Q8_0 prefill, where packed_4x8_integer_dot_product
+ * exists, runs the same register tile with 8-bit activations (linear_q8dot_rows; cpuQ8dotShapes).
  */
 export function linearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
   const shapes = allLinearShapes(caps, R, format, cols);
@@ -328,12 +330,15 @@ export function q8dotFits(caps: Capabilities, shape: LinearShape, format: Weight
 function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, cols?: number): LinearShape[] {
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
-  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && R <= MATVEC_MAX_TOKENS;
+  // GPUs run prefill (R > 8) as the tiled matmul; CPU adapters as linear_rows's register tile, f32 or 8-bit.
+  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && (caps.cpuLike || R <= MATVEC_MAX_TOKENS);
   if (caps.cpuLike) {
     const shapes = cpuLinearShapes(caps, R, subgroups);
     const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
     if (!q8dot) return nibbles;
     const dots = cpuQ8dotShapes(caps, R, subgroups);
+    // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
+    if (R > MATVEC_MAX_TOKENS) return [dots[0], ...nibbles, ...dots.slice(1)];
     return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
@@ -447,9 +452,26 @@ function cpuQ8dotQ4_0(caps: Capabilities, cols: number | undefined): boolean {
 /**
  * CPU adapters: linear_q8dot at R = 1 as one subgroup per workgroup owning 64 rows, 8 at a time (the
  * one-subgroup matvec's shape: each staged X block feeds 8 rows), else one invocation per 8 rows;
- * from R = 2 on (not measured; autotuner candidates only) the rows shape with up to 4 tokens.
+ * from R = 2 to 8 (not measured; autotuner candidates only) the rows shape with up to 4 tokens.
+ * Prefill (R > 8): linear_q8dot_rows with a register tile of 4 weight rows × 4 tokens, as
+ * linear_rows's f32 default, and 32 invocations per workgroup, so the X the workgroup quantizes
+ * into workgroup memory (4 tokens, 5.5 B per column) serves 128 weight rows; grid z covers the
+ * groups of 4 tokens. Where 4 tokens' X exceeds workgroup memory (over ~5,900 columns at 32 KiB)
+ * linear_rows runs; 8 rows × 2 tokens, which fits up to ~11,900 columns, is a candidate only (not
+ * measured faster). Measured on lavapipe (cli/matvec-bench.ts, q4_0, R = 16/64/128, CPU time of the
+ * process per rep against linear_rows's f32 4 × 4 tile with 8 lanes, medians; a 2-core machine under
+ * load average ~10, so wall times scattered 0.4–4×): SmolLM2-135M's 576×576, 1536×576 and 576×1536
+ * took 0.72–0.98 of the f32 tile's CPU time (median 0.78), Llama-3.2-1B's 2048×2048 and 8192×2048
+ * 0.71–1.02 (median 0.93); the noise floor there: 2048×8192, where the tile falls back to the f32 one,
+ * read 0.85–1.2 against itself. 8 lanes per workgroup (a quarter of the time staging X) were not faster.
  */
 function cpuQ8dotShapes(caps: Capabilities, R: number, subgroups: boolean): LinearShape[] {
+  if (R > MATVEC_MAX_TOKENS) {
+    return [
+      { kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true },
+      { kernel: 'rows', lanes: 32, rowBlock: 8, tokens: 2, q8dot: true },
+    ];
+  }
   const tokens = Math.min(R, 4);
   const rows: LinearShape = { kernel: 'rows', lanes: 8, rowBlock: Math.min(8, Math.floor(16 / tokens)), tokens, q8dot: true };
   const wide: LinearShape = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: caps.subgroupMinSize, rowBlock: 8, rowsPerWorkgroup: 64 };

@@ -55,7 +55,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     return ctx.caps.subgroups ? [wide, rows] : [rows];
   };
 
-  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and wide q4_0 (SwiftShader’s for every q4_0)', () => {
+  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and wide q4_0 (SwiftShader’s for every q4_0), and for prefill', () => {
     expect(ctx.caps.packedDot).toBe(true);
     const gpu = { ...ctx.caps, cpuLike: false };
     const chosen = (caps: typeof gpu, R: number, format: WeightFormat, cols?: number) => q8dotTokens(linearShape(caps, R, format, cols), format, R) > 0;
@@ -67,6 +67,13 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
         expect(linearShapes(ctx.caps, R, format).some((s) => q8dotTokens(s, format, R) > 0)).toBe(true);
       }
       expect(linearShape(gpu, 16, format).kernel).toBe('matmul');
+      // CPU adapters' prefill: the 8-bit register tile where 4 tokens' X fits workgroup memory, else linear_rows in f32.
+      for (const R of [9, 64, 512]) {
+        expect(linearShape(ctx.caps, R, format, 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
+        expect(q8dotTokens(linearShape({ ...ctx.caps, packedDot: false }, R, format, 2048), format, R)).toBe(0);
+      }
+      const wide = linearShape(ctx.caps, 16, format, 32 * Math.ceil(ctx.caps.limits.maxComputeWorkgroupStorageSize / (4 * 44) + 1));
+      expect([wide.kernel, q8dotTokens(wide, format, 16)]).toEqual(['rows', 0]);
     }
     expect(chosen(ctx.caps, 1, 'q8_0', 2048)).toBe(true);
     expect(chosen(ctx.caps, 1, 'q4_0', 8192)).toBe(true);
@@ -102,6 +109,44 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
         const variants = shapes(R);
         for (const [j, c] of cases.entries()) {
           await checkLinear(ctx, { ...c, format, cols: j % 2 ? 128 : 96, R, shape: variants[(j + R) % variants.length], seed: 10 * j + R });
+        }
+      }
+    });
+  });
+
+  /**
+   * Prefill (R > 8) register tiles, which only the rows shape runs: ROW_BLOCK rows × TOKENS tokens per
+   * invocation, grid z over groups of TOKENS tokens; 4 lanes so the rows are not a multiple of a
+   * workgroup's, and TOKENS 4 and 3 so R = 9, 16 and 33 leave a partial last group in one of them.
+   */
+  const prefillShapes: LinearShape[] = [
+    { kernel: 'rows', lanes: 4, rowBlock: 4, tokens: 4, q8dot: true },
+    { kernel: 'rows', lanes: 4, rowBlock: 5, tokens: 3, q8dot: true },
+    { kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 2, q8dot: true },
+  ];
+
+  it.each(FORMATS)('%s: prefill tiles, awkward rows and columns, R = 9, 16 and 33', async (format) => {
+    await withErrorScopes(ctx.device, `q8dot prefill ${format}`, async () => {
+      const next = rng(format === 'q4_0' ? 13 : 14);
+      for (const [i, R] of [9, 16, 33].entries()) {
+        const cols = [96, 160, 288][i];
+        const rows = 1 + Math.floor(next() * 90);
+        // Two tiles per R (each pipeline of an unrolled 16-accumulator tile takes lavapipe seconds to compile).
+        for (const k of [0, 1]) {
+          const shape = prefillShapes[(i + k) % prefillShapes.length];
+          await checkLinear(ctx, { format, rows, cols, R, shape, seed: 100 + 10 * i + k });
+        }
+      }
+    });
+  });
+
+  it.each(FORMATS)('%s: prefill tiles with every fused prologue and epilogue', async (format) => {
+    await withErrorScopes(ctx.device, `q8dot prefill fused ${format}`, async () => {
+      for (const R of [9, 16, 33]) {
+        for (const [j, c] of FUSED_CASES.entries()) {
+          // One tile per case, the same pipeline for every R (all exceed its TOKENS).
+          const shape = prefillShapes[j % prefillShapes.length];
+          await checkLinear(ctx, { ...c, format, cols: j % 2 ? 128 : 96, R, shape, seed: 200 + 10 * j + R });
         }
       }
     });
@@ -164,6 +209,44 @@ describe.skipIf(!HAVE_MODEL)(
         const refDecoded = reference.forward(first.outputTokens[0], prompt.length);
         const error = nmse(decoded, refDecoded);
         console.info(`stories260K ${quant}, 8-bit activations: decode-step logits NMSE ${error.toExponential(2)}`);
+        expect(error).toBeLessThan(1e-3);
+      } finally {
+        await loaded.engine.destroy();
+      }
+    });
+
+    // Prefill through linear_q8dot_rows's register tile: a 26-token prompt in chunks of at most 16
+    // rows (16 + 10), every prefill-class linear (R > 8) forced onto 4 weight rows × 3 tokens per
+    // invocation (neither 16 nor 10 is a multiple of 3: a partial last token group); decode keeps the static shapes.
+    it.each(['q8_0', 'q4_0'] as const)('%s: chunked prefill through the 8-bit tile, greedy tokens as the CPU reference', async (quant) => {
+      const model = await quantizedStories(quant);
+      const reference = new ReferenceModel(model.config, await loadReferenceWeights(model.gguf, model.config, model.tensors));
+      const prompt = [1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 261, 378, 432, 383, 286];
+      const forced: LinearShape = { kernel: 'rows', lanes: 8, rowBlock: 4, tokens: 3, q8dot: true };
+      const loaded = await withErrorScopes(ctx.device, `load ${quant}`, () =>
+        loadModel(
+          ctx,
+          { kind: 'gguf', model, id: `stories260k-${quant}` },
+          {
+            shape: { maxSeq: 64, slots: 1, maxRows: 16 },
+            // Only R = 16 is tuned: the prefill class (every R > 8, the 10-row chunk too); decode runs select.ts's shapes.
+            warmShapes: [[16, 1]],
+            autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => [forced] },
+          },
+        ),
+      );
+      try {
+        const program = await loaded.engine.program(16, 1, 'one-slot');
+        const q8 = [...program.body, ...program.head].filter((d) => d.label?.includes('linear_q8dot_rows'));
+        expect(q8.length).toBeGreaterThanOrEqual(3 * model.config.nLayers);
+        const g = await withErrorScopes(ctx.device, 'generate', () => generate(loaded.engine, prompt, 12, { chunk: 16 }));
+        expect(g.outputTokens).toEqual(generateGreedy(reference, prompt, 12));
+        // The logits of the prefill's last row: both chunks' linears ran the 8-bit tile.
+        await generate(loaded.engine, prompt, 1, { chunk: 16 });
+        const logits = await loaded.engine.readLogits(0);
+        const refLogits = prompt.map((t, pos) => reference.forward(t, pos)).at(-1)!;
+        const error = nmse(logits, refLogits);
+        console.info(`stories260K ${quant}, 8-bit prefill tile: last prompt row's logits NMSE ${error.toExponential(2)}`);
         expect(error).toBeLessThan(1e-3);
       } finally {
         await loaded.engine.destroy();
