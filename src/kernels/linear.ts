@@ -86,11 +86,14 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
   const q8Tokens = q8dotTokens(shape, format, R);
   if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
     // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
+    // A swar shape runs linear_q8dot_swar.wgsl for q4_0 (one row of X per workgroup), else the plain 8-bit tile.
+    const swar = shape.kernel === 'rows' && shape.swar === true && format === 'q4_0' && q8Tokens === 1;
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
+    const name = swar ? 'linear_q8dot_swar+q4_0' : (`${body}+${format as 'q4_0' | 'q8_0'}` as const);
     return {
-      ...shader(`${body}+${format as 'q4_0' | 'q8_0'}`),
+      ...shader(name),
       constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: q8Tokens, ...rowsPerWorkgroup, ...staged, ...io },
     };
   }
@@ -124,9 +127,12 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
   if (shape.kernel === 'rows') {
     const { rowBlock, tokens } = shape;
-    if (!(Number.isInteger(rowBlock) && Number.isInteger(tokens) && rowBlock >= 1 && rowBlock <= 8 && tokens >= 1 && tokens <= 8 && rowBlock * tokens <= 16)) {
-      throw bad('rowBlock and tokens must be 1–8 with rowBlock · tokens ≤ 16');
+    const maxRowBlock = shape.swar && tokens === 1 ? 16 : 8;
+    if (!(Number.isInteger(rowBlock) && Number.isInteger(tokens) && rowBlock >= 1 && rowBlock <= maxRowBlock && tokens >= 1 && tokens <= 8 && rowBlock * tokens <= 16)) {
+      throw bad(`rowBlock and tokens must be 1–${maxRowBlock} and 1–8 with rowBlock · tokens ≤ 16`);
     }
+    // Whole 8-wide subgroups, so every lane the kernel broadcasts from runs.
+    if (shape.swar && !(shape.q8dot && caps.subgroups && shape.lanes % 8 === 0)) throw bad('swar needs q8dot, subgroups and a multiple of 8 lanes');
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
     if (shape.q8dot && !caps.packedDot) throw bad('q8dot needs the WGSL language feature packed_4x8_integer_dot_product');
     if (shape.shareX !== undefined && !(shape.nibbles && caps.subgroups && (shape.shareX === 4 || shape.shareX === 8) && shape.lanes % shape.shareX === 0)) {

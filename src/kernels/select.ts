@@ -272,6 +272,12 @@ export interface RowsShape {
    * dot4I8Packed per 4 weights (shaders/linear_q8dot_rows.wgsl; see Q8DOT_FORMATS).
    */
   q8dot?: boolean;
+  /**
+   * With q8dot and tokens = 1, q4_0 (elsewhere the plain q8dot tile runs): shaders/linear_q8dot_swar.wgsl,
+   * block products two at a time in 16-bit fields of a u32, one vec4 load per block and per 8 block
+   * scales, X shared through 8-wide subgroups (needs subgroups); rowBlock up to 16.
+   */
+  swar?: boolean;
 }
 
 /**

@@ -17,6 +17,7 @@ import { generate } from '../../src/model/generate.ts';
 import { loadModel } from '../../src/model/load.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
 import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
+import { linearSpec } from '../../src/kernels/linear.ts';
 import { testGpu } from './context.ts';
 import { nmse } from './harness.ts';
 import { HAVE_MODEL, MISSING, quantizedStories } from './models.ts';
@@ -148,6 +149,45 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
           const shape = prefillShapes[j % prefillShapes.length];
           await checkLinear(ctx, { ...c, format, cols: j % 2 ? 128 : 96, R, shape, seed: 200 + 10 * j + R });
         }
+      }
+    });
+  });
+
+  /**
+   * Q4_0 one-token decode in SWAR (shaders/linear_q8dot_swar.wgsl): 3 and 16 rows per invocation,
+   * rows not a multiple of a workgroup's, columns whose blocks come in multiples of 8 (the vector
+   * scale loads) and not (a scale per block), every fused case. Subgroups of 8 share X (lavapipe);
+   * other sizes read it per lane (SwiftShader's 4). Needs subgroups: refused without them.
+   */
+  const swarShapes: LinearShape[] = [
+    { kernel: 'rows', lanes: 8, rowBlock: 16, tokens: 1, q8dot: true, swar: true },
+    { kernel: 'rows', lanes: 16, rowBlock: 3, tokens: 1, q8dot: true, swar: true },
+  ];
+
+  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 and 3 rows of X', async () => {
+    if (!ctx.caps.subgroups) {
+      await expect(checkLinear(ctx, { format: 'q4_0', rows: 9, cols: 256, R: 1, shape: swarShapes[0], seed: 1 })).rejects.toThrow(/swar needs/);
+      return;
+    }
+    // The shape runs the SWAR variant for q4_0 (one row of X per workgroup), the plain 8-bit tile for q8_0.
+    expect(linearSpec('q4_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_swar+q4_0');
+    expect(linearSpec('q4_0', swarShapes[0], 3, {}, 256).name).toBe('linear_q8dot_swar+q4_0');
+    expect(linearSpec('q8_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_rows+q8_0');
+    await withErrorScopes(ctx.device, 'q8dot swar', async () => {
+      const next = rng(23);
+      for (const [i, cols] of [256, 96, 512, 288, 2048].entries()) {
+        const rows = 1 + Math.floor(next() * 300);
+        await checkLinear(ctx, { format: 'q4_0', rows, cols, R: i === 1 ? 3 : 1, shape: swarShapes[i % 2], seed: 300 + i });
+      }
+    });
+  });
+
+  it('q4_0 SWAR decode with every fused prologue and epilogue', async () => {
+    if (!ctx.caps.subgroups) return;
+    await withErrorScopes(ctx.device, 'q8dot swar fused', async () => {
+      for (const [j, c] of FUSED_CASES.entries()) {
+        const shape = { ...swarShapes[j % 2], rowBlock: j % 2 ? 4 : 16 };
+        await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 256 : 96, R: 1, shape, seed: 400 + j });
       }
     });
   });

@@ -1,0 +1,141 @@
+enable subgroups;
+diagnostic(off, subgroup_uniformity);
+
+// Q4_0 one-token decode for CPU adapters: linear_q8dot.wgsl's 8-bit activations (staged once per
+// workgroup), one invocation per ROW_BLOCK weight rows over all columns (linear_q8dot_rows.wgsl's
+// shape), with the block products done two at a time in 16-bit fields of a u32 (SWAR) instead of
+// dot4I8Packed, and every load made as wide as the data allows.
+//
+// Why: lavapipe runs every storage or workgroup load whose index is not a compile-time constant
+// lane by lane (Mesa's load_ssbo: a per-lane loop with a bounds check, ~27 scalar instructions per
+// lane for a vec4, ~12 for a u32), while ALU runs on all 8 lanes at once; dot4I8Packed has no
+// native instruction there and becomes 4 byte extracts, 4 multiplies and 3 adds per 4 weights.
+// So this kernel (measured in a stand-alone harness on lavapipe, 16384 × 2048 q4_0 rows):
+//  - loads each weight block as one vec4 (16 bytes, one per-lane loop for 32 weights);
+//  - loads the block scales as one vec4 per 8 blocks (from the scale region of the same buffer,
+//    where a row's blocks come in multiples of 8; a u32 per block otherwise): a u32 load per block
+//    had cost a third of the time;
+//  - shares X through the subgroup: lane l reads the block's staged word l and broadcasts its pairs
+//    (a broadcast is a register shuffle), instead of every lane reading all 8 words;
+//  - multiplies in SWAR: (q_a + q_b·2¹⁶)·(x_b + x_a·2¹⁶) mod 2³² holds q_a·x_a + q_b·x_b in its
+//    high 16 bits (q_a·x_b in the low ones, q_b·x_a·2³² falls off), so a mask, a multiply and an
+//    add serve two weights; 8 products accumulate before the high half is taken. Bounds: with
+//    x in [−127, 127] and q in [0, 15], 8 products' high fields sum to |H| ≤ 30,480 and low fields
+//    to |L| ≤ 15,240 < 2¹⁵, so the true sum L + H·2¹⁶ fits an i32 and (S + 2¹⁵) >> 16 (arithmetic)
+//    is exactly H. Exact integer arithmetic: the result equals dot4I8Packed's.
+//
+// Joined before linear_q8dot.wgsl (staging: x_quants, x_blocks, stage_rows), linear_q8dot_q4_0.wgsl
+// (Q8_OFFSET), linear_io.wgsl and weights_q4_0.wgsl + weights_scales.wgsl; same binding contract and
+// grid as linear_q8dot_rows.wgsl with TOKENS = 1 (decode; more rows of X run one per grid z). SUBGROUP = 8 shares X where the shader runs
+// 8-wide subgroups; at another size every lane reads the words itself.
+
+const SWAR_MAX_ROWS = 16u;       // ROW_BLOCK ≤ this here (linear.ts checks it)
+const PAIR_MASK = 0x000F000Fu;   // nibbles of bytes 0 and 2 (shifted: 1 and 3; +4: the high nibbles)
+
+var<private> sg_size: u32;
+var<private> sg_lane: u32;
+
+// The SWAR pairs of a staged X word (int8 x0..x3 in bytes 0..3): even x2 + x0·2¹⁶, odd x3 + x1·2¹⁶.
+fn x_pairs(word: u32) -> vec2<u32> {
+  let x = bitcast<i32>(word);
+  let even = extractBits(x, 16u, 8u) + (extractBits(x, 0u, 8u) << 16u);
+  let odd = extractBits(x, 24u, 8u) + (extractBits(x, 8u, 8u) << 16u);
+  return bitcast<vec2<u32>>(vec2<i32>(even, odd));
+}
+
+fn high16(s: u32) -> i32 {
+  return (bitcast<i32>(s) + 0x8000) >> 16u;
+}
+
+// The four masked pairs of weight word w against staged X words lo (its low nibbles' elements) and
+// hi (its high nibbles'): p holds (even, odd) pairs of each.
+fn word_products(w: u32, lo: vec2<u32>, hi: vec2<u32>) -> u32 {
+  return (w & PAIR_MASK) * lo.x + ((w >> 8u) & PAIR_MASK) * lo.y + ((w >> 4u) & PAIR_MASK) * hi.x + ((w >> 12u) & PAIR_MASK) * hi.y;
+}
+
+// Σ q·q_x over one q4_0 block (word k: elements 4k..4k+3 low, 16+4k..16+4k+3 high) against the
+// block's 8 staged words' pairs.
+fn swar_dot(w: vec4<u32>, x: array<vec2<u32>, 8>) -> i32 {
+  let s01 = word_products(w.x, x[0], x[4]) + word_products(w.y, x[1], x[5]);
+  let s23 = word_products(w.z, x[2], x[6]) + word_products(w.w, x[3], x[7]);
+  return high16(s01) + high16(s23);
+}
+
+// Block c's 8 staged words as SWAR pairs.
+fn block_pairs(c: u32) -> array<vec2<u32>, 8> {
+  var x: array<vec2<u32>, 8>;
+  if (sg_size == 8u) {
+    let mine = x_pairs(x_quants[2u * c + sg_lane / 4u][sg_lane % 4u]);
+    x = array<vec2<u32>, 8>(subgroupBroadcast(mine, 0u), subgroupBroadcast(mine, 1u), subgroupBroadcast(mine, 2u), subgroupBroadcast(mine, 3u),
+                            subgroupBroadcast(mine, 4u), subgroupBroadcast(mine, 5u), subgroupBroadcast(mine, 6u), subgroupBroadcast(mine, 7u));
+  } else {
+    for (var k = 0u; k < 8u; k++) { x[k] = x_pairs(x_quants[2u * c + k / 4u][k % 4u]); }
+  }
+  return x;
+}
+
+var<private> row_block: array<u32, SWAR_MAX_ROWS>;   // first block of each row of the invocation
+var<private> acc: array<f32, SWAR_MAX_ROWS>;
+var<private> sum_sq: f32;
+
+// Block c for every row, with its scales d (ROW_BLOCK of them).
+fn add_block(c: u32, d: array<f32, SWAR_MAX_ROWS>) {
+  let x = block_pairs(c);
+  let xb = x_blocks[c];
+  if (NORM_INPUT) { sum_sq += xb.sum_sq; }
+  let offset = Q8_OFFSET * xb.sum_q;
+  for (var i = 0u; i < ROW_BLOCK; i++) {
+    let q = swar_dot(W[row_block[i] + c], x) + offset;
+    acc[i] = fma(d[i] * xb.d, f32(q), acc[i]);
+  }
+}
+
+// The scale of block j (0..7) of a vector of 8 f16 block scales (two per word, block 2i low).
+fn scale_of(scales: vec4<u32>, j: u32) -> f32 {
+  let word = select(select(scales.x, scales.y, (j & 2u) != 0u), select(scales.z, scales.w, (j & 2u) != 0u), j >= 4u);
+  let pair = unpack2x16float(word);
+  return select(pair.x, pair.y, (j & 1u) == 1u);
+}
+
+@compute @workgroup_size(LANES)
+fn main(@builtin(local_invocation_index) lane: u32,
+        @builtin(subgroup_invocation_id) subgroup_lane: u32,
+        @builtin(subgroup_size) subgroup_size: u32,
+        @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+  sg_size = subgroup_size;
+  sg_lane = subgroup_lane;
+  let t = wid.z;   // one row of X per workgroup (TOKENS = 1); grid z covers the rest
+  stage_rows(lane, LANES, t);
+  workgroupBarrier();
+  let row0 = ((wid.x + wid.y * nwg.x) * LANES + lane) * ROW_BLOCK;
+  let blocks = params.cols / 32u;
+  // Rows past the shard repeat the last one (never stored), so every loop has a constant trip count.
+  for (var i = 0u; i < ROW_BLOCK; i++) { row_block[i] = min(row0 + i, params.rows - 1u) * blocks; }
+  if (blocks % 8u == 0u) {
+    // Every row starts on a multiple of 8 blocks: its scales for blocks c8..c8+7 are one 16-byte
+    // vector of the scale region (4-word aligned: it follows the 4-word blocks).
+    for (var c8 = 0u; c8 < blocks; c8 += 8u) {
+      var scales: array<vec4<u32>, SWAR_MAX_ROWS>;
+      for (var i = 0u; i < ROW_BLOCK; i++) { scales[i] = W[(params.scale_base + (row_block[i] + c8) / 2u) / 4u]; }
+      // Not unrolled: the body (ROW_BLOCK rows, each load a lane-by-lane loop) is already ~10 KiB
+      // of machine code on lavapipe; unrolled 8 times it outgrew the instruction cache.
+      for (var j = 0u; j < 8u; j++) {
+        var d: array<f32, SWAR_MAX_ROWS>;
+        for (var i = 0u; i < ROW_BLOCK; i++) { d[i] = scale_of(scales[i], j); }
+        add_block(c8 + j, d);
+      }
+    }
+  } else {
+    for (var c = 0u; c < blocks; c++) {
+      var d: array<f32, SWAR_MAX_ROWS>;
+      for (var i = 0u; i < ROW_BLOCK; i++) { d[i] = block_scale(row_block[i] + c); }
+      add_block(c, d);
+    }
+  }
+  // GATED pairs (2j, 2j+1) are rows of one invocation (ROW_BLOCK even): gate first, then up.
+  for (var i = 0u; i < ROW_BLOCK; i++) {
+    if (row0 + i >= params.rows) { break; }
+    store(t, row0 + i, acc[i] * input_scale(sum_sq));
+  }
+}
