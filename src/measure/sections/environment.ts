@@ -192,7 +192,7 @@ export function formatCeilings(c: Ceilings): string {
     '',
     `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
-    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the prefill GEMM (${CEILING_LABELS[gemm.key].replace('prefill GEMM ', '')}) reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
   ].join('\n');
 }
 
