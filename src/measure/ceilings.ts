@@ -1,6 +1,7 @@
 /**
  * The device's two roofs, measured on the device: memory bandwidth (streaming read, read+write
- * copy, copyBufferToBuffer) and compute (FMA chains in f32 and f16, and the engine's own prefill GEMM on f32 weights).
+ * copy, copyBufferToBuffer) and compute (FMA chains in f32 and f16, and the engine's own prefill GEMM on
+ * f32 weights and, where its Q4_0 prefill runs 8-bit activations, on q4_0 weights).
  *
  * Protocol: the working set is sized from the device's limits to be far larger than any cache;
  * one warm-up, then repetitions until a minimum duration; the median is the headline and
@@ -18,9 +19,12 @@ import { fillHash, hashSum, hashU32 } from '../kernels/fill-hash.ts';
 import { fmaCost, fmaExpected, fmaGrid, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { linear } from '../kernels/linear.ts';
-import { linearShape, probeShapes, type LinearShape, type ProbeShapes } from '../kernels/select.ts';
+import { linearShape, probeShapes, q8dotTokens, type LinearShape, type ProbeShapes } from '../kernels/select.ts';
 import { streamRead, sumPartials } from '../kernels/stream-read.ts';
 import { destroyWeight, uploadWeight } from '../kernels/weights.ts';
+import { GGMLType } from '../model/gguf/types.ts';
+import { dequantize } from '../model/quant.ts';
+import { quantizeQ4_0 } from '../model/quantize.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
 import type { CeilingKey, CeilingMeasurement, Ceilings } from './schema.ts';
 import { summarize } from './stats.ts';
@@ -58,7 +62,8 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes, 'b2b')],
     ['f32_gflops', 'f32 FMA chains', () => measureFma(run, 'f32', shapes.fmaWorkgroups, shapes.fmaIterations)],
     ['f16_gflops', 'f16 FMA chains', () => (ctx.caps.shaderF16 ? measureFma(run, 'f16', shapes.fmaWorkgroups, shapes.fmaIterations) : Promise.resolve(null))],
-    ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulSize)],
+    ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulSize, 'f32')],
+    ['matmul_q8_gflops', 'prefill GEMM (8-bit activations)', () => measureMatmul(run, shapes.matmulSize, 'q4_0')],
   ];
   try {
     for (const [i, [key, name, measure]] of steps.entries()) {
@@ -71,7 +76,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
   } finally {
     timer?.destroy();
   }
-  // Every roof but f16 is measured or the run threw.
+  // Every roof but f16 and the 8-bit GEMM is measured or the run threw.
   const measurements: Ceilings['measurements'] = {
     read_bandwidth_gbps: measured.read_bandwidth_gbps!,
     copy_bandwidth_gbps: measured.copy_bandwidth_gbps!,
@@ -79,6 +84,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     f32_gflops: measured.f32_gflops!,
     f16_gflops: measured.f16_gflops ?? null,
     matmul_f32_gflops: measured.matmul_f32_gflops!,
+    matmul_q8_gflops: measured.matmul_q8_gflops ?? null,
   };
   return {
     read_bandwidth_gbps: measurements.read_bandwidth_gbps.value,
@@ -87,6 +93,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     f32_gflops: measurements.f32_gflops.value,
     f16_gflops: measurements.f16_gflops?.value ?? null,
     matmul_f32_gflops: measurements.matmul_f32_gflops.value,
+    matmul_q8_gflops: measurements.matmul_q8_gflops?.value ?? null,
     working_set_bytes: bytes,
     measurements,
   };
@@ -284,40 +291,74 @@ async function measureFma(run: Runner, precision: FmaPrecision, workgroups: numb
   }
 }
 
+// 8-bit activations: each x is rounded to d·round(x/d) with d = max|x_block|/127 per 32-element
+// block of a row of X (linear_q8dot.wgsl), off by at most d/2 = max|x_block|/254. So an output's error
+// is at most Σ_k |w_k|·max|x_block(k)|/254 (1% slack for the f32 rounding of d and of the products),
+// which bounds every sampled output; that bound grows with n, a random-sign sum of the errors with √n,
+// so the sampled outputs' NMSE is checked too. For the uniform X here max²/E[x²] ≤ 3, so the NMSE is
+// ≈ 3/(12·127²) = 1.6e-5 (linear-check.ts derives the same); 2e-4 allows 12× that, and a wrong nibble
+// order, offset or block scale gives ≳ 1e-2.
+const Q8_ROUNDING = 1.01 / 254;
+const Q8_NMSE = 2e-4;
+
 /**
- * The prefill GEMM roof: the engine's own linear kernel (whatever select.ts, or the tuner, runs for
- * n tokens) on an n × n f32 weight, Y = X·Wᵀ with n tokens. So "of matmul roof" compares a model's
- * prefill with what this engine's GEMM reaches on this device, not with a separate probe kernel
- * that prefill could outrun.
+ * A prefill GEMM roof: the engine's own linear kernel (whatever select.ts, or the tuner, runs for n
+ * tokens) on an n × n weight, Y = X·Wᵀ with n tokens. So "of matmul roof" compares a model's prefill
+ * with what this engine's GEMM reaches on this device, not with a separate probe kernel that prefill
+ * could outrun. 'f32': f32 weights, on every device. 'q4_0': q4_0 weights where select.ts runs their
+ * prefill with 8-bit activations (linear_q8dot_rows, CPU adapters with packed_4x8_integer_dot_product),
+ * which is faster than the f32 kernel there, else null. Q4_0 rather than Q8_0: the faster of the two
+ * 8-bit paths (fewer weight bytes), so it bounds both.
  */
-async function measureMatmul(run: Runner, n: number): Promise<CeilingMeasurement> {
+async function measureMatmul(run: Runner, n: number, format: 'f32' | 'q4_0'): Promise<CeilingMeasurement | null> {
   const { ctx } = run;
+  const shape = format === 'f32' ? linearShape(ctx.caps, n) : linearShape(ctx.caps, n, format, n);
+  const q8 = q8dotTokens(shape, format, n) > 0;
+  if (format === 'q4_0' && !q8) return null;
   const x = seededFloats(n * n, 1);
-  const w = seededFloats(n * n, 2);
+  const seeded = seededFloats(n * n, 2);
+  const bytes = format === 'f32' ? new Uint8Array(seeded.buffer) : quantizeQ4_0(seeded);
+  // The weights the kernel multiplies by, as the CPU decodes them.
+  const w = format === 'f32' ? seeded : dequantize(GGMLType.Q4_0, bytes, n * n);
   const X = storageBufferWith(ctx.device, 'ceilings.X', x);
-  const W = uploadWeight(ctx, 'ceilings.W', 'f32', n, n, new Uint8Array(w.buffer));
+  const W = uploadWeight(ctx, 'ceilings.W', format, n, n, bytes);
   const Y = storageBuffer(ctx.device, 'ceilings.Y', n * n * 4);
-  const shape = linearShape(ctx.caps, n);
-  const ds = await linear(ctx, 'ceilings.matmul', W, X, Y, n, { shape });
+  const ds = await linear(ctx, `ceilings.matmul_${format}`, W, X, Y, n, { shape });
   try {
     const samples = await run.repeatDispatches(ds);
     const y = new Float32Array(await readBuffer(ctx.device, Y));
     // f32 products: |error| ≤ n·ε·Σ|x·w| at worst, 1e-5·Σ|x·w| is far above typical; f16 tiles
     // round each input to 11 bits (relative 2⁻¹¹ per product).
     const tolerance = shape.kernel === 'matmul' && shape.f16 ? 2e-3 : 1e-5;
+    let squaredError = 0;
+    let squaredRef = 0;
     for (let s = 0; s < 64; s++) {
       const r = (s * 7919) % n;
       const c = (s * 104729 + 13) % n;
       let ref = 0;
       let mag = 0;
-      for (let k = 0; k < n; k++) {
-        ref += x[r * n + k] * w[c * n + k];
-        mag += Math.abs(x[r * n + k] * w[c * n + k]);
+      let rounding = 0;
+      for (let k0 = 0; k0 < n; k0 += 32) {
+        let xMax = 0;
+        let wSum = 0;
+        for (let k = k0; k < Math.min(n, k0 + 32); k++) {
+          ref += x[r * n + k] * w[c * n + k];
+          mag += Math.abs(x[r * n + k] * w[c * n + k]);
+          xMax = Math.max(xMax, Math.abs(x[r * n + k]));
+          wSum += Math.abs(w[c * n + k]);
+        }
+        rounding += xMax * wSum;
       }
-      if (!(Math.abs(y[r * n + c] - ref) <= tolerance * mag + 1e-6)) throw mismatch('prefill GEMM', `Y[${r},${c}] = ${y[r * n + c]} ≠ ${ref}`);
+      const bound = tolerance * mag + 1e-6 + (q8 ? Q8_ROUNDING * rounding : 0);
+      if (!(Math.abs(y[r * n + c] - ref) <= bound)) throw mismatch(`prefill GEMM (${format})`, `Y[${r},${c}] = ${y[r * n + c]} ≠ ${ref}`);
+      squaredError += (y[r * n + c] - ref) ** 2;
+      squaredRef += ref ** 2;
+    }
+    if (q8 && !(squaredError <= Q8_NMSE * squaredRef)) {
+      throw mismatch('prefill GEMM (q4_0)', `NMSE ${(squaredError / squaredRef).toExponential(2)} over 64 outputs > ${Q8_NMSE}`);
     }
     const flops = 2 * n * n * n;
-    return run.measurement(samples, flops, 'GFLOP/s', `${n}×${n}×${n}, f32 weights, the engine's prefill kernel (${describeLinearShape(shape)})`);
+    return run.measurement(samples, flops, 'GFLOP/s', `${n}×${n}×${n}, ${format} weights, the engine's prefill kernel (${describeLinearShape(shape)})`);
   } finally {
     releaseDispatches(ds);
     X.destroy();
@@ -328,8 +369,9 @@ async function measureMatmul(run: Runner, n: number): Promise<CeilingMeasurement
 
 function describeLinearShape(s: LinearShape): string {
   if (s.kernel === 'matmul') return `tiled matmul ${s.tileM}×${s.tileN}${s.f16 ? ', f16 tiles' : ''}`;
-  if (s.kernel === 'rows') return `register tile ${s.rowBlock} rows × ${s.tokens} tokens`;
-  return `matvec ${s.rowBlock} rows per ${s.wide ? 'subgroup' : 'invocation'}`;
+  const activations = s.q8dot ? ', 8-bit activations' : '';
+  if (s.kernel === 'rows') return `register tile ${s.rowBlock} rows × ${s.tokens} tokens${activations}`;
+  return `matvec ${s.rowBlock} rows per ${s.wide ? 'subgroup' : 'invocation'}${activations}`;
 }
 
 /** Uniform floats in [-1, 1), seeded. */

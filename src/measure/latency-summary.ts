@@ -5,6 +5,7 @@
  */
 import type { KernelClass } from '../kernels/kernel.ts';
 import { latencyStats, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from './metrics.ts';
+import { prefillGemmRoof } from './sections/environment.ts';
 import { decodeCeilingTokensPerS, decodeEfficiency, perTokenOverheadMs, verdict, type Verdict } from './roofline.ts';
 import { summarize, type Summary } from './stats.ts';
 
@@ -74,7 +75,10 @@ export interface LatencyRow {
   prefill_flops: number;
   /** prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock). */
   prefill_gflops: number;
-  /** prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight). */
+  /**
+   * prefill_gflops ÷ the prefill-GEMM roof measured on this device: the larger of the engine's own
+   * linear kernel on an n×n f32 weight and, where measured, on an n×n q4_0 weight with 8-bit activations.
+   */
   prefill_of_matmul_roof: number;
   decode_bytes_per_token: number;
   /** bytes per token / median TPOT: the bandwidth decode achieved, host clock. */
@@ -102,13 +106,15 @@ export interface DepthPoint {
 
 /**
  * The measured roofs a verdict uses: the streaming-read bandwidth, and the f32 FMA peak as the
- * compute roof (the hardware's arithmetic limit; the prefill-GEMM roof is what our prefill kernel
- * reaches, reported beside it as `prefill_of_matmul_roof`).
+ * compute roof (the hardware's arithmetic limit; the prefill-GEMM roofs are what our prefill kernel
+ * reaches, the larger of them reported beside it as `prefill_of_matmul_roof`).
  */
 export interface Roofs {
   read_bandwidth_gbps: number;
   f32_gflops: number;
   matmul_f32_gflops: number;
+  /** The prefill GEMM with 8-bit activations; null where not run, absent in older results. */
+  matmul_q8_gflops?: number | null;
 }
 
 export function rooflineOf(roofs: Roofs): { computeFlopsPerS: number; bandwidthBytesPerS: number } {
@@ -174,7 +180,7 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     ...timing,
     prefill_flops: costs.prefill.flops,
     prefill_gflops: prefillGflops,
-    prefill_of_matmul_roof: prefillGflops / roofs.matmul_f32_gflops,
+    prefill_of_matmul_roof: prefillGflops / prefillGemmRoof(roofs).gflops,
     decode_bytes_per_token: costs.decodeStep.bytes,
     decode_bandwidth_gbps: tpot ? costs.decodeStep.bytes / (tpot.p50 / 1000) / 1e9 : null,
     decode_efficiency: decodeRate !== null ? decodeEfficiency(decodeRate, ceiling) : null,

@@ -20,7 +20,16 @@ import { serveSection, type BareVllmResult, type ServeRunSection } from './secti
 import { trimmedSection } from './sections/trimmed.ts';
 import { sideBySideSection, webllmSection, type SideBySideData, type WebLLMSectionData } from './sections/webllm.ts';
 
-export { CEILING_KEYS, type CeilingKey, type CeilingMeasurement, type Ceilings, type Environment } from './sections/environment.ts';
+export {
+  CEILING_KEYS,
+  NOT_RUN,
+  prefillGemmRoof,
+  type CeilingKey,
+  type CeilingMeasurement,
+  type Ceilings,
+  type Environment,
+  type PrefillGemmKey,
+} from './sections/environment.ts';
 
 export const SCHEMA_VERSION = 1;
 export const TOOL_NAME = 'tokenscope';

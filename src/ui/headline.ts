@@ -4,10 +4,11 @@
  * model reads as overhead-bound. Pure (no Lit), so the words are unit-tested.
  *
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
- * f32 FMA peak; the tiled-matmul kernel is a second, lower compute roof for prefill, shown beside.
+ * f32 FMA peak; the engine's prefill GEMM (the larger of its two measured roofs, prefillGemmRoof) is a
+ * second, lower compute roof for prefill, shown beside.
  */
 import type { Bound, Verdict } from '../measure/roofline.ts';
-import type { BenchResult, Ceilings } from '../measure/schema.ts';
+import { prefillGemmRoof, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { LatencyView } from './series.ts';
 
 /** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */
@@ -15,7 +16,10 @@ export interface ReportRoofs {
   bandwidthGBps: number;
   /** f32 FMA peak: the roofline's flat roof and the verdicts' compute roof. */
   computeGflops: number;
-  /** What the engine's own prefill GEMM reaches on f32 weights: the roof prefill meets in practice. */
+  /**
+   * What the engine's own prefill GEMM reaches: the roof prefill meets in practice, the larger of the
+   * f32-weight and (where measured) the 8-bit-activation roof (prefillGemmRoof).
+   */
   matmulGflops: number;
   /** Ridge point, FLOP/byte, of bandwidth and the FMA peak. */
   ridge: number;
@@ -25,7 +29,7 @@ export function roofsOf(c: Ceilings): ReportRoofs {
   return {
     bandwidthGBps: c.read_bandwidth_gbps,
     computeGflops: c.f32_gflops,
-    matmulGflops: c.matmul_f32_gflops,
+    matmulGflops: prefillGemmRoof(c).gflops,
     // A plain quotient, not roofline.ts's ridgePoint (which refuses a zero roof): a report with a zero read roof still renders and says what it cannot draw.
     ridge: c.f32_gflops / c.read_bandwidth_gbps,
   };

@@ -2,7 +2,7 @@ import { css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Chart as ChartJs, ChartConfiguration, Plugin } from 'chart.js';
 import { attainableFlopsPerS } from '../measure/roofline.ts';
-import type { Ceilings } from '../measure/schema.ts';
+import { prefillGemmRoof, type Ceilings } from '../measure/schema.ts';
 import type { DecodeRoofline } from '../serve/run.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';
@@ -10,6 +10,11 @@ import { PALETTE } from './charts.ts';
 import { num } from './format.ts';
 import { roofsOf, sideOfRidge } from './headline.ts';
 import { kernelXY, phasePoints, type LatencyView } from './series.ts';
+
+/** The dashed roof's name: which of the two prefill GEMM roofs is the larger (the one drawn). */
+function prefillGemmName(c: Ceilings): string {
+  return prefillGemmRoof(c).key === 'matmul_q8_gflops' ? 'Prefill GEMM (8-bit activations)' : 'Prefill GEMM (f32 weights)';
+}
 
 /** A point drawn with its own label beside it ("prefill 64", "decode @ 80", "B = 4"). */
 type Labelled = { x: number; y: number; tag?: string };
@@ -214,9 +219,10 @@ export class RooflineChart extends ChartBase {
       { x: hi, y: gflops },
     ];
     const size = big ? 9 : 6;
+    const gemmName = prefillGemmName(c);
     const datasets: object[] = [
       { ...lineDataset('roof (bandwidth × intensity, capped by the f32 FMA peak)', roof, PALETTE[0]), pointRadius: 0, borderWidth: big ? 4 : 2.5 },
-      { ...lineDataset('tiled matmul kernel', flat(roofs.matmulGflops), PALETTE[1], [6, 4]), pointRadius: 0, borderWidth: 1.5 },
+      { ...lineDataset(gemmName, flat(roofs.matmulGflops), PALETTE[1], [6, 4]), pointRadius: 0, borderWidth: 1.5 },
     ];
     if (c.f16_gflops !== null) datasets.push({ ...lineDataset('f16 FMA peak', flat(c.f16_gflops), PALETTE[4], [2, 3]), pointRadius: 0, borderWidth: 1.5 });
     if (points.prefill.length)
@@ -298,7 +304,7 @@ export class RooflineChart extends ChartBase {
                 GFLOP/s; they meet at the ridge point, ${num(roofs.ridge)} FLOP/byte.
               </li>
               <li>
-                <strong>Tiled matmul kernel</strong> (dashed): ${num(roofs.matmulGflops)} GFLOP/s, what our prefill kernel reaches
+                <strong>${prefillGemmName(c!)}</strong> (dashed): ${num(roofs.matmulGflops)} GFLOP/s, what our prefill kernel reaches
                 here${roofs.matmulGflops < roofs.computeGflops ? ' — below the FMA peak, so it binds first for prefill' : ''}.
               </li>
               ${c!.f16_gflops !== null ? html`<li><strong>f16 FMA peak</strong> (dotted): ${num(c!.f16_gflops)} GFLOP/s.</li>` : ''}
@@ -323,6 +329,6 @@ export class RooflineChart extends ChartBase {
       ...(this.latency ? kernelXY(this.latency) : []).map((k) => `${k.label}: ${num(k.x)} FLOP/byte, ${num(k.y)} GFLOP/s`),
       ...(this.batches ?? []).map((b) => `serving decode at B = ${b.batch}: ${num(b.intensity)} FLOP/byte, ${num(b.verdict.achievedFlopsPerS / 1e9)} GFLOP/s`),
     ];
-    return `Roofline chart: bandwidth ${num(roofs.bandwidthGBps)} GB/s, f32 FMA peak ${num(roofs.computeGflops)} GFLOP/s (tiled matmul ${num(roofs.matmulGflops)}), ridge point at ${num(roofs.ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
+    return `Roofline chart: bandwidth ${num(roofs.bandwidthGBps)} GB/s, f32 FMA peak ${num(roofs.computeGflops)} GFLOP/s (${prefillGemmName(c)} ${num(roofs.matmulGflops)}), ridge point at ${num(roofs.ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
   }
 }

@@ -1,6 +1,6 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
-import { CEILING_KEYS, type CeilingKey, type Ceilings } from '../measure/schema.ts';
+import { CEILING_KEYS, NOT_RUN, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
 import { guarded } from './guard.ts';
 
@@ -10,7 +10,14 @@ const LABELS: Record<CeilingKey, [string, string]> = {
   copy_buffer_to_buffer_gbps: ['copyBufferToBuffer', "the driver's own copy, for reference"],
   f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic: the compute roof used below'],
   f16_gflops: ['f16 FMA peak', 'the same in half precision (needs shader-f16)'],
-  matmul_f32_gflops: ['Prefill GEMM (f32 weights)', "the engine's own linear kernel on an n×n f32 weight: prefill is reported as a share of it"],
+  matmul_f32_gflops: [
+    'Prefill GEMM (f32 weights)',
+    "the engine's own linear kernel on an n×n f32 weight; prefill is reported as a share of the larger prefill GEMM roof",
+  ],
+  matmul_q8_gflops: [
+    'Prefill GEMM (8-bit activations)',
+    "the engine's own kernel on an n×n q4_0 weight where Q4_0/Q8_0 prefill runs with activations rounded to 8 bits (dot4I8Packed, CPU adapters): faster than the f32 one, so it is the prefill roof there",
+  ],
 };
 
 function fmt(x: number): string {
@@ -56,7 +63,9 @@ export class RoofsTable extends LitElement {
                         <td class="num">${m.n}</td>
                         <td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td>
                         <td class="mono">${m.shape}</td>`
-                    : html`<td colspan="5" class="muted">not supported on this device</td>`
+                    : html`<td colspan="5" class="muted">
+                        ${m === undefined ? 'not measured (an older result)' : (NOT_RUN[key] ?? 'not supported on this device')}
+                      </td>`
                 }
               </tr>`;
             })}

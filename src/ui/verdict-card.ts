@@ -63,7 +63,7 @@ export class VerdictCard extends LitElement {
                   <b>${num(roofs.bandwidthGBps)} GB/s</b><span class="muted">read bandwidth (streaming read roof)</span>
                 </div>
                 <div class="big" id="v-compute">
-                  <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our matmul kernel reaches ${num(roofs.matmulGflops)}</span>
+                  <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our prefill GEMM reaches ${num(roofs.matmulGflops)}</span>
                 </div>`
             : html`<div class="big"><b>…</b><span class="muted">measuring the roofs</span></div>`
         }
@@ -96,7 +96,7 @@ export class VerdictCard extends LitElement {
       ${
         binding && roofs && binding.name !== 'f32 FMA peak'
           ? html`<p class="muted">
-              Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our tiled matmul kernel reaches
+              Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our prefill GEMM reaches
               ${num(roofs.matmulGflops)} GFLOP/s, so for prefill the kernel binds first.
             </p>`
           : ''

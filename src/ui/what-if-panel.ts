@@ -239,7 +239,7 @@ export class WhatIfPanel extends LitElement {
       ${
         onMeasured && measured.matmulGflops < measured.computeGflops
           ? html`<p class="muted" id="wi-kernel">
-              Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our tiled matmul kernel reaches
+              Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our prefill GEMM reaches
               (${num(measured.matmulGflops)} GFLOP/s). The kernel's is lower, so it binds first: against it compute takes over
               ${kernelSwitch === null ? 'at no batch up to 4096' : kernelSwitch === 1 ? 'already at batch 1' : `from batch ${kernelSwitch}`}.
             </p>`

@@ -44,6 +44,7 @@ export const CEILING_KEYS = [
   'copy_buffer_to_buffer_gbps',
   'f32_gflops',
   'matmul_f32_gflops',
+  'matmul_q8_gflops',
   'f16_gflops',
 ] as const;
 export type CeilingKey = (typeof CEILING_KEYS)[number];
@@ -73,6 +74,9 @@ export const ceilingsSchema = object(
     f32_gflops: gflops(),
     matmul_f32_gflops: gflops(),
     f16_gflops: nullable(gflops()).describe('null when the device has no shader-f16.'),
+    matmul_q8_gflops: optional(nullable(gflops())).describe(
+      "The engine's own prefill kernel on an n×n q4_0 weight where it runs with 8-bit activations (packed_4x8_integer_dot_product, CPU adapters); null elsewhere; absent in older results.",
+    ),
     working_set_bytes: bytes(),
     measurements: object({
       read_bandwidth_gbps: measurementSchema,
@@ -81,17 +85,36 @@ export const ceilingsSchema = object(
       f32_gflops: measurementSchema,
       matmul_f32_gflops: measurementSchema,
       f16_gflops: nullable(measurementSchema),
+      matmul_q8_gflops: optional(nullable(measurementSchema)),
     }),
   },
   {
     refine: (c, path) => {
-      if (c.f16_gflops === null && (c.measurements as Record<string, unknown>).f16_gflops !== null) {
-        throw new SchemaError(`${path}.measurements.f16_gflops`, 'must be null when the value is null');
+      const measurements = c.measurements as Record<string, unknown>;
+      for (const key of ['f16_gflops', 'matmul_q8_gflops'] as const) {
+        // Absent (an older result) reads as null.
+        const valueMissing = (c[key] ?? null) === null;
+        const measurementMissing = (measurements[key] ?? null) === null;
+        if (valueMissing && !measurementMissing) throw new SchemaError(`${path}.measurements.${key}`, 'must be null when the value is null');
+        if (!valueMissing && measurementMissing) throw new SchemaError(`${path}.measurements.${key}`, 'must be present when the value is');
       }
     },
   },
 ).describe('GB/s are 10⁹ bytes per second, counting bytes read + bytes written.');
 export type Ceilings = Infer<typeof ceilingsSchema>;
+
+/** The two prefill GEMM roofs: f32 weights (every device) and 8-bit activations (null or absent where not run). */
+export type PrefillGemmKey = 'matmul_f32_gflops' | 'matmul_q8_gflops';
+
+/**
+ * The roof prefill meets in practice: the larger of the engine's two prefill GEMM roofs (f32 weights,
+ * and q4_0 with 8-bit activations where that kernel runs), since a model's prefill may run either and
+ * a roof that its prefill outruns is no roof. Absent (older results) counts as not measured.
+ */
+export function prefillGemmRoof(c: { matmul_f32_gflops: number; matmul_q8_gflops?: number | null }): { key: PrefillGemmKey; gflops: number } {
+  const q8 = c.matmul_q8_gflops ?? null;
+  return q8 !== null && q8 > c.matmul_f32_gflops ? { key: 'matmul_q8_gflops', gflops: q8 } : { key: 'matmul_f32_gflops', gflops: c.matmul_f32_gflops };
+}
 
 /** The environment's lines of the text report (it is no section: every result has one). */
 export function formatEnvironment(r: BenchResult): string {
@@ -131,6 +154,7 @@ const CEILING_METRICS: readonly Metric<Ceilings>[] = (
     ['f32_gflops', 'f32 FMA throughput', 'GFLOP/s'],
     ['f16_gflops', 'f16 FMA throughput', 'GFLOP/s'],
     ['matmul_f32_gflops', 'prefill GEMM (f32 weights) throughput', 'GFLOP/s'],
+    ['matmul_q8_gflops', 'prefill GEMM (8-bit activations) throughput', 'GFLOP/s'],
   ] as const satisfies readonly (readonly [CeilingKey, string, string])[]
 ).map(([key, metric, unit]) => ({ key, metric, unit, direction: 'higher-is-better', value: (c: Ceilings) => c[key] }));
 
@@ -141,6 +165,12 @@ const CEILING_LABELS: Record<CeilingKey, string> = {
   f32_gflops: 'f32 FMA',
   f16_gflops: 'f16 FMA',
   matmul_f32_gflops: 'prefill GEMM (f32)',
+  matmul_q8_gflops: 'prefill GEMM (8-bit act.)',
+};
+
+/** Why a nullable roof was not measured, where "not supported" would not say it. */
+export const NOT_RUN: Partial<Record<CeilingKey, string>> = {
+  matmul_q8_gflops: "this device's Q4_0 prefill does not run with 8-bit activations",
 };
 
 function fmt(x: number): string {
@@ -151,16 +181,18 @@ function fmt(x: number): string {
 export function formatCeilings(c: Ceilings): string {
   const rows = (Object.keys(CEILING_LABELS) as CeilingKey[]).map((key) => {
     const m = c.measurements[key];
-    if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', 'not supported on this device'];
+    if (m === undefined) return [CEILING_LABELS[key], 'n/a', '', '', '', 'not measured (an older result)'];
+    if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', NOT_RUN[key] ?? 'not supported on this device'];
     return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.shape];
   });
-  const ratio = (k: CeilingKey) => (c[k] !== null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
+  const ratio = (k: CeilingKey) => (c[k] != null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
+  const gemm = prefillGemmRoof(c);
   return [
     table(['roof', 'median', 'min–max', 'n', 'clock', 'shape'], rows, [false, true, true, true]),
     '',
     `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
-    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the prefill GEMM reaches ${((c.matmul_f32_gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+    `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
   ].join('\n');
 }
 

@@ -86,7 +86,7 @@ export const costRowShape = {
   prefill_flops: work(),
   prefill_gflops: gflops().describe('prefill FLOPs / median GPU prefill time (host TTFT when no GPU clock).'),
   prefill_of_matmul_roof: ratio().describe(
-    "prefill_gflops ÷ the prefill-GEMM roof measured on this device (the engine's own linear kernel on an n×n f32 weight).",
+    "prefill_gflops ÷ the prefill-GEMM roof measured on this device: the larger of the engine's own linear kernel on an n×n f32 weight and, where measured, on an n×n q4_0 weight with 8-bit activations.",
   ),
   decode_bytes_per_token: work(),
   decode_bandwidth_gbps: nullable(gbps()).describe('bytes per token / median TPOT: the bandwidth decode achieved, host clock.'),

@@ -33,3 +33,17 @@ describe('host time per decode step', () => {
     expect(row.host_overhead_ms).toBeNull();
   });
 });
+
+describe('share of the prefill GEMM roof', () => {
+  // 1e9 FLOPs in 10 ms of GPU prefill (gpu_prefill_ms is half the first token's 20 ms): 100 GFLOP/s.
+  const row = (q8: number | null | undefined) =>
+    latencyRow([request(0, [20, 30, 40], [9, 9])], costs, q8 === undefined ? roofs : { ...roofs, matmul_q8_gflops: q8 });
+
+  it('is taken against the larger of the f32-weight and 8-bit-activation roofs', () => {
+    expect(row(undefined).prefill_gflops).toBeCloseTo(100, 9);
+    expect(row(undefined).prefill_of_matmul_roof).toBeCloseTo(100 / 50, 9);
+    expect(row(null).prefill_of_matmul_roof).toBeCloseTo(100 / 50, 9);
+    expect(row(40).prefill_of_matmul_roof).toBeCloseTo(100 / 50, 9);
+    expect(row(200).prefill_of_matmul_roof).toBeCloseTo(100 / 200, 9);
+  });
+});

@@ -65,6 +65,16 @@ describe('the result declarations', () => {
       (r) => ((r.ceilings.f16_gflops = null), (r.ceilings.measurements.f16_gflops = r.ceilings.measurements.f32_gflops)),
       /measurements\.f16_gflops must be null when the value is null/,
     ],
+    [
+      'an 8-bit GEMM measurement without its roof',
+      (r) => delete r.ceilings.matmul_q8_gflops,
+      /measurements\.matmul_q8_gflops must be null when the value is null/,
+    ],
+    [
+      'an 8-bit GEMM roof without its measurement',
+      (r) => (r.ceilings.measurements.matmul_q8_gflops = null),
+      /measurements\.matmul_q8_gflops must be present when the value is/,
+    ],
   ])('refuse %s, naming the field', (_name, mutate, message) => {
     const r = fullResult();
     mutate(r);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { newResult, SCHEMA_VERSION, type Ceilings, type CeilingMeasurement } from '../../../src/measure/schema.ts';
+import { newResult, prefillGemmRoof, SCHEMA_VERSION, type Ceilings, type CeilingMeasurement } from '../../../src/measure/schema.ts';
+import { formatCeilings } from '../../../src/measure/sections/environment.ts';
+import { decodeReport, encodeReport } from '../../../src/share/permalink.ts';
 import { validateResult } from '../../../src/measure/validate.ts';
 import { workingSetBytes } from '../../../src/measure/ceilings.ts';
 
@@ -64,6 +66,17 @@ describe('validateResult', () => {
     const r = sample();
     mutate(r);
     expect(() => validateResult(r)).toThrow(message);
+  });
+  it('accepts and renders a result from before the 8-bit prefill GEMM roof (no matmul_q8_gflops), read as not measured', async () => {
+    const old = sample();
+    expect('matmul_q8_gflops' in old.ceilings).toBe(false);
+    const r = validateResult(old);
+    expect(prefillGemmRoof(r.ceilings!)).toEqual({ key: 'matmul_f32_gflops', gflops: 50 });
+    const report = formatCeilings(r.ceilings!);
+    expect(report).toMatch(/prefill GEMM \(8-bit act\.\)\s+n\/a.*not measured \(an older result\)/);
+    expect(report).toMatch(/the prefill GEMM \(f32\) reaches 50% of that peak/);
+    // Its permalink (the same codec) decodes and validates too.
+    expect((await decodeReport(await encodeReport(r))).ceilings).toEqual(r.ceilings);
   });
   it('rejects non-objects', () => {
     expect(() => validateResult(null)).toThrow(/result must be an object/);

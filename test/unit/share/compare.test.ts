@@ -88,7 +88,8 @@ describe('compareResults', () => {
   it('a result against itself is the same everywhere', () => {
     const r = largeResult();
     const self = compareResults(r, r);
-    expect(self.length).toBe(6 + 4 * 7);
+    // 7 roofs (the 8-bit-activation prefill GEMM the 7th) + 7 metrics at each of 4 prompt lengths.
+    expect(self.length).toBe(7 + 4 * 7);
     expect(self.every((row) => row.better === 'same' && row.ratio === 1)).toBe(true);
   });
 });
@@ -103,7 +104,7 @@ describe('comparison links', () => {
     const decoded = await decodeComparison(fragment);
     expect(decoded.a).toEqual(await shareable(a, LINK_BUDGET_CHARS / 2));
     expect(decoded.b).toEqual(await shareable(b, LINK_BUDGET_CHARS / 2));
-    expect(compareResults(decoded.a, decoded.b).length).toBe(6 + 4 * 7);
+    expect(compareResults(decoded.a, decoded.b).length).toBe(7 + 4 * 7);
   });
 
   it('are refused when they carry something else', async () => {

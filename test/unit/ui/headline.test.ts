@@ -14,6 +14,15 @@ describe('verdict card content', () => {
     expect(h.roofs!.ridge).toBeCloseTo(r.ceilings!.f32_gflops / r.ceilings!.read_bandwidth_gbps, 9);
   });
 
+  it('takes the larger prefill GEMM roof as the matmul roof: the 8-bit-activation one where it is faster, the f32 one where it is absent', () => {
+    const c = largeResult().ceilings!;
+    expect(c.matmul_q8_gflops).toBeLessThan(c.matmul_f32_gflops);
+    expect(roofsOf(c).matmulGflops).toBe(c.matmul_f32_gflops);
+    expect(roofsOf({ ...c, matmul_q8_gflops: 2 * c.matmul_f32_gflops }).matmulGflops).toBe(2 * c.matmul_f32_gflops);
+    const { matmul_q8_gflops: _dropped, ...older } = c;
+    expect(roofsOf(older).matmulGflops).toBe(c.matmul_f32_gflops);
+  });
+
   it('decode tok/s from the shortest prompt with its share of the ceiling; prefill from the longest as a share of both compute roofs', () => {
     const r = largeResult();
     const rows = [...(r.latency as LatencySection).rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
