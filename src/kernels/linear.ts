@@ -128,7 +128,15 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   if (shape.kernel === 'rows') {
     const { rowBlock, tokens } = shape;
     const maxRowBlock = shape.swar && tokens === 1 ? 16 : 8;
-    if (!(Number.isInteger(rowBlock) && Number.isInteger(tokens) && rowBlock >= 1 && rowBlock <= maxRowBlock && tokens >= 1 && tokens <= 8 && rowBlock * tokens <= 16)) {
+    if (!(
+      Number.isInteger(rowBlock) &&
+      Number.isInteger(tokens) &&
+      rowBlock >= 1 &&
+      rowBlock <= maxRowBlock &&
+      tokens >= 1 &&
+      tokens <= 8 &&
+      rowBlock * tokens <= 16
+    )) {
       throw bad(`rowBlock and tokens must be 1–${maxRowBlock} and 1–8 with rowBlock · tokens ≤ 16`);
     }
     // Whole 8-wide subgroups, so every lane the kernel broadcasts from runs.

@@ -34,11 +34,11 @@ describe.each(RUNTIMES)('q4_0 masked-nibble linear (%s)', (_name, disable) => {
     return ctx.caps.subgroups ? [own, { ...own, lanes: 8, shareX: 4 }, { ...own, lanes: 16, shareX: 8 }] : [own];
   };
 
-  it('is the CPU adapters’ q4_0 decode shape (but SwiftShader’s with dot4I8Packed), and only q4_0’s', () => {
+  it('is the CPU adapters’ q4_0 decode shape without subgroups (but SwiftShader’s is dot4I8Packed; with subgroups the SWAR kernel), and only q4_0’s', () => {
     const decode = linearShape(ctx.caps, 1, 'q4_0');
-    const q8dotFirst = ctx.caps.kind === 'swiftshader' && ctx.caps.packedDot;
+    const q8dotFirst = (ctx.caps.kind === 'swiftshader' || ctx.caps.subgroups) && ctx.caps.packedDot;
     expect(decode.kernel === 'rows' && decode.nibbles === true).toBe(ctx.caps.cpuLike && !q8dotFirst);
-    if (decode.kernel === 'rows') expect(decode.shareX !== undefined).toBe(ctx.caps.subgroups && [4, 8].includes(ctx.caps.subgroupMinSize));
+    if (decode.kernel === 'rows' && decode.nibbles) expect(decode.shareX !== undefined).toBe(ctx.caps.subgroups && [4, 8].includes(ctx.caps.subgroupMinSize));
     // q8_0 takes the 8-bit-activation kernel where the language feature exists (linear-q8dot.test.ts), else the generic choice.
     if (!ctx.caps.packedDot) expect(linearShape(ctx.caps, 1, 'q8_0')).toEqual(linearShape(ctx.caps, 1));
     expect(linearShape(ctx.caps, 2, 'q4_0')).toEqual(linearShape(ctx.caps, 2));

@@ -56,7 +56,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     return ctx.caps.subgroups ? [wide, rows] : [rows];
   };
 
-  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and wide q4_0 (SwiftShader’s for every q4_0), and for prefill', () => {
+  it('is the GPUs’ q4_0/q8_0 decode choice where the language feature exists; CPU adapters’ at R = 1 for q8_0 and q4_0 (with subgroups in SWAR; without, lavapipe’s from 4096 columns), and for prefill', () => {
     expect(ctx.caps.packedDot).toBe(true);
     const gpu = { ...ctx.caps, cpuLike: false };
     const chosen = (caps: typeof gpu, R: number, format: WeightFormat, cols?: number) => q8dotTokens(linearShape(caps, R, format, cols), format, R) > 0;
@@ -78,9 +78,13 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     }
     expect(chosen(ctx.caps, 1, 'q8_0', 2048)).toBe(true);
     expect(chosen(ctx.caps, 1, 'q4_0', 8192)).toBe(true);
-    // Narrower q4_0: the nibble kernel on lavapipe, this one on SwiftShader (select.ts, cpuQ8dotQ4_0).
-    expect(chosen(ctx.caps, 1, 'q4_0', 2048)).toBe(ctx.caps.kind === 'swiftshader');
-    expect(chosen(ctx.caps, 1, 'q4_0', 960)).toBe(ctx.caps.kind === 'swiftshader');
+    // Narrower q4_0: with subgroups the SWAR kernel (8-bit staging) on both; without, the nibble kernel
+    // on lavapipe and the 8-bit tile on SwiftShader (select.ts, cpuQ8dotQ4_0).
+    expect(chosen(ctx.caps, 1, 'q4_0', 2048)).toBe(ctx.caps.subgroups || ctx.caps.kind === 'swiftshader');
+    expect(chosen(ctx.caps, 1, 'q4_0', 960)).toBe(ctx.caps.subgroups || ctx.caps.kind === 'swiftshader');
+    expect(linearShape(ctx.caps, 1, 'q4_0', 960)).toMatchObject(
+      ctx.caps.subgroups ? { swar: true } : ctx.caps.kind === 'swiftshader' ? { q8dot: true } : { nibbles: true },
+    );
     expect(chosen(ctx.caps, 2, 'q8_0', 2048)).toBe(false);
     expect(chosen({ ...ctx.caps, packedDot: false }, 1, 'q8_0', 2048)).toBe(false);
     expect(linearShapes(gpu, 1, 'q4_k').some((s) => 'q8dot' in s)).toBe(false);

@@ -89,21 +89,29 @@ describe('linear shape selection', () => {
     expect(linearShape(dot, 1, 'q4_0', 14336)).toMatchObject({ q8dot: true });
     expect(linearShape(dot, 2, 'q4_0', 14336)).not.toHaveProperty('q8dot');
     expect(linearShapes(dot, 2, 'q4_0', 14336).some((s) => q8dotTokens(s, 'q4_0', 2) > 0)).toBe(false);
-    // CPU adapters: q8_0 at R = 1, q4_0 only from 4096 columns (the nibble kernel ties below).
+    // CPU adapters: q8_0 at R = 1; q4_0 at R = 1 the SWAR kernel at every width (with subgroups).
     const lava = { ...lavapipe, packedDot: true };
+    const swar = { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true };
     expect(q8dotTokens(linearShape(lava, 1, 'q8_0', 2048), 'q8_0', 1)).toBe(1);
-    expect(linearShape(lava, 1, 'q4_0', 2048)).toMatchObject({ nibbles: true });
-    expect(linearShape(lava, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'matvec', wide: true, q8dot: true, lanes: 8 });
+    expect(linearShape(lava, 1, 'q8_0', 2048)).not.toHaveProperty('swar');
+    for (const cols of [960, 2048, 8192]) expect(linearShape(lava, 1, 'q4_0', cols)).toEqual(swar);
+    expect(linearShape(lava, 2, 'q4_0', 2048)).not.toHaveProperty('swar');
+    // Without subgroups: the 8-bit kernel from 4096 columns, the nibble kernel below (they tie there).
+    expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 2048)).toMatchObject({ nibbles: true });
+    expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'rows', q8dot: true });
+    expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 8192)).not.toHaveProperty('swar');
     expect(linearShape(lava, 3, 'q8_0', 2048)).not.toHaveProperty('q8dot');
   });
 
-  it('chooses per CPU adapter kind: SwiftShader runs q4_0 decode with 8-bit activations at every width, lavapipe from 4096 columns', () => {
-    const swiftshader = caps({ cpuLike: true, kind: 'swiftshader', packedDot: true, subgroups: true, subgroupMinSize: 4, subgroupMaxSize: 4 });
-    const lava = { ...lavapipe, packedDot: true };
-    const wide = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: 4, rowBlock: 8, rowsPerWorkgroup: 64 };
+  it('chooses per CPU adapter kind: without subgroups SwiftShader runs q4_0 decode with 8-bit activations at every width, lavapipe from 4096 columns', () => {
+    const swiftshader = caps({ cpuLike: true, kind: 'swiftshader', packedDot: true, subgroups: false, subgroupMinSize: 4, subgroupMaxSize: 4 });
+    const lava = { ...lavapipe, packedDot: true, subgroups: false };
+    const rows = { kernel: 'rows', lanes: 8, rowBlock: 8, tokens: 1, q8dot: true };
     // smollm2-360m's decode shapes: 960 columns (Q|K|V, wo, gate|up, the LM head) and 2560 (down).
-    for (const cols of [960, 2560, 8192]) expect(linearShape(swiftshader, 1, 'q4_0', cols)).toEqual(wide);
+    for (const cols of [960, 2560, 8192]) expect(linearShape(swiftshader, 1, 'q4_0', cols)).toEqual(rows);
     expect(linearShape(lava, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
+    // With subgroups both run the SWAR kernel.
+    for (const k of [swiftshader, lava]) expect(linearShape({ ...k, subgroups: true }, 1, 'q4_0', 960)).toMatchObject({ swar: true });
     // Another CPU adapter follows lavapipe's measurements; without the language feature, or from R = 2, nothing changes.
     expect(linearShape({ ...lava, kind: 'cpu' }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
     expect(linearShape({ ...swiftshader, packedDot: false }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
