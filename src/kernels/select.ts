@@ -33,7 +33,11 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
       readRuns: [1, 4],
       fmaWorkgroups: 32,
       fmaIterations: 512,
-      matmulSize: 384,
+      // The GEMM roofs' K sets how far each workgroup's fixed cost (staging X, the barrier) is
+      // amortised: at 384 lavapipe's 8-bit roof read 8.3–10.9 GFLOP/s, below the 9.4 that
+      // llama-3.2-1b's 2048-wide prefill reached in the same run; at 1024, 11.1–11.8 (about a second
+      // per roof there). SwiftShader keeps 384: it computes ~5× slower, and the page waits for it.
+      matmulSize: caps.kind === 'lavapipe' ? 1024 : 384,
     };
   }
   return {
