@@ -102,7 +102,7 @@ export function attentionCost(shape: AttentionHeads & { window?: number; kv: KvE
 }
 
 /** The variant of an attention body that reads the KV cache's element (kv_load_*.wgsl; variant-table.ts). */
-function withKvLoads<B extends 'attention_decode' | 'attention_decode_subgroups' | 'attention_prefill'>(body: B, kv: KvElement) {
+function withKvLoads<B extends 'attention_decode' | 'attention_decode_subgroups' | 'attention_prefill' | 'attention_prefill_rows'>(body: B, kv: KvElement) {
   return shader(`${body}+kv_load_${kv}`);
 }
 
@@ -216,7 +216,7 @@ export async function attentionPrefill(
       'Use the decode kernel for this step (attention() does so by itself).',
     );
   }
-  const variant = withKvLoads('attention_prefill', shape.kv);
+  const variant = withKvLoads(choice.rows ? 'attention_prefill_rows' : 'attention_prefill', shape.kv);
   const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
     R,
     nHeads: shape.nHeads,
@@ -228,13 +228,16 @@ export async function attentionPrefill(
     ctx,
     {
       ...variant,
-      constants: { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
+      constants: choice.rows
+        ? { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group }
+        : { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
     },
     {
       owner,
       kind: 'attention',
       bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, bufs.out, params],
-      workgroups: [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
+      // The rows kernel: a workgroup per (rows tile, query head); the tiled one per (rows tile, kv head).
+      workgroups: choice.rows ? [Math.ceil(R / choice.wgSize), shape.nHeads, 1] : [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
       owned: [params],
     },
   );

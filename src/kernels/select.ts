@@ -141,7 +141,24 @@ export interface PrefillAttentionShape {
   rowTile: number;
   /** Keys staged in workgroup memory per block. */
   keyBlock: number;
+  /**
+   * CPU adapters: shaders/attention_prefill_rows.wgsl instead, one invocation per (row, query
+   * head), wgSize rows per workgroup (rowTile = wgSize; keyBlock unused), K/V rows shared through
+   * subgroups of 8.
+   */
+  rows?: boolean;
 }
+
+/**
+ * Prefill attention on CPU adapters with subgroups: attention_prefill_rows.wgsl, 8 rows per
+ * workgroup (one subgroup on lavapipe, whose 8 lanes share each K/V row's loads). Measured on
+ * lavapipe, smollm2-135m q4_0, 512-token prompt (`npm run bench -- --model smollm2-135m --quant q4_0
+ * --prompt-lengths 512 --gen 4 --reps 1 --profile`, one run each): attention took 10.0 s of a 21.7 s
+ * prefill with the decode kernel, 6.4 s of 16.9 s with the tiled one, 0.76 s of 14.0 s with this one.
+ * Without subgroups, CPU adapters keep the decode kernel (the tiled one's workgroup memory costs
+ * SwiftShader ~3 s to compile).
+ */
+const CPU_PREFILL_ATTENTION: PrefillAttentionShape = { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true };
 
 /** Workgroup bytes of shaders/attention_prefill.wgsl (mirrors its `var<workgroup>` declarations). */
 export function prefillWorkgroupBytes(headDim: number, group: number, rowTile: number, keyBlock: number): number {
@@ -170,9 +187,10 @@ export interface AttentionShapes {
  * workgroups to fill the device (~512 in all) and run the subgroup kernel where subgroups exist;
  * CPU adapters keep one workgroup per (row, kv head) and the workgroup-memory kernel.
  * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory;
- * where none fits, prefill steps run with the decode kernel. So do they on CPU adapters: staging K/V in workgroup memory buys
- * nothing on a CPU, and Dawn zero-initialises workgroup memory, which SwiftShader compiles at
- * ~1 ms per 16 bytes (≈ 3 s for one prefill pipeline, 0.2 s for the decode one).
+ * where none fits, prefill steps run with the decode kernel. CPU adapters never stage K/V in
+ * workgroup memory (it buys nothing on a CPU, and Dawn zero-initialises workgroup memory, which
+ * SwiftShader compiles at ~1 ms per 16 bytes: ≈ 3 s for one tiled pipeline): with subgroups they run
+ * attention_prefill_rows (CPU_PREFILL_ATTENTION), without them the decode kernel.
  */
 export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number): AttentionShapes {
   const group = heads.nHeads / heads.nKvHeads;
@@ -195,7 +213,13 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
       break;
     }
   }
-  return { decode: { kernel, wgSize, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits }, prefill, tiledPrefill: !caps.cpuLike && prefill !== null };
+  const decode: DecodeAttentionShape = { kernel, wgSize, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits };
+  if (caps.cpuLike) {
+    // CPU adapters with subgroups: one-slot steps run attention_prefill_rows (CPU_PREFILL_ATTENTION).
+    const rows = caps.subgroups && heads.headDim <= 256;
+    return { decode, prefill: rows ? CPU_PREFILL_ATTENTION : null, tiledPrefill: rows };
+  }
+  return { decode, prefill, tiledPrefill: prefill !== null };
 }
 
 /**

@@ -23,6 +23,8 @@ import attention_decode_subgroups__kv_load_f16 from '../../shaders/variants/atte
 import attention_decode_subgroups__kv_load_f32 from '../../shaders/variants/attention_decode_subgroups.kv_load_f32.wgsl?raw';
 import attention_prefill__kv_load_f16 from '../../shaders/variants/attention_prefill.kv_load_f16.wgsl?raw';
 import attention_prefill__kv_load_f32 from '../../shaders/variants/attention_prefill.kv_load_f32.wgsl?raw';
+import attention_prefill_rows__kv_load_f16 from '../../shaders/variants/attention_prefill_rows.kv_load_f16.wgsl?raw';
+import attention_prefill_rows__kv_load_f32 from '../../shaders/variants/attention_prefill_rows.kv_load_f32.wgsl?raw';
 import embedding__bf16 from '../../shaders/variants/embedding.bf16.wgsl?raw';
 import embedding__f16 from '../../shaders/variants/embedding.f16.wgsl?raw';
 import embedding__f32 from '../../shaders/variants/embedding.f32.wgsl?raw';
@@ -134,6 +136,8 @@ export const SHADERS = {
   'attention_decode_subgroups+kv_load_f32': attention_decode_subgroups__kv_load_f32,
   'attention_prefill+kv_load_f16': attention_prefill__kv_load_f16,
   'attention_prefill+kv_load_f32': attention_prefill__kv_load_f32,
+  'attention_prefill_rows+kv_load_f16': attention_prefill_rows__kv_load_f16,
+  'attention_prefill_rows+kv_load_f32': attention_prefill_rows__kv_load_f32,
   'embedding+bf16': embedding__bf16,
   'embedding+f16': embedding__f16,
   'embedding+f32': embedding__f32,
@@ -343,6 +347,19 @@ const params_attention_prefill = {
     _pad2: { offset: 28, type: 'u32' },
   },
 } as const satisfies UniformLayout;
+const params_attention_prefill_rows = {
+  size: 32,
+  fields: {
+    R: { offset: 0, type: 'u32' },
+    nHeads: { offset: 4, type: 'u32' },
+    maxSeq: { offset: 8, type: 'u32' },
+    scale: { offset: 12, type: 'f32' },
+    window: { offset: 16, type: 'u32' },
+    _pad0: { offset: 20, type: 'u32' },
+    _pad1: { offset: 24, type: 'u32' },
+    _pad2: { offset: 28, type: 'u32' },
+  },
+} as const satisfies UniformLayout;
 const params_embedding = {
   size: 32,
   fields: {
@@ -407,6 +424,8 @@ export const UNIFORMS = {
   'attention_decode_subgroups+kv_load_f32': params_attention_decode_subgroups,
   'attention_prefill+kv_load_f16': params_attention_prefill,
   'attention_prefill+kv_load_f32': params_attention_prefill,
+  'attention_prefill_rows+kv_load_f16': params_attention_prefill_rows,
+  'attention_prefill_rows+kv_load_f32': params_attention_prefill_rows,
   'embedding+bf16': params_embedding,
   'embedding+f16': params_embedding,
   'embedding+f32': params_embedding,

@@ -76,6 +76,8 @@ export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   'attention_decode_subgroups+kv_load_f16': ['attention_decode_subgroups', 'kv_load_f16'],
   'attention_prefill+kv_load_f32': ['attention_prefill', 'kv_load_f32'],
   'attention_prefill+kv_load_f16': ['attention_prefill', 'kv_load_f16'],
+  'attention_prefill_rows+kv_load_f32': ['attention_prefill_rows', 'kv_load_f32'],
+  'attention_prefill_rows+kv_load_f16': ['attention_prefill_rows', 'kv_load_f16'],
   // RoPE writes the cache through its element's stores (src/kernels/rope-store.ts).
   'rope_store+kv_store_f32': ['rope_store', 'kv_store_f32'],
   'rope_store+kv_store_f16': ['rope_store', 'kv_store_f16'],

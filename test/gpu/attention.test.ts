@@ -4,7 +4,7 @@ import type { GpuContext } from '../../src/gpu/device.ts';
 import type { Dispatch } from '../../src/kernels/kernel.ts';
 import { attention, attentionCost, attentionDecode, attentionPrefill, type AttentionShape } from '../../src/kernels/attention.ts';
 import { prefillRows, rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
-import { attentionShapes, decodeLanes, kvElement, type DecodeAttentionShape, type KvElement } from '../../src/kernels/select.ts';
+import { attentionShapes, decodeLanes, kvElement, type DecodeAttentionShape, type KvElement, type PrefillAttentionShape } from '../../src/kernels/select.ts';
 import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
 import { testGpu } from './context.ts';
 import { gpuCase, nmse, randn, readF32, seeded, submit, type GpuScope } from './harness.ts';
@@ -85,6 +85,19 @@ async function run(
   return readF32(s.ctx, out, qData.length);
 }
 
+/**
+ * The CPU adapters' prefill kernel (attention_prefill_rows.wgsl; needs subgroups): one subgroup of
+ * 8 rows per workgroup (lavapipe shares K/V loads across it; other subgroup sizes, and head dims not
+ * a multiple of 32, load per lane), and two per workgroup.
+ */
+const ROWS_KERNELS = (ctx: GpuContext): PrefillAttentionShape[] =>
+  ctx.caps.subgroups
+    ? [
+        { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true },
+        { wgSize: 16, rowTile: 16, keyBlock: 8, rows: true },
+      ]
+    : [];
+
 describe('attention', () => {
   let ctx: GpuContext;
   let kv: KvElement;
@@ -118,7 +131,7 @@ describe('attention', () => {
         const f = fixture(s, heads, kv);
         // The tiled kernel in small tiles everywhere; in the GPU's default tiles for one layout
         // (SwiftShader compiles their workgroup memory slowly); and whatever the engine picks here.
-        const tiles = [{ wgSize: 32, rowTile: 2, keyBlock: 8 }];
+        const tiles: PrefillAttentionShape[] = [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx)];
         const gpuDefault = attentionShapes(ctx.caps, heads, 17).prefill;
         if (gpuDefault && heads.headDim === 64 && heads.nKvHeads === 2) tiles.push(gpuDefault);
         for (const rows of PREFILL_STEPS) {
@@ -155,10 +168,10 @@ describe('attention', () => {
             expect(nmse(actual, expected), `decode window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
           }
           if (rows.every((r) => r.slot === rows[0].slot)) {
-            const tiled = await run(s, f, rows, qData, (bufs) =>
-              attentionPrefill(ctx, 'test.prefill', bufs, R, shape, { wgSize: 32, rowTile: 2, keyBlock: 8 }),
-            );
-            expect(nmse(tiled, expected), `tiled window=${window} R=${R}`).toBeLessThan(TOLERANCE);
+            for (const choice of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx)]) {
+              const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, R, shape, choice));
+              expect(nmse(tiled, expected), `${JSON.stringify(choice)} window=${window} R=${R}`).toBeLessThan(TOLERANCE);
+            }
           }
         }
       }
@@ -205,7 +218,7 @@ describe('attention', () => {
           }
           // Small tiles everywhere; the GPU's default tiles for one layout (SwiftShader compiles their workgroup memory slowly).
           const gpuTiles = heads.headDim === 48 && heads.nKvHeads === 2 ? attentionShapes(gpuLike, heads, 37).prefill : null;
-          for (const prefill of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...(gpuTiles ? [gpuTiles] : [])])
+          for (const prefill of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx), ...(gpuTiles ? [gpuTiles] : [])])
             for (const rows of [prefillRows(1, 0, 37), prefillRows(2, 263, 37)]) {
               const qData = randn(seeded(rows[0].pos), rows.length * heads.nHeads * heads.headDim);
               const drawn = attentionRef(qData, f.kDrawn, f.vDrawn, rows, f.shape);
