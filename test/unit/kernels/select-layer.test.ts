@@ -50,7 +50,7 @@ describe('layer kernel shapes', () => {
     expect(sampleWorkgroupSize(CPU)).toBe(64);
   });
 
-  it('attention: split-K fills a GPU, CPU adapters keep one workgroup per (row, kv head) and no tiled prefill', () => {
+  it('attention: split-K fills a GPU, CPU adapters keep one workgroup per (row, kv head) and, without subgroups, no prefill kernel', () => {
     for (const heads of HEADS) {
       for (const R of [1, 3, 17, 256]) {
         const gpu = attentionShapes(GPU, heads, R);
@@ -62,9 +62,14 @@ describe('layer kernel shapes', () => {
           expect(gpu.prefill.rowTile).toBeLessThan(2 * R);
           expect(prefillWorkgroupBytes(heads.headDim, group, gpu.prefill.rowTile, gpu.prefill.keyBlock)).toBeLessThanOrEqual(32768);
         }
-        const cpu = attentionShapes(CPU, heads, R);
+        const cpu = attentionShapes({ ...CPU, subgroups: false }, heads, R);
         expect(cpu.tiledPrefill).toBe(false);
         expect(cpu.decode.splits).toBe(1);
+        // With subgroups, the rows kernel (attention_prefill_rows.wgsl) for head dims up to 256.
+        const rows = attentionShapes({ ...CPU, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 }, heads, R);
+        expect(rows.tiledPrefill).toBe(heads.headDim <= 256);
+        expect(rows.prefill).toEqual(heads.headDim <= 256 ? { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true } : null);
+        expect(rows.decode.kernel).toBe('workgroup');
       }
     }
   });
