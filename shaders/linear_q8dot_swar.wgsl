@@ -24,42 +24,16 @@ diagnostic(off, subgroup_uniformity);
 //    to |L| ≤ 15,240 < 2¹⁵, so the true sum L + H·2¹⁶ fits an i32 and (S + 2¹⁵) >> 16 (arithmetic)
 //    is exactly H. Exact integer arithmetic: the result equals dot4I8Packed's.
 //
-// Joined before linear_q8dot.wgsl (staging: x_quants, x_blocks, stage_rows), linear_q8dot_q4_0.wgsl
-// (Q8_OFFSET), linear_io.wgsl and weights_q4_0.wgsl + weights_scales.wgsl; same binding contract and
-// grid as linear_q8dot_rows.wgsl with TOKENS = 1 (decode; more rows of X run one per grid z). SUBGROUP = 8 shares X where the shader runs
-// 8-wide subgroups; at another size every lane reads the words itself.
+// Joined before linear_q8dot.wgsl (staging: x_quants, x_blocks, stage_rows),
+// linear_q8dot_swar_q4_0.wgsl (Q8_OFFSET and the SWAR products: x_pairs, swar_dot), linear_io.wgsl
+// and weights_q4_0.wgsl + weights_scales.wgsl; same binding contract and grid as
+// linear_q8dot_rows.wgsl with TOKENS = 1 (decode; more rows of X run one per grid z). Subgroups of 8
+// share X; at another size every lane reads the words itself.
 
 const SWAR_MAX_ROWS = 16u;       // ROW_BLOCK ≤ this here (linear.ts checks it)
-const PAIR_MASK = 0x000F000Fu;   // nibbles of bytes 0 and 2 (shifted: 1 and 3; +4: the high nibbles)
 
 var<private> sg_size: u32;
 var<private> sg_lane: u32;
-
-// The SWAR pairs of a staged X word (int8 x0..x3 in bytes 0..3): even x2 + x0·2¹⁶, odd x3 + x1·2¹⁶.
-fn x_pairs(word: u32) -> vec2<u32> {
-  let x = bitcast<i32>(word);
-  let even = extractBits(x, 16u, 8u) + (extractBits(x, 0u, 8u) << 16u);
-  let odd = extractBits(x, 24u, 8u) + (extractBits(x, 8u, 8u) << 16u);
-  return bitcast<vec2<u32>>(vec2<i32>(even, odd));
-}
-
-fn high16(s: u32) -> i32 {
-  return (bitcast<i32>(s) + 0x8000) >> 16u;
-}
-
-// The four masked pairs of weight word w against staged X words lo (its low nibbles' elements) and
-// hi (its high nibbles'): p holds (even, odd) pairs of each.
-fn word_products(w: u32, lo: vec2<u32>, hi: vec2<u32>) -> u32 {
-  return (w & PAIR_MASK) * lo.x + ((w >> 8u) & PAIR_MASK) * lo.y + ((w >> 4u) & PAIR_MASK) * hi.x + ((w >> 12u) & PAIR_MASK) * hi.y;
-}
-
-// Σ q·q_x over one q4_0 block (word k: elements 4k..4k+3 low, 16+4k..16+4k+3 high) against the
-// block's 8 staged words' pairs.
-fn swar_dot(w: vec4<u32>, x: array<vec2<u32>, 8>) -> i32 {
-  let s01 = word_products(w.x, x[0], x[4]) + word_products(w.y, x[1], x[5]);
-  let s23 = word_products(w.z, x[2], x[6]) + word_products(w.w, x[3], x[7]);
-  return high16(s01) + high16(s23);
-}
 
 // Block c's 8 staged words as SWAR pairs.
 fn block_pairs(c: u32) -> array<vec2<u32>, 8> {

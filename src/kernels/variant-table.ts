@@ -49,7 +49,7 @@ export const LINEAR_BODIES = {
   // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X; linear_q8dot_<format> dots a block).
   linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
   // Q4_0 one-token decode on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
-  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0'] },
+  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot'], formatParts: 'linear_q8dot_swar', formats: ['q4_0'] },
   // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
   linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
 } satisfies Record<string, { parts: readonly string[]; formats?: readonly WeightFormat[]; formatParts?: string }>;
