@@ -6,7 +6,8 @@
 enable subgroups;
 diagnostic(off, subgroup_uniformity);
 
-// Q4_0 one-token decode for CPU adapters: linear_q8dot.wgsl's 8-bit activations (staged once per
+// Q4_0 decode (and batched decode: TOKENS ≤ 8 rows of X, a register tile of ROW_BLOCK rows ×
+// TOKENS tokens, ≤ 16) for CPU adapters: linear_q8dot.wgsl's 8-bit activations (staged once per
 // workgroup), one invocation per ROW_BLOCK weight rows over all columns (linear_q8dot_rows.wgsl's
 // shape), with the block products done two at a time in 16-bit fields of a u32 (SWAR) instead of
 // dot4I8Packed, and every load made as wide as the data allows.
@@ -32,10 +33,10 @@ diagnostic(off, subgroup_uniformity);
 // Joined before linear_q8dot.wgsl (staging: x_quants, x_blocks, stage_rows),
 // linear_q8dot_swar_q4_0.wgsl (Q8_OFFSET and the SWAR products: x_pairs, swar_dot), linear_io.wgsl
 // and weights_q4_0.wgsl + weights_scales.wgsl; same binding contract and grid as
-// linear_q8dot_rows.wgsl with TOKENS = 1 (decode; more rows of X run one per grid z). Subgroups of 8
-// share X; at another size every lane reads the words itself.
+// linear_q8dot_rows.wgsl (grid z over groups of TOKENS rows of X). Subgroups of 8 share X; at
+// another size every lane reads the words itself.
 
-const SWAR_MAX_ROWS = 16u;       // ROW_BLOCK ≤ this here (linear.ts checks it)
+const SWAR_MAX_ROWS = 16u;       // ROW_BLOCK and ROW_BLOCK · TOKENS ≤ this here (linear.ts checks it)
 
 var<private> sg_size: u32;
 var<private> sg_lane: u32;
@@ -54,18 +55,24 @@ fn block_pairs(c: u32) -> array<vec2<u32>, 8> {
 }
 
 var<private> row_block: array<u32, SWAR_MAX_ROWS>;   // first block of each row of the invocation
-var<private> acc: array<f32, SWAR_MAX_ROWS>;
-var<private> sum_sq: f32;
+var<private> acc: array<f32, SWAR_MAX_ROWS>;         // (ROW_BLOCK, TOKENS) dot products, ROW_BLOCK · TOKENS ≤ 16
+var<private> sum_sq: array<f32, MAX_TOKENS>;         // NORM_INPUT: Σx² of each token's raw input
 
-// Block c for every row, with its scales d (ROW_BLOCK of them).
+// Block c for every row and token, with the rows' scales d: each row's block is loaded once for
+// all TOKENS tokens (the register tile), each token's X pairs once for all ROW_BLOCK rows.
 fn add_block(c: u32, d: array<f32, SWAR_MAX_ROWS>) {
-  let x = block_pairs(c);
-  let xb = x_blocks[c];
-  if (NORM_INPUT) { sum_sq += xb.sum_sq; }
-  let offset = Q8_OFFSET * xb.sum_q;
-  for (var i = 0u; i < ROW_BLOCK; i++) {
-    let q = swar_dot(W[row_block[i] + c], x) + offset;
-    acc[i] = fma(d[i] * xb.d, f32(q), acc[i]);
+  let blocks = params.cols / 32u;
+  var w: array<vec4<u32>, SWAR_MAX_ROWS>;
+  for (var i = 0u; i < ROW_BLOCK; i++) { w[i] = W[row_block[i] + c]; }
+  for (var t = 0u; t < TOKENS; t++) {
+    let x = block_pairs(t * blocks + c);
+    let xb = x_blocks[t * blocks + c];
+    if (NORM_INPUT) { sum_sq[t] += xb.sum_sq; }
+    let offset = Q8_OFFSET * xb.sum_q;
+    for (var i = 0u; i < ROW_BLOCK; i++) {
+      let q = swar_dot(w[i], x) + offset;
+      acc[i * TOKENS + t] = fma(d[i] * xb.d, f32(q), acc[i * TOKENS + t]);
+    }
   }
 }
 
@@ -84,8 +91,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(num_workgroups) nwg: vec3<u32>) {
   sg_size = subgroup_size;
   sg_lane = subgroup_lane;
-  let t = wid.z;   // one row of X per workgroup (TOKENS = 1); grid z covers the rest
-  stage_rows(lane, LANES, t);
+  let t0 = wid.z * TOKENS;   // TOKENS rows of X per workgroup; grid z covers the rest
+  stage_rows(lane, LANES, t0);
   workgroupBarrier();
   let row0 = ((wid.x + wid.y * nwg.x) * LANES + lane) * ROW_BLOCK;
   let blocks = params.cols / 32u;
@@ -112,10 +119,12 @@ fn main(@builtin(local_invocation_index) lane: u32,
       add_block(c, d);
     }
   }
-  // GATED pairs (2j, 2j+1) are rows of one invocation (ROW_BLOCK even): gate first, then up.
+  // GATED pairs (2j, 2j+1) are rows of one invocation (ROW_BLOCK even): gate first for every token, then up.
   for (var i = 0u; i < ROW_BLOCK; i++) {
     if (row0 + i >= params.rows) { break; }
-    store(t, row0 + i, acc[i] * input_scale(sum_sq));
+    for (var t = 0u; t < TOKENS; t++) {
+      if (t0 + t < params.tokens) { store(t0 + t, row0 + i, acc[i * TOKENS + t] * input_scale(sum_sq[t])); }
+    }
   }
 }
 

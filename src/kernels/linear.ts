@@ -86,17 +86,24 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
   const q8Tokens = q8dotTokens(shape, format, R);
   if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
     // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
-    // A swar shape with one row of X per workgroup runs linear_q8dot_swar.wgsl for q4_0, else the plain
-    // 8-bit tile (SWAR products in the prefill tile measured no faster there: 50.8 vs 55.1 ms at
-    // 2048×2048, 64 tokens, lavapipe).
-    const swar = shape.kernel === 'rows' && shape.swar === true && format === 'q4_0' && q8Tokens === 1;
+    // A swar shape runs linear_q8dot_swar.wgsl for q4_0 (its register tile up to 16 rows × tokens),
+    // the plain 8-bit tile for q8_0.
+    const swar = shape.kernel === 'rows' && shape.swar === true && format === 'q4_0';
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
     const name = swar ? 'linear_q8dot_swar+q4_0' : (`${body}+${format as 'q4_0' | 'q8_0'}` as const);
     return {
       ...shader(name),
-      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, TOKENS: q8Tokens, ...rowsPerWorkgroup, ...staged, ...io },
+      // The plain tiles hold at most 8 rows per invocation (a swar shape's 16 are the SWAR kernel's).
+      constants: {
+        LANES: shape.lanes,
+        ROW_BLOCK: swar ? shape.rowBlock : Math.min(shape.rowBlock, 8),
+        TOKENS: q8Tokens,
+        ...rowsPerWorkgroup,
+        ...staged,
+        ...io,
+      },
     };
   }
   if (shape.kernel === 'rows') {
@@ -129,7 +136,7 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
   const pow2 = (n: number) => Number.isInteger(n) && n > 0 && (n & (n - 1)) === 0;
   if (shape.kernel === 'rows') {
     const { rowBlock, tokens } = shape;
-    const maxRowBlock = shape.swar && tokens === 1 ? 16 : 8;
+    const maxRowBlock = shape.swar ? 16 : 8;
     if (!(
       Number.isInteger(rowBlock) &&
       Number.isInteger(tokens) &&

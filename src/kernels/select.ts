@@ -373,7 +373,7 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     const dots = cpuQ8dotShapes(caps, R, subgroups);
     // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
     if (R > MATVEC_MAX_TOKENS) return [dots[0], ...nibbles, ...dots.slice(1)];
-    if (R === 1 && format === 'q4_0' && subgroups) return [CPU_SWAR_SHAPE, ...dots, ...nibbles];
+    if (format === 'q4_0' && subgroups) return [cpuSwarShape(R), ...dots, ...nibbles];
     return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
@@ -458,7 +458,7 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
 }
 
 /**
- * q4_0 one-token decode on CPU adapters with subgroups and packed_4x8_integer_dot_product:
+ * q4_0 decode (R ≤ 8) on CPU adapters with subgroups and packed_4x8_integer_dot_product:
  * linear_q8dot_swar.wgsl, 16 rows per invocation and 16 invocations per workgroup (256 rows share
  * one staged X). On lavapipe each storage load runs lane by lane, so the kernel makes every load
  * as wide as it can (a vec4 per block, a vec4 per 8 block scales), shares X through the subgroup
@@ -467,10 +467,17 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * 5–7 reps): lavapipe 2048×2048 1.04 vs 1.75 ms (the nibble kernel), 8192×2048 5.97 vs 10.27 ms,
  * 512×2048 0.19 vs 0.31 ms, 128256×2048 42.8 vs 70.8 ms, 2048×8192 2.96 vs 4.92 ms (q8dot wide);
  * 8 rows per invocation were 1.1–1.4× slower than 16. SwiftShader (Chromium, `--runtime browser`):
- * 960×2560 3.03 vs 6.41 ms, 5120×960 6.74 vs 14.87 ms (q8dot wide). At R ≥ 2 it would reload the
- * weights per token, so batched decode keeps the register tiles.
+ * 960×2560 3.03 vs 6.41 ms, 5120×960 6.74 vs 14.87 ms (q8dot wide). From 2 to 8 rows of X (batched
+ * decode, short prompts) a register tile of 8 rows × 2 tokens: lavapipe 2048×2048 at R = 8 5.17 ms
+ * vs 10.6 ms (linear_rows' f32 4 × 4 tile, the previous choice), 6.9 ms as 4 × 4 and 12.9 ms as
+ * 16 × 1; at R = 4 3.0 vs 5.5 ms — so a short prompt's prefill is again faster than decoding it
+ * token by token.
  */
-const CPU_SWAR_SHAPE: LinearShape = { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true };
+function cpuSwarShape(R: number): LinearShape {
+  return R === 1
+    ? { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true }
+    : { kernel: 'rows', lanes: 16, rowBlock: 8, tokens: 2, q8dot: true, swar: true };
+}
 
 /**
  * q4_0 rows at least this wide run linear_q8dot at R = 1 on CPU adapters (narrower ones the nibble kernel).

@@ -158,7 +158,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
   });
 
   /**
-   * Q4_0 one-token decode in SWAR (shaders/linear_q8dot_swar.wgsl): 3 and 16 rows per invocation,
+   * Q4_0 decode in SWAR (shaders/linear_q8dot_swar.wgsl): register tiles of 3–16 rows × 1–3 tokens,
    * rows not a multiple of a workgroup's, columns whose blocks come in multiples of 8 (the vector
    * scale loads) and not (a scale per block), every fused case. Subgroups of 8 share X (lavapipe);
    * other sizes read it per lane (SwiftShader's 4). Needs subgroups: refused without them.
@@ -166,9 +166,11 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
   const swarShapes: LinearShape[] = [
     { kernel: 'rows', lanes: 8, rowBlock: 16, tokens: 1, q8dot: true, swar: true },
     { kernel: 'rows', lanes: 16, rowBlock: 3, tokens: 1, q8dot: true, swar: true },
+    { kernel: 'rows', lanes: 16, rowBlock: 8, tokens: 2, q8dot: true, swar: true },
+    { kernel: 'rows', lanes: 8, rowBlock: 5, tokens: 3, q8dot: true, swar: true },
   ];
 
-  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 and 3 rows of X', async () => {
+  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 to 8 rows of X', async () => {
     if (!ctx.caps.subgroups) {
       await expect(checkLinear(ctx, { format: 'q4_0', rows: 9, cols: 256, R: 1, shape: swarShapes[0], seed: 1 })).rejects.toThrow(/swar needs/);
       return;
@@ -179,9 +181,11 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     expect(linearSpec('q8_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_rows+q8_0');
     await withErrorScopes(ctx.device, 'q8dot swar', async () => {
       const next = rng(23);
-      for (const [i, cols] of [256, 96, 512, 288, 2048].entries()) {
+      // Register tiles of 1, 2 and 3 tokens at R = 1, 3, 5 and 8 (partial last token groups).
+      for (const [i, cols] of [256, 96, 512, 288, 2048, 160].entries()) {
         const rows = 1 + Math.floor(next() * 300);
-        await checkLinear(ctx, { format: 'q4_0', rows, cols, R: i === 1 ? 3 : 1, shape: swarShapes[i % 2], seed: 300 + i });
+        const R = [1, 3, 5, 8, 1, 5][i];
+        await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape: swarShapes[i % 4], seed: 300 + i });
       }
     });
   });
@@ -190,8 +194,10 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     if (!ctx.caps.subgroups) return;
     await withErrorScopes(ctx.device, 'q8dot swar fused', async () => {
       for (const [j, c] of FUSED_CASES.entries()) {
-        const shape = { ...swarShapes[j % 2], rowBlock: j % 2 ? 4 : 16 };
-        await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 256 : 96, R: 1, shape, seed: 400 + j });
+        for (const R of [1, 3]) {
+          const shape = R === 1 ? { ...swarShapes[j % 2], rowBlock: j % 2 ? 4 : 16 } : swarShapes[2];
+          await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 256 : 96, R, shape, seed: (R === 1 ? 400 : 450) + j });
+        }
       }
     });
   });
