@@ -372,8 +372,10 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     if (!q8dot) return nibbles;
     const dots = cpuQ8dotShapes(caps, R, subgroups);
     // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
-    if (R > MATVEC_MAX_TOKENS) return [dots[0], ...nibbles, ...dots.slice(1)];
-    if (format === 'q4_0' && subgroups) return [cpuSwarShape(R), ...dots, ...nibbles];
+    const order = R > MATVEC_MAX_TOKENS ? [dots[0], ...nibbles, ...dots.slice(1)] : [...dots, ...nibbles];
+    // Q4_0 with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
+    if (format === 'q4_0' && subgroups) return [cpuSwarShape(R), ...order];
+    if (R > MATVEC_MAX_TOKENS) return order;
     return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
@@ -471,12 +473,13 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * decode, short prompts) a register tile of 8 rows × 2 tokens: lavapipe 2048×2048 at R = 8 5.17 ms
  * vs 10.6 ms (linear_rows' f32 4 × 4 tile, the previous choice), 6.9 ms as 4 × 4 and 12.9 ms as
  * 16 × 1; at R = 4 3.0 vs 5.5 ms — so a short prompt's prefill is again faster than decoding it
- * token by token.
+ * token by token. Prefill (R > 8) as 4 rows × 4 tokens: at R = 64 40.4 ms vs 57.2 ms (linear_q8dot_rows'
+ * 4 × 4 tile with dot4I8Packed), 41.9 ms as 8 × 2. Where its staged X (4 tokens) exceeds workgroup
+ * memory, the next candidates run.
  */
 function cpuSwarShape(R: number): LinearShape {
-  return R === 1
-    ? { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true }
-    : { kernel: 'rows', lanes: 16, rowBlock: 8, tokens: 2, q8dot: true, swar: true };
+  const [rowBlock, tokens] = R === 1 ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
+  return { kernel: 'rows', lanes: 16, rowBlock, tokens, q8dot: true, swar: true };
 }
 
 /**

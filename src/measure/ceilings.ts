@@ -369,7 +369,7 @@ async function measureMatmul(run: Runner, n: number, format: 'f32' | 'q4_0'): Pr
 
 function describeLinearShape(s: LinearShape): string {
   if (s.kernel === 'matmul') return `tiled matmul ${s.tileM}×${s.tileN}${s.f16 ? ', f16 tiles' : ''}`;
-  const activations = s.q8dot ? ', 8-bit activations' : '';
+  const activations = s.q8dot ? `, 8-bit activations${s.kernel === 'rows' && s.swar ? ', SWAR products' : ''}` : '';
   if (s.kernel === 'rows') return `register tile ${s.rowBlock} rows × ${s.tokens} tokens${activations}`;
   return `matvec ${s.rowBlock} rows per ${s.wide ? 'subgroup' : 'invocation'}${activations}`;
 }

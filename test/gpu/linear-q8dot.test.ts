@@ -70,7 +70,8 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
       expect(linearShape(gpu, 16, format).kernel).toBe('matmul');
       // CPU adapters' prefill: the 8-bit register tile where 4 tokens' X fits workgroup memory, else linear_rows in f32.
       for (const R of [9, 64, 512]) {
-        expect(linearShape(ctx.caps, R, format, 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
+        const tile = format === 'q4_0' && ctx.caps.subgroups ? { lanes: 16, swar: true } : { lanes: 32 };
+        expect(linearShape(ctx.caps, R, format, 2048)).toEqual({ kernel: 'rows', rowBlock: 4, tokens: 4, q8dot: true, ...tile });
         expect(q8dotTokens(linearShape({ ...ctx.caps, packedDot: false }, R, format, 2048), format, R)).toBe(0);
       }
       const wide = linearShape(ctx.caps, 16, format, 32 * Math.ceil(ctx.caps.limits.maxComputeWorkgroupStorageSize / (4 * 44) + 1));
@@ -168,9 +169,10 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     { kernel: 'rows', lanes: 16, rowBlock: 3, tokens: 1, q8dot: true, swar: true },
     { kernel: 'rows', lanes: 16, rowBlock: 8, tokens: 2, q8dot: true, swar: true },
     { kernel: 'rows', lanes: 8, rowBlock: 5, tokens: 3, q8dot: true, swar: true },
+    { kernel: 'rows', lanes: 16, rowBlock: 4, tokens: 4, q8dot: true, swar: true },
   ];
 
-  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 to 8 rows of X', async () => {
+  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 to 33 rows of X', async () => {
     if (!ctx.caps.subgroups) {
       await expect(checkLinear(ctx, { format: 'q4_0', rows: 9, cols: 256, R: 1, shape: swarShapes[0], seed: 1 })).rejects.toThrow(/swar needs/);
       return;
@@ -181,11 +183,12 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     expect(linearSpec('q8_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_rows+q8_0');
     await withErrorScopes(ctx.device, 'q8dot swar', async () => {
       const next = rng(23);
-      // Register tiles of 1, 2 and 3 tokens at R = 1, 3, 5 and 8 (partial last token groups).
-      for (const [i, cols] of [256, 96, 512, 288, 2048, 160].entries()) {
+      // Register tiles of 1, 2 and 3 tokens at R = 1, 3, 5 and 8, and the prefill tile of 4 at R = 9
+      // and 33 (partial last token groups).
+      for (const [i, cols] of [256, 96, 512, 288, 2048, 160, 256, 96].entries()) {
         const rows = 1 + Math.floor(next() * 300);
-        const R = [1, 3, 5, 8, 1, 5][i];
-        await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape: swarShapes[i % 4], seed: 300 + i });
+        const R = [1, 3, 5, 8, 1, 5, 9, 33][i];
+        await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape: i >= 6 ? swarShapes[4] : swarShapes[i % 4], seed: 300 + i });
       }
     });
   });

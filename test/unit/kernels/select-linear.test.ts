@@ -95,9 +95,10 @@ describe('linear shape selection', () => {
     expect(q8dotTokens(linearShape(lava, 1, 'q8_0', 2048), 'q8_0', 1)).toBe(1);
     expect(linearShape(lava, 1, 'q8_0', 2048)).not.toHaveProperty('swar');
     for (const cols of [960, 2048, 8192]) expect(linearShape(lava, 1, 'q4_0', cols)).toEqual(swar);
-    // From 2 to 8 rows of X, its 8 × 2 register tile; prefill the 8-bit 4 × 4 tile.
+    // From 2 to 8 rows of X, its 8 × 2 register tile; prefill its 4 × 4 tile, and q8_0 prefill the plain 8-bit one.
     for (const R of [2, 5, 8]) expect(linearShape(lava, R, 'q4_0', 2048)).toEqual({ ...swar, rowBlock: 8, tokens: 2 });
-    expect(linearShape(lava, 9, 'q4_0', 2048)).not.toHaveProperty('swar');
+    for (const R of [9, 512]) expect(linearShape(lava, R, 'q4_0', 2048)).toEqual({ ...swar, rowBlock: 4, tokens: 4 });
+    expect(linearShape(lava, 9, 'q8_0', 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
     // Without subgroups: the 8-bit kernel from 4096 columns, the nibble kernel below (they tie there).
     expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 2048)).toMatchObject({ nibbles: true });
     expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'rows', q8dot: true });
