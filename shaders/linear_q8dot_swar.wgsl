@@ -1,7 +1,7 @@
 enable subgroups;
 diagnostic(off, subgroup_uniformity);
 
-// Q4_0 decode (and batched decode: TOKENS ≤ 8 rows of X, a register tile of ROW_BLOCK rows ×
+// Q4_0 decode (and batched decode and prefill: TOKENS ≤ 4 rows of X, a register tile of ROW_BLOCK rows ×
 // TOKENS tokens, ≤ 16) for CPU adapters: linear_q8dot.wgsl's 8-bit activations (staged once per
 // workgroup), one invocation per ROW_BLOCK weight rows over all columns (linear_q8dot_rows.wgsl's
 // shape), with the block products done two at a time in 16-bit fields of a u32 (SWAR) instead of
@@ -32,6 +32,7 @@ diagnostic(off, subgroup_uniformity);
 // another size every lane reads the words itself.
 
 const SWAR_MAX_ROWS = 16u;       // ROW_BLOCK and ROW_BLOCK · TOKENS ≤ this here (linear.ts checks it)
+const SWAR_MAX_TOKENS = 4u;      // TOKENS ≤ this here (linear.ts checks it)
 
 var<private> sg_size: u32;
 var<private> sg_lane: u32;
@@ -51,17 +52,29 @@ fn block_pairs(c: u32) -> array<vec2<u32>, 8> {
 
 var<private> row_block: array<u32, SWAR_MAX_ROWS>;   // first block of each row of the invocation
 var<private> acc: array<f32, SWAR_MAX_ROWS>;         // (ROW_BLOCK, TOKENS) dot products, ROW_BLOCK · TOKENS ≤ 16
-var<private> sum_sq: array<f32, MAX_TOKENS>;         // NORM_INPUT: Σx² of each token's raw input
+var<private> sum_sq: array<f32, SWAR_MAX_TOKENS>;    // NORM_INPUT: Σx² of each token's raw input
 
-// Block c for every row and token, with the rows' scales d: each token's X pairs are made once for
-// all ROW_BLOCK rows, then each row's block is loaded once for all TOKENS tokens (the register tile)
-// and used at once (loading every row's block first measured 1.5× slower at 16 rows × 1 token: it
-// keeps 16 vectors live across the products).
+// Block c for every row and token, with the rows' scales d. One token (decode): each row's block
+// loaded and used at once. More (the register tile): each token's X pairs first, then each row's
+// block once for all of them (loading every row's block first measured 1.5× slower at 16 rows: it
+// keeps 16 vectors live across the products). The one-token path declares no per-token arrays:
+// WGSL zero-fills every `var`, which SwiftShader pays per element (2.6× slower decode there).
 fn add_block(c: u32, d: array<f32, SWAR_MAX_ROWS>) {
+  if (TOKENS == 1u) {
+    let x = block_pairs(c);
+    let xb = x_blocks[c];
+    if (NORM_INPUT) { sum_sq[0] += xb.sum_sq; }
+    let offset = Q8_OFFSET * xb.sum_q;
+    for (var i = 0u; i < ROW_BLOCK; i++) {
+      let q = swar_dot(W[row_block[i] + c], x) + offset;
+      acc[i] = fma(d[i] * xb.d, f32(q), acc[i]);
+    }
+    return;
+  }
   let blocks = params.cols / 32u;
-  var x: array<array<vec2<u32>, 8>, MAX_TOKENS>;
-  var scale: array<f32, MAX_TOKENS>;
-  var offset: array<i32, MAX_TOKENS>;
+  var x: array<array<vec2<u32>, 8>, SWAR_MAX_TOKENS>;
+  var scale: array<f32, SWAR_MAX_TOKENS>;
+  var offset: array<i32, SWAR_MAX_TOKENS>;
   for (var t = 0u; t < TOKENS; t++) {
     x[t] = block_pairs(t * blocks + c);
     let xb = x_blocks[t * blocks + c];

@@ -149,7 +149,8 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
       throw bad(`rowBlock and tokens must be 1–${maxRowBlock} and 1–8 with rowBlock · tokens ≤ 16`);
     }
     // Whole 8-wide subgroups, so every lane the kernel broadcasts from runs.
-    if (shape.swar && !(shape.q8dot && caps.subgroups && shape.lanes % 8 === 0)) throw bad('swar needs q8dot, subgroups and a multiple of 8 lanes');
+    if (shape.swar && !(shape.q8dot && caps.subgroups && shape.lanes % 8 === 0 && tokens <= 4))
+      throw bad('swar needs q8dot, subgroups, a multiple of 8 lanes and at most 4 tokens');
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
     if (shape.q8dot && !caps.packedDot) throw bad('q8dot needs the WGSL language feature packed_4x8_integer_dot_product');
     if (shape.shareX !== undefined && !(shape.nibbles && caps.subgroups && (shape.shareX === 4 || shape.shareX === 8) && shape.lanes % shape.shareX === 0)) {

@@ -374,7 +374,7 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
     const order = R > MATVEC_MAX_TOKENS ? [dots[0], ...nibbles, ...dots.slice(1)] : [...dots, ...nibbles];
     // Q4_0 with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
-    if (format === 'q4_0' && subgroups) return [cpuSwarShape(R), ...order];
+    if (format === 'q4_0' && subgroups) return [cpuSwarShape(caps, R), ...order];
     if (R > MATVEC_MAX_TOKENS) return order;
     return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
@@ -475,10 +475,13 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * 16 × 1; at R = 4 3.0 vs 5.5 ms — so a short prompt's prefill is again faster than decoding it
  * token by token. Prefill (R > 8) as 4 rows × 4 tokens: at R = 64 40.4 ms vs 57.2 ms (linear_q8dot_rows'
  * 4 × 4 tile with dot4I8Packed), 41.9 ms as 8 × 2. Where its staged X (4 tokens) exceeds workgroup
- * memory, the next candidates run.
+ * memory, the next candidates run. SwiftShader runs one token per workgroup at every R: there the
+ * tiles were slower per token than that (`--runtime browser`, 960×2560: R = 8 49.7 ms as 8 × 2 vs
+ * 26.5 ms as 16 × 1; R = 32 224 ms as 4 × 4 vs 102 ms), so its prefill costs about what decoding
+ * the prompt token by token does.
  */
-function cpuSwarShape(R: number): LinearShape {
-  const [rowBlock, tokens] = R === 1 ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
+function cpuSwarShape(caps: Capabilities, R: number): LinearShape {
+  const [rowBlock, tokens] = R === 1 || caps.kind === 'swiftshader' ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
   return { kernel: 'rows', lanes: 16, rowBlock, tokens, q8dot: true, swar: true };
 }
 
