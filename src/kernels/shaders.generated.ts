@@ -334,20 +334,7 @@ const params_attention_decode_subgroups = {
     _pad2: { offset: 28, type: 'u32' },
   },
 } as const satisfies UniformLayout;
-const params_attention_prefill = {
-  size: 32,
-  fields: {
-    R: { offset: 0, type: 'u32' },
-    nHeads: { offset: 4, type: 'u32' },
-    maxSeq: { offset: 8, type: 'u32' },
-    scale: { offset: 12, type: 'f32' },
-    window: { offset: 16, type: 'u32' },
-    _pad0: { offset: 20, type: 'u32' },
-    _pad1: { offset: 24, type: 'u32' },
-    _pad2: { offset: 28, type: 'u32' },
-  },
-} as const satisfies UniformLayout;
-const params_attention_prefill_rows = {
+const params_attention_prefill_io = {
   size: 32,
   fields: {
     R: { offset: 0, type: 'u32' },
@@ -422,10 +409,10 @@ export const UNIFORMS = {
   'attention_decode+kv_load_f32': params_attention_decode,
   'attention_decode_subgroups+kv_load_f16': params_attention_decode_subgroups,
   'attention_decode_subgroups+kv_load_f32': params_attention_decode_subgroups,
-  'attention_prefill+kv_load_f16': params_attention_prefill,
-  'attention_prefill+kv_load_f32': params_attention_prefill,
-  'attention_prefill_rows+kv_load_f16': params_attention_prefill_rows,
-  'attention_prefill_rows+kv_load_f32': params_attention_prefill_rows,
+  'attention_prefill+kv_load_f16': params_attention_prefill_io,
+  'attention_prefill+kv_load_f32': params_attention_prefill_io,
+  'attention_prefill_rows+kv_load_f16': params_attention_prefill_io,
+  'attention_prefill_rows+kv_load_f32': params_attention_prefill_io,
   'embedding+bf16': params_embedding,
   'embedding+f16': params_embedding,
   'embedding+f32': params_embedding,
