@@ -18,7 +18,8 @@ import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { STORIES_GGUF } from './paths.ts';
 
 const tiny = buildTestModel({ architecture: 'llama', dim: 32, hiddenDim: 64, nLayers: 1, nHeads: 4, nKvHeads: 2, vocabSize: 260 });
-const stories = new Uint8Array(readFileSync(STORIES_GGUF!));
+// The real file where it is present (paths.ts); the tiny model written by our writer always.
+const stories = STORIES_GGUF ? new Uint8Array(readFileSync(STORIES_GGUF)) : undefined;
 
 /** Read, then take the config: the outcome must be a model or a typed error, within the time bound. */
 async function readOrRefuse(bytes: Uint8Array<ArrayBuffer>): Promise<'read' | 'refused'> {
@@ -139,45 +140,45 @@ async function headerEnd(bytes: Uint8Array<ArrayBuffer>): Promise<number> {
   return (await readGGUF(bytesSource(bytes))).dataOffset;
 }
 
-describe.each([
-  ['a tiny model written by our writer', tiny],
-  ['stories260K', stories],
-])('fuzzing the reader on %s', (_name, base) => {
-  const runs = { numRuns: 150, seed: 15, endOnFailure: true } as const;
-  const heapBefore = process.memoryUsage().heapUsed;
+describe.each([['a tiny model written by our writer', tiny] as const, ...(stories ? [['stories260K', stories] as const] : [])])(
+  'fuzzing the reader on %s',
+  (_name, base) => {
+    const runs = { numRuns: 150, seed: 15, endOnFailure: true } as const;
+    const heapBefore = process.memoryUsage().heapUsed;
 
-  it('random bytes in the header: a model or a TokenscopeError', async () => {
-    const end = await headerEnd(base);
-    await fc.assert(
-      fc.asyncProperty(byteMutation(base, end), async (bytes) => {
-        await readOrRefuse(bytes);
-      }),
-      runs,
-    );
-  });
+    it('random bytes in the header: a model or a TokenscopeError', async () => {
+      const end = await headerEnd(base);
+      await fc.assert(
+        fc.asyncProperty(byteMutation(base, end), async (bytes) => {
+          await readOrRefuse(bytes);
+        }),
+        runs,
+      );
+    });
 
-  it('every count, length, type and offset field set to edge values: a model or a TokenscopeError', async () => {
-    let refused = 0;
-    await fc.assert(
-      fc.asyncProperty(fieldMutation(base), async (bytes) => {
-        if ((await readOrRefuse(bytes)) === 'refused') refused++;
-      }),
-      runs,
-    );
-    expect(refused).toBeGreaterThan(runs.numRuns / 2);
-  });
+    it('every count, length, type and offset field set to edge values: a model or a TokenscopeError', async () => {
+      let refused = 0;
+      await fc.assert(
+        fc.asyncProperty(fieldMutation(base), async (bytes) => {
+          if ((await readOrRefuse(bytes)) === 'refused') refused++;
+        }),
+        runs,
+      );
+      expect(refused).toBeGreaterThan(runs.numRuns / 2);
+    });
 
-  it('truncations and splices: a model or a TokenscopeError, and memory stays flat', async () => {
-    const end = await headerEnd(base);
-    await fc.assert(
-      fc.asyncProperty(spliceMutation(base, end), async (bytes) => {
-        await readOrRefuse(bytes);
-      }),
-      runs,
-    );
-    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(512 << 20);
-  });
-});
+    it('truncations and splices: a model or a TokenscopeError, and memory stays flat', async () => {
+      const end = await headerEnd(base);
+      await fc.assert(
+        fc.asyncProperty(spliceMutation(base, end), async (bytes) => {
+          await readOrRefuse(bytes);
+        }),
+        runs,
+      );
+      expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(512 << 20);
+    });
+  },
+);
 
 /** Any metadata a writer can produce reads back as written (arrays nothing reads may be counted instead). */
 describe('generated metadata round-trips', () => {
