@@ -9,23 +9,7 @@
 // per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head,
 // through loadK / loadV of the kv_load_*.wgsl this body is joined with (f32 or f16 elements).
 
-struct Params {
-  nHeads: u32,
-  maxSeq: u32,
-  splits: u32,
-  scale: f32,      // 1 / sqrt(headDim)
-  window: u32,     // sliding window: keys pos−window+1…pos; 0 = all keys 0…pos
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;                // (R, nHeads, HEAD_DIM/4)
-// bindings 1 and 2 (kCache, vCache) and loadK / loadV: kv_load_f32.wgsl or kv_load_f16.wgsl
-@group(0) @binding(3) var<storage, read> rows: array<vec2<u32>>;             // (R): (slot, pos)
-@group(0) @binding(4) var<storage, read_write> partAcc: array<vec4<f32>>;    // (R, nHeads, splits, HEAD_DIM/4)
-@group(0) @binding(5) var<storage, read_write> partMl: array<vec2<f32>>;     // (R, nHeads, splits): (m, l)
-@group(0) @binding(6) var<uniform> params: Params;
+// Params and bindings: attention_decode_io.wgsl.
 
 override WG_SIZE: u32 = 128;
 override HEAD_DIM: u32 = 64;     // a multiple of 4

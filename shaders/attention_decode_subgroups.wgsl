@@ -13,23 +13,7 @@ enable subgroups;
 // partials per head, so the kernel needs no barrier and no workgroup memory. A team must lie
 // inside one subgroup: LANES ≤ the adapter's minimum subgroup size (select.ts).
 
-struct Params {
-  nHeads: u32,
-  maxSeq: u32,
-  splits: u32,
-  scale: f32,      // 1 / sqrt(headDim)
-  window: u32,     // sliding window: keys pos−window+1…pos; 0 = all keys 0…pos
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
-}
-
-@group(0) @binding(0) var<storage, read> q: array<vec4<f32>>;                // (R, nHeads, HEAD_DIM/4)
-// bindings 1 and 2 (kCache, vCache) and loadK / loadV: kv_load_f32.wgsl or kv_load_f16.wgsl
-@group(0) @binding(3) var<storage, read> rows: array<vec2<u32>>;             // (R): (slot, pos)
-@group(0) @binding(4) var<storage, read_write> partAcc: array<vec4<f32>>;    // (R, nHeads, splits·TEAMS, HEAD_DIM/4)
-@group(0) @binding(5) var<storage, read_write> partMl: array<vec2<f32>>;     // (R, nHeads, splits·TEAMS): (m, l)
-@group(0) @binding(6) var<uniform> params: Params;
+// Params and bindings: attention_decode_io.wgsl.
 
 override WG_SIZE: u32 = 128;     // a multiple of LANES
 override HEAD_DIM: u32 = 64;     // a multiple of 4·LANES

@@ -308,20 +308,7 @@ const params_argmax_partials = {
   size: 16,
   fields: { vocab: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, chunks: { offset: 8, type: 'u32' }, _pad: { offset: 12, type: 'u32' } },
 } as const satisfies UniformLayout;
-const params_attention_decode = {
-  size: 32,
-  fields: {
-    nHeads: { offset: 0, type: 'u32' },
-    maxSeq: { offset: 4, type: 'u32' },
-    splits: { offset: 8, type: 'u32' },
-    scale: { offset: 12, type: 'f32' },
-    window: { offset: 16, type: 'u32' },
-    _pad0: { offset: 20, type: 'u32' },
-    _pad1: { offset: 24, type: 'u32' },
-    _pad2: { offset: 28, type: 'u32' },
-  },
-} as const satisfies UniformLayout;
-const params_attention_decode_subgroups = {
+const params_attention_decode_io = {
   size: 32,
   fields: {
     nHeads: { offset: 0, type: 'u32' },
@@ -405,10 +392,10 @@ export const UNIFORMS = {
   'argmax+argmax_tree': params_argmax,
   'argmax_merge+argmax_tree': params_argmax_merge,
   'argmax_partials+argmax_tree': params_argmax_partials,
-  'attention_decode+kv_load_f16': params_attention_decode,
-  'attention_decode+kv_load_f32': params_attention_decode,
-  'attention_decode_subgroups+kv_load_f16': params_attention_decode_subgroups,
-  'attention_decode_subgroups+kv_load_f32': params_attention_decode_subgroups,
+  'attention_decode+kv_load_f16': params_attention_decode_io,
+  'attention_decode+kv_load_f32': params_attention_decode_io,
+  'attention_decode_subgroups+kv_load_f16': params_attention_decode_io,
+  'attention_decode_subgroups+kv_load_f32': params_attention_decode_io,
   'attention_prefill+kv_load_f16': params_attention_prefill_io,
   'attention_prefill+kv_load_f32': params_attention_prefill_io,
   'attention_prefill_rows+kv_load_f16': params_attention_prefill_io,
