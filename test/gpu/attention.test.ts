@@ -162,11 +162,14 @@ describe('attention', () => {
           const R = rows.length;
           const qData = randn(seeded(R + window), R * heads.nHeads * heads.headDim);
           const expected = attentionRef(qData, f.kData, f.vData, rows, shape);
+          // The engine's pick (the subgroup kernel where there are subgroups) and the workgroup kernel.
           const choice = attentionShapes(ctx.caps, heads, R).decode;
-          for (const splits of [1, 3]) {
-            const actual = await run(s, f, rows, qData, (bufs) => attentionDecode(ctx, 'test.decode', bufs, R, shape, { ...choice, splits }));
-            expect(nmse(actual, expected), `decode window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
-          }
+          const workgroup: DecodeAttentionShape = { ...attentionShapes({ ...ctx.caps, subgroups: false }, heads, R).decode, kernel: 'workgroup' };
+          for (const kernel of choice.kernel === 'workgroup' ? [choice] : [choice, workgroup])
+            for (const splits of [1, 3]) {
+              const actual = await run(s, f, rows, qData, (bufs) => attentionDecode(ctx, 'test.decode', bufs, R, shape, { ...kernel, splits }));
+              expect(nmse(actual, expected), `decode ${kernel.kernel} window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
+            }
           if (rows.every((r) => r.slot === rows[0].slot)) {
             for (const choice of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx)]) {
               const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, R, shape, choice));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
 import {
   attentionShapes,
+  decodeLanes,
   decodeWorkgroupBytes,
   elementwiseShape,
   prefillWorkgroupBytes,
@@ -50,7 +51,7 @@ describe('layer kernel shapes', () => {
     expect(sampleWorkgroupSize(CPU)).toBe(64);
   });
 
-  it('attention: split-K fills a GPU, CPU adapters keep one workgroup per (row, kv head) and, without subgroups, no prefill kernel', () => {
+  it('attention: split-K fills a GPU and a CPU, CPU adapters without subgroups keep one workgroup per (row, kv head) and no prefill kernel', () => {
     for (const heads of HEADS) {
       for (const R of [1, 3, 17, 256]) {
         const gpu = attentionShapes(GPU, heads, R);
@@ -66,10 +67,21 @@ describe('layer kernel shapes', () => {
         expect(cpu.tiledPrefill).toBe(false);
         expect(cpu.decode.splits).toBe(1);
         // With subgroups, the rows kernel (attention_prefill_rows.wgsl) for head dims up to 256.
-        const rows = attentionShapes({ ...CPU, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 }, heads, R);
+        const rows8 = { ...CPU, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 };
+        const rows = attentionShapes(rows8, heads, R);
         expect(rows.tiledPrefill).toBe(heads.headDim <= 256);
         expect(rows.prefill).toEqual(heads.headDim <= 256 ? { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true } : null);
-        expect(rows.decode.kernel).toBe('workgroup');
+        // …and the subgroup decode kernel where the group's queries fit 16 registers of its lanes,
+        // in workgroups of one subgroup, split so that a step has ≥ 8 workgroups (≤ 4 per (row, kv head)).
+        const lanes = decodeLanes(rows8, heads.headDim);
+        const fits = group * (heads.headDim / 4 / lanes) <= 16;
+        expect(rows.decode.kernel).toBe(fits ? 'subgroups' : 'workgroup');
+        if (fits) {
+          expect(rows.decode).toMatchObject({ wgSize: 8, lanes });
+          expect(rows.decode.splits).toBe(Math.min(4, Math.ceil(8 / (R * heads.nKvHeads))));
+        } else {
+          expect(rows.decode.splits).toBe(1);
+        }
       }
     }
   });
