@@ -19,8 +19,10 @@ export interface ProbeShapes {
   readRuns: number[];
   fmaWorkgroups: number;
   fmaIterations: number;
-  /** Square matmul size for the compute roof. */
+  /** The compute roofs' GEMM: weights of matmulSize × matmulSize (K = N) … */
   matmulSize: number;
+  /** … times matmulTokens rows of activations (M, the prompt tokens). */
+  matmulTokens: number;
 }
 
 const MiB = 1024 * 1024;
@@ -36,8 +38,11 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
       // The GEMM roofs' K sets how far each workgroup's fixed cost (staging X, the barrier) is
       // amortised: at 384 lavapipe's 8-bit roof read 8.3–10.9 GFLOP/s, below the 9.4 that
       // llama-3.2-1b's 2048-wide prefill reached in the same run; at 1024, 11.1–11.8 (about a second
-      // per roof there). SwiftShader keeps 384: it computes ~5× slower, and the page waits for it.
-      matmulSize: caps.kind === 'lavapipe' ? 1024 : 384,
+      // per roof there). SwiftShader computes ~5× slower and the page waits for it, so it keeps
+      // K = N = 1024 with 64 tokens (a GEMM of 2·64·1024² FLOPs, about what 384³ cost): at 384³ its
+      // short prompts read 110–131% "of the roof" (K = 960 amortises more than 384).
+      matmulSize: 1024,
+      matmulTokens: caps.kind === 'lavapipe' ? 1024 : 64,
     };
   }
   return {
@@ -47,6 +52,7 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
     fmaWorkgroups: 8192,
     fmaIterations: 4096,
     matmulSize: 2048,
+    matmulTokens: 2048,
   };
 }
 

@@ -62,8 +62,8 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes, 'b2b')],
     ['f32_gflops', 'f32 FMA chains', () => measureFma(run, 'f32', shapes.fmaWorkgroups, shapes.fmaIterations)],
     ['f16_gflops', 'f16 FMA chains', () => (ctx.caps.shaderF16 ? measureFma(run, 'f16', shapes.fmaWorkgroups, shapes.fmaIterations) : Promise.resolve(null))],
-    ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulSize, 'f32')],
-    ['matmul_q8_gflops', 'prefill GEMM (8-bit activations)', () => measureMatmul(run, shapes.matmulSize, 'q4_0')],
+    ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulTokens, shapes.matmulSize, 'f32')],
+    ['matmul_q8_gflops', 'prefill GEMM (8-bit activations)', () => measureMatmul(run, shapes.matmulTokens, shapes.matmulSize, 'q4_0')],
   ];
   try {
     for (const [i, [key, name, measure]] of steps.entries()) {
@@ -302,28 +302,28 @@ const Q8_ROUNDING = 1.01 / 254;
 const Q8_NMSE = 2e-4;
 
 /**
- * A prefill GEMM roof: the engine's own linear kernel (whatever select.ts, or the tuner, runs for n
- * tokens) on an n × n weight, Y = X·Wᵀ with n tokens. So "of matmul roof" compares a model's prefill
+ * A prefill GEMM roof: the engine's own linear kernel (whatever select.ts, or the tuner, runs for
+ * `tokens` tokens) on an n × n weight, Y = X·Wᵀ with `tokens` rows of X (probeShapes' matmulTokens). So "of matmul roof" compares a model's prefill
  * with what this engine's GEMM reaches on this device, not with a separate probe kernel that prefill
  * could outrun. 'f32': f32 weights, on every device. 'q4_0': q4_0 weights where select.ts runs their
  * prefill with 8-bit activations (linear_q8dot_rows, CPU adapters with packed_4x8_integer_dot_product),
  * which is faster than the f32 kernel there, else null. Q4_0 rather than Q8_0: the faster of the two
  * 8-bit paths (fewer weight bytes), so it bounds both.
  */
-async function measureMatmul(run: Runner, n: number, format: 'f32' | 'q4_0'): Promise<CeilingMeasurement | null> {
+async function measureMatmul(run: Runner, tokens: number, n: number, format: 'f32' | 'q4_0'): Promise<CeilingMeasurement | null> {
   const { ctx } = run;
-  const shape = format === 'f32' ? linearShape(ctx.caps, n) : linearShape(ctx.caps, n, format, n);
-  const q8 = q8dotTokens(shape, format, n) > 0;
+  const shape = format === 'f32' ? linearShape(ctx.caps, tokens) : linearShape(ctx.caps, tokens, format, n);
+  const q8 = q8dotTokens(shape, format, tokens) > 0;
   if (format === 'q4_0' && !q8) return null;
-  const x = seededFloats(n * n, 1);
+  const x = seededFloats(tokens * n, 1);
   const seeded = seededFloats(n * n, 2);
   const bytes = format === 'f32' ? new Uint8Array(seeded.buffer) : quantizeQ4_0(seeded);
   // The weights the kernel multiplies by, as the CPU decodes them.
   const w = format === 'f32' ? seeded : dequantize(GGMLType.Q4_0, bytes, n * n);
   const X = storageBufferWith(ctx.device, 'ceilings.X', x);
   const W = uploadWeight(ctx, 'ceilings.W', format, n, n, bytes);
-  const Y = storageBuffer(ctx.device, 'ceilings.Y', n * n * 4);
-  const ds = await linear(ctx, `ceilings.matmul_${format}`, W, X, Y, n, { shape });
+  const Y = storageBuffer(ctx.device, 'ceilings.Y', tokens * n * 4);
+  const ds = await linear(ctx, `ceilings.matmul_${format}`, W, X, Y, tokens, { shape });
   try {
     const samples = await run.repeatDispatches(ds);
     const y = new Float32Array(await readBuffer(ctx.device, Y));
@@ -333,7 +333,7 @@ async function measureMatmul(run: Runner, n: number, format: 'f32' | 'q4_0'): Pr
     let squaredError = 0;
     let squaredRef = 0;
     for (let s = 0; s < 64; s++) {
-      const r = (s * 7919) % n;
+      const r = (s * 7919) % tokens;
       const c = (s * 104729 + 13) % n;
       let ref = 0;
       let mag = 0;
@@ -357,8 +357,9 @@ async function measureMatmul(run: Runner, n: number, format: 'f32' | 'q4_0'): Pr
     if (q8 && !(squaredError <= Q8_NMSE * squaredRef)) {
       throw mismatch('prefill GEMM (q4_0)', `NMSE ${(squaredError / squaredRef).toExponential(2)} over 64 outputs > ${Q8_NMSE}`);
     }
-    const flops = 2 * n * n * n;
-    return run.measurement(samples, flops, 'GFLOP/s', `${n}×${n}×${n}, ${format} weights, the engine's prefill kernel (${describeLinearShape(shape)})`);
+    const flops = 2 * tokens * n * n;
+    const size = tokens === n ? `${n}×${n}×${n}` : `${tokens} tokens × ${n}×${n}`;
+    return run.measurement(samples, flops, 'GFLOP/s', `${size}, ${format} weights, the engine's prefill kernel (${describeLinearShape(shape)})`);
   } finally {
     releaseDispatches(ds);
     X.destroy();

@@ -37,8 +37,8 @@ describe('measured roofs', () => {
     // The 8-bit-activation prefill GEMM: measured (and verified against the dequantized q4_0 weights)
     // exactly where select.ts runs Q4_0 prefill with 8-bit activations: CPU adapters with
     // packed_4x8_integer_dot_product (lavapipe in Node, SwiftShader in Chromium).
-    const n = probeShapes(ctx.caps).matmulSize;
-    const q8 = q8dotTokens(linearShape(ctx.caps, n, 'q4_0', n), 'q4_0', n) > 0;
+    const { matmulSize: n, matmulTokens: tokens } = probeShapes(ctx.caps);
+    const q8 = q8dotTokens(linearShape(ctx.caps, tokens, 'q4_0', n), 'q4_0', tokens) > 0;
     expect(q8).toBe(ctx.caps.cpuLike && ctx.caps.packedDot);
     if (!inBrowser) expect(q8).toBe(true);
     if (q8) {
