@@ -216,7 +216,8 @@ export async function attentionPrefill(
       'Use the decode kernel for this step (attention() does so by itself).',
     );
   }
-  const variant = withKvLoads(choice.rows ? 'attention_prefill_rows' : 'attention_prefill', shape.kv);
+  const rows = choice.kernel === 'rows';
+  const variant = withKvLoads(rows ? 'attention_prefill_rows' : 'attention_prefill', shape.kv);
   const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
     R,
     nHeads: shape.nHeads,
@@ -228,16 +229,17 @@ export async function attentionPrefill(
     ctx,
     {
       ...variant,
-      constants: choice.rows
-        ? { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group }
-        : { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
+      constants:
+        choice.kernel === 'rows'
+          ? { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group }
+          : { WG_SIZE: choice.wgSize, HEAD_DIM: shape.headDim, GROUP: group, ROW_TILE: choice.rowTile, KEY_BLOCK: choice.keyBlock },
     },
     {
       owner,
       kind: 'attention',
       bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, bufs.out, params],
       // The rows kernel: a workgroup per (rows tile, query head); the tiled one per (rows tile, kv head).
-      workgroups: choice.rows ? [Math.ceil(R / choice.wgSize), shape.nHeads, 1] : [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
+      workgroups: choice.kernel === 'rows' ? [Math.ceil(R / choice.wgSize), shape.nHeads, 1] : [Math.ceil(R / choice.rowTile), shape.nKvHeads, 1],
       owned: [params],
     },
   );

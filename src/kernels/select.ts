@@ -141,19 +141,13 @@ export interface DecodeAttentionShape {
   splits: number;
 }
 
-export interface PrefillAttentionShape {
-  wgSize: number;
-  /** Query rows per workgroup; each workgroup serves them for all heads of one kv head. */
-  rowTile: number;
-  /** Keys staged in workgroup memory per block. */
-  keyBlock: number;
-  /**
-   * CPU adapters: shaders/attention_prefill_rows.wgsl instead, one invocation per (row, query
-   * head), wgSize rows per workgroup (rowTile = wgSize; keyBlock unused), K/V rows shared through
-   * subgroups of 8.
-   */
-  rows?: boolean;
-}
+/**
+ * Prefill attention: 'tiled' (shaders/attention_prefill.wgsl, GPUs): a workgroup per (tile of
+ * rowTile query rows, kv head), K/V staged in workgroup memory keyBlock keys at a time. 'rows'
+ * (shaders/attention_prefill_rows.wgsl, CPU adapters with subgroups): one invocation per (row,
+ * query head), wgSize rows per workgroup, K/V rows shared through subgroups of 8.
+ */
+export type PrefillAttentionShape = { kernel: 'tiled'; wgSize: number; rowTile: number; keyBlock: number } | { kernel: 'rows'; wgSize: number };
 
 /**
  * Prefill attention on CPU adapters with subgroups: attention_prefill_rows.wgsl, 8 rows per
@@ -164,7 +158,7 @@ export interface PrefillAttentionShape {
  * Without subgroups, CPU adapters keep the decode kernel (the tiled one's workgroup memory costs
  * SwiftShader ~3 s to compile).
  */
-const CPU_PREFILL_ATTENTION: PrefillAttentionShape = { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true };
+const CPU_PREFILL_ATTENTION: PrefillAttentionShape = { kernel: 'rows', wgSize: 8 };
 
 /** Workgroup bytes of shaders/attention_prefill.wgsl (mirrors its `var<workgroup>` declarations). */
 export function prefillWorkgroupBytes(headDim: number, group: number, rowTile: number, keyBlock: number): number {
@@ -184,7 +178,7 @@ export interface AttentionShapes {
   decode: DecodeAttentionShape;
   /** Null when no tile fits workgroup memory. */
   prefill: PrefillAttentionShape | null;
-  /** Run one-slot (prefill) steps with the tiled prefill kernel; else with the decode kernel. */
+  /** Run one-slot (prefill) steps with `prefill` (the tiled kernel, or on CPU adapters the rows one); else with the decode kernel. */
   tiledPrefill: boolean;
 }
 
@@ -218,22 +212,25 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
   const cpuSplits = kernel === 'subgroups' ? Math.min(4, Math.ceil(8 / (R * heads.nKvHeads))) : 1;
   const splits = caps.cpuLike ? cpuSplits : Math.min(32, Math.max(1, Math.ceil(512 / (R * heads.nKvHeads))));
   const decodeWg = caps.cpuLike && kernel === 'subgroups' ? Math.min(64, Math.max(lanes, caps.subgroupMinSize)) : wgSize;
-  let prefill: PrefillAttentionShape | null = null;
-  for (const rowTile of [16, 8, 4, 2, 1]) {
-    if (rowTile > 1 && (rowTile * group > 32 || rowTile >= 2 * R)) continue;
-    const keyBlock = [32, 16, 8].find((kb) => prefillWorkgroupBytes(heads.headDim, group, rowTile, kb) <= limit);
-    if (keyBlock) {
-      prefill = { wgSize, rowTile, keyBlock };
-      break;
-    }
-  }
   const decode: DecodeAttentionShape = { kernel, wgSize: decodeWg, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits };
   if (caps.cpuLike) {
     // CPU adapters with subgroups: one-slot steps run attention_prefill_rows (CPU_PREFILL_ATTENTION).
     const rows = caps.subgroups && heads.headDim <= 256;
     return { decode, prefill: rows ? CPU_PREFILL_ATTENTION : null, tiledPrefill: rows };
   }
+  const prefill = tiledPrefillShape(heads, R, wgSize, limit);
   return { decode, prefill, tiledPrefill: prefill !== null };
+}
+
+/** The tiled prefill kernel's largest row tile (≤ 32 query vectors, < 2R rows) and key block that fit `limit` bytes of workgroup memory; null if none does. */
+function tiledPrefillShape(heads: AttentionHeads, R: number, wgSize: number, limit: number): PrefillAttentionShape | null {
+  const group = heads.nHeads / heads.nKvHeads;
+  for (const rowTile of [16, 8, 4, 2, 1]) {
+    if (rowTile > 1 && (rowTile * group > 32 || rowTile >= 2 * R)) continue;
+    const keyBlock = [32, 16, 8].find((kb) => prefillWorkgroupBytes(heads.headDim, group, rowTile, kb) <= limit);
+    if (keyBlock) return { kernel: 'tiled', wgSize, rowTile, keyBlock };
+  }
+  return null;
 }
 
 /**

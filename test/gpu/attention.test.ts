@@ -90,11 +90,14 @@ async function run(
  * 8 rows per workgroup (lavapipe shares K/V loads across it; other subgroup sizes, and head dims not
  * a multiple of 32, load per lane), and two per workgroup.
  */
+/** The tiled prefill kernel in small tiles (every adapter compiles its workgroup memory quickly). */
+const SMALL_TILE: PrefillAttentionShape = { kernel: 'tiled', wgSize: 32, rowTile: 2, keyBlock: 8 };
+
 const ROWS_KERNELS = (ctx: GpuContext): PrefillAttentionShape[] =>
   ctx.caps.subgroups
     ? [
-        { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true },
-        { wgSize: 16, rowTile: 16, keyBlock: 8, rows: true },
+        { kernel: 'rows', wgSize: 8 },
+        { kernel: 'rows', wgSize: 16 },
       ]
     : [];
 
@@ -131,7 +134,7 @@ describe('attention', () => {
         const f = fixture(s, heads, kv);
         // The tiled kernel in small tiles everywhere; in the GPU's default tiles for one layout
         // (SwiftShader compiles their workgroup memory slowly); and whatever the engine picks here.
-        const tiles: PrefillAttentionShape[] = [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx)];
+        const tiles: PrefillAttentionShape[] = [SMALL_TILE, ...ROWS_KERNELS(ctx)];
         const gpuDefault = attentionShapes(ctx.caps, heads, 17).prefill;
         if (gpuDefault && heads.headDim === 64 && heads.nKvHeads === 2) tiles.push(gpuDefault);
         for (const rows of PREFILL_STEPS) {
@@ -171,7 +174,7 @@ describe('attention', () => {
               expect(nmse(actual, expected), `decode ${kernel.kernel} window=${window} R=${R} splits=${splits}`).toBeLessThan(TOLERANCE);
             }
           if (rows.every((r) => r.slot === rows[0].slot)) {
-            for (const choice of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx)]) {
+            for (const choice of [SMALL_TILE, ...ROWS_KERNELS(ctx)]) {
               const tiled = await run(s, f, rows, qData, (bufs) => attentionPrefill(ctx, 'test.prefill', bufs, R, shape, choice));
               expect(nmse(tiled, expected), `${JSON.stringify(choice)} window=${window} R=${R}`).toBeLessThan(TOLERANCE);
             }
@@ -221,7 +224,7 @@ describe('attention', () => {
           }
           // Small tiles everywhere; the GPU's default tiles for one layout (SwiftShader compiles their workgroup memory slowly).
           const gpuTiles = heads.headDim === 48 && heads.nKvHeads === 2 ? attentionShapes(gpuLike, heads, 37).prefill : null;
-          for (const prefill of [{ wgSize: 32, rowTile: 2, keyBlock: 8 }, ...ROWS_KERNELS(ctx), ...(gpuTiles ? [gpuTiles] : [])])
+          for (const prefill of [SMALL_TILE, ...ROWS_KERNELS(ctx), ...(gpuTiles ? [gpuTiles] : [])])
             for (const rows of [prefillRows(1, 0, 37), prefillRows(2, 263, 37)]) {
               const qData = randn(seeded(rows[0].pos), rows.length * heads.nHeads * heads.headDim);
               const drawn = attentionRef(qData, f.kDrawn, f.vDrawn, rows, f.shape);

@@ -59,7 +59,8 @@ describe('layer kernel shapes', () => {
         expect(R * heads.nKvHeads * gpu.decode.splits).toBeGreaterThanOrEqual(Math.min(512, R * heads.nKvHeads * 32));
         expect(decodeWorkgroupBytes(heads.headDim, group, gpu.decode.keyBlock)).toBeLessThanOrEqual(32768);
         expect(gpu.tiledPrefill).toBe(gpu.prefill !== null);
-        if (gpu.prefill) {
+        if (gpu.prefill) expect(gpu.prefill.kernel).toBe('tiled');
+        if (gpu.prefill?.kernel === 'tiled') {
           expect(gpu.prefill.rowTile).toBeLessThan(2 * R);
           expect(prefillWorkgroupBytes(heads.headDim, group, gpu.prefill.rowTile, gpu.prefill.keyBlock)).toBeLessThanOrEqual(32768);
         }
@@ -70,7 +71,7 @@ describe('layer kernel shapes', () => {
         const rows8 = { ...CPU, subgroups: true, subgroupMinSize: 8, subgroupMaxSize: 8 };
         const rows = attentionShapes(rows8, heads, R);
         expect(rows.tiledPrefill).toBe(heads.headDim <= 256);
-        expect(rows.prefill).toEqual(heads.headDim <= 256 ? { wgSize: 8, rowTile: 8, keyBlock: 8, rows: true } : null);
+        expect(rows.prefill).toEqual(heads.headDim <= 256 ? { kernel: 'rows', wgSize: 8 } : null);
         // …and the subgroup decode kernel where the group's queries fit 16 registers of its lanes,
         // in workgroups of one subgroup, split so that a step has ≥ 8 workgroups (≤ 4 per (row, kv head)).
         const lanes = decodeLanes(rows8, heads.headDim);
