@@ -1,25 +1,27 @@
 // Linear layer with 8-bit activations (TOKENS ≤ 8 rows of X per workgroup: decode, and prefill as
-// linear_q8dot_rows.wgsl's grid z over groups of TOKENS rows) for the 8-bit-integer weight
-// formats (q4_0, q8_0): each workgroup first quantizes its rows of X, after the RMSNorm gain, to
-// int8 per 32-element block as llama.cpp quantizes activations (q8_0/q8_1: d_x = max|x|/127,
-// q = round(x/d_x)) into workgroup memory; then a block of a weight row against a block of X is
-// 8 dot4I8Packed (WGSL language feature packed_4x8_integer_dot_product) on packed i8x4 words, one
-// i32 → f32 conversion and one FMA with d_w·d_x — instead of 32 u32 → f32 conversions and 32 FMAs.
-// X is quantized inside the matvec (no extra dispatch): every workgroup stages all of its X rows,
-// TOKENS · cols · 11/8 bytes of workgroup memory (X_BLOCKS blocks of 32 + 12 bytes), which
-// select.ts checks against maxComputeWorkgroupStorageSize before choosing this kernel.
+// linear_q8dot_rows.wgsl's grid z over groups of TOKENS rows) for the formats whose blocks of 32
+// weights are integers times a scale, plus a bias (q4_0, q8_0, q4_k): each workgroup first quantizes
+// its rows of X, after the RMSNorm gain, to int8 per 32-element block as llama.cpp quantizes
+// activations (q8_0/q8_1: d_x = max|x|/127, q = round(x/d_x)) into workgroup memory; then a block
+// of a weight row against a block of X is 8 dot4I8Packed (WGSL language feature
+// packed_4x8_integer_dot_product) on packed i8x4 words, one i32 → f32 conversion and an FMA or two
+// with the scales — instead of 32 u32 → f32 conversions and 32 FMAs. X is quantized inside the
+// matvec (no extra dispatch): every workgroup stages all of its X rows, TOKENS · cols · 11/8 bytes
+// of workgroup memory (X_BLOCKS blocks of 32 + 12 bytes), which select.ts checks against
+// maxComputeWorkgroupStorageSize before choosing this kernel.
 //
 // The activation rounding adds error: each x is off by ≤ d_x/2 = max|x_block|/254, so a dot
 // product's relative error is ~1/254 of the block's largest |x| per element — an NMSE of 1.5e-5 to
 // 4.7e-5 for random data (linear-check.ts derives its tolerance from it), below q4_0's own error.
 //
-// Joined after a variant that supplies the entry point (matvec_wide.wgsl: rows per subgroup with
-// subgroupAdd, the GPUs' shape, which calls stage_x and partial_dots; linear_q8dot_rows.wgsl: one
-// invocation per ROW_BLOCK rows, no reduction) and before the format's part (linear_q8dot_q4_0.wgsl,
-// linear_q8dot_q8_0.wgsl: q8_dot and Q8_OFFSET), linear_io.wgsl (bindings, prologue, epilogue) and the
-// format's weight library (weights_q4_0.wgsl / weights_q8_0.wgsl + weights_scales.wgsl: W, w_raw,
-// block scales); same binding contract as every linear kernel, and takes matvec_core.wgsl's place.
-
+// This part is the staging. Joined after a variant that supplies the entry point (matvec_wide.wgsl:
+// rows per subgroup with subgroupAdd, the GPUs' shape, which calls stage_x and partial_dots;
+// linear_q8dot_rows.wgsl: one invocation per ROW_BLOCK rows, no reduction; both with
+// linear_q8dot_partials.wgsl and the format's parts: linear_q8dot_<format>.wgsl's q8_block, and
+// linear_q8dot_nibbles.wgsl's q8_dot for the nibble formats; linear_q8dot_swar.wgsl: its own
+// products), linear_io.wgsl (bindings, prologue, epilogue) and the format's weight library
+// (weights_*.wgsl: W, w_raw, block scales); same binding contract as every linear kernel, and takes
+// matvec_core.wgsl's place.
 override LANES: u32 = 128;      // invocations per workgroup
 override ROW_BLOCK: u32 = 2;    // weight rows a subgroup (wide) or an invocation (rows) works on at once (≤ 8)
 override ROWS_PER_WG: u32 = 8;  // wide: output features per workgroup, a multiple of ROW_BLOCK
@@ -31,7 +33,7 @@ const MAX_TOKENS = 8u;
 const MAX_PARTIALS = 72u;       // MAX_ROW_BLOCK · MAX_TOKENS dot products, then MAX_TOKENS sums of x²
 
 // One staged block of X: d_x, the raw Σx² (NORM_INPUT; see linear_io.wgsl) and Σq of its quants
-// (the q4_0 part applies its −8 offset through it).
+// (q4_0 applies its −8 offset and q4_k its mins through it).
 struct XBlock {
   d: f32,
   sum_sq: f32,
@@ -49,11 +51,6 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 fn stage_x(lane: u32) {
   stage_rows(lane, LANES, 0u);
   workgroupBarrier();
-}
-
-// The wide matvec's partial sums (see q8_partials).
-fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
-  return q8_partials(row0, lane, stride);
 }
 
 // Quantize X rows t0..t0+TOKENS−1 (the last row repeated past params.tokens) into workgroup
@@ -87,33 +84,4 @@ fn stage_rows(lane: u32, lanes: u32, t0: u32) {
     x_quants[2u * b + 1u] = vec4<u32>(words[4], words[5], words[6], words[7]);
     x_blocks[b] = XBlock(m / 127.0, sum_sq, sum_q.x + sum_q.y + sum_q.z + sum_q.w);
   }
-}
-
-// This invocation's partial dot products for rows row0..row0+ROW_BLOCK−1 against the staged
-// tokens, index i·TOKENS + t, and with NORM_INPUT its partial Σx² of each token at
-// ROW_BLOCK·TOKENS + t, over blocks lane, lane + stride, … (consecutive lanes on consecutive
-// blocks: coalesced loads). Rows past the shard are clamped to its last row (never stored).
-// Per block: Σ w·x ≈ d_w·d_x·(Σ q_w·q_x + Q8_OFFSET·Σ q_x), exact in i32 (|Σ| < 2^20).
-fn q8_partials(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
-  var acc = array<f32, MAX_PARTIALS>();
-  let blocks = params.cols / 32u;
-  let last = params.rows - 1u;
-  for (var c = lane; c < blocks; c += stride) {
-    var xq: array<array<vec4<u32>, 2>, MAX_TOKENS>;
-    var xb: array<XBlock, MAX_TOKENS>;
-    for (var t = 0u; t < TOKENS; t++) {
-      let b = t * blocks + c;
-      xq[t] = array<vec4<u32>, 2>(x_quants[2u * b], x_quants[2u * b + 1u]);
-      xb[t] = x_blocks[b];
-      if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += xb[t].sum_sq; }
-    }
-    for (var i = 0u; i < ROW_BLOCK; i++) {
-      let raw = w_raw(min(row0 + i, last), c);
-      for (var t = 0u; t < TOKENS; t++) {
-        let q = q8_dot(raw, xq[t][0], xq[t][1]) + Q8_OFFSET * xb[t].sum_q;
-        acc[i * TOKENS + t] = fma(w_scale(raw) * xb[t].d, f32(q), acc[i * TOKENS + t]);
-      }
-    }
-  }
-  return acc;
 }

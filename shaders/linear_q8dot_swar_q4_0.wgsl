@@ -7,8 +7,7 @@
 // |L| ≤ 15,240 < 2¹⁵, so the true sum L + H·2¹⁶ fits an i32 and (S + 2¹⁵) >> 16 (arithmetic) is H.
 // Weight word k holds elements 4k..4k+3 in its low nibbles and 16+4k..16+4k+3 in its high ones
 // (weights_q4_0.wgsl); the −8 offset goes through Σ q_x as in linear_q8dot_q4_0.wgsl. Joined after
-// linear_q8dot_swar.wgsl (one-token decode, which calls x_pairs and swar_dot itself) and
-// linear_q8dot.wgsl, whose generic q8_partials calls q8_dot.
+// linear_q8dot_swar.wgsl, which calls x_pairs and swar_dot, and linear_q8dot.wgsl (the staging).
 
 const Q8_OFFSET = -8;
 const PAIR_MASK = 0x000F000Fu;   // nibbles of bytes 0 and 2 (shifted: 1 and 3; +4: the high nibbles)
@@ -37,12 +36,4 @@ fn swar_dot(w: vec4<u32>, x: array<vec2<u32>, 8>) -> i32 {
   let s01 = word_products(w.x, x[0], x[4]) + word_products(w.y, x[1], x[5]);
   let s23 = word_products(w.z, x[2], x[6]) + word_products(w.w, x[3], x[7]);
   return high16(s01) + high16(s23);
-}
-
-// Σ q_w·q_x over a block: x_lo holds X's elements 0..15, x_hi 16..31, four int8 per word. (Called
-// per weight row with the same X words: the pair conversions are common subexpressions there.)
-fn q8_dot(raw: WRaw, x_lo: vec4<u32>, x_hi: vec4<u32>) -> i32 {
-  let x = array<vec2<u32>, 8>(x_pairs(x_lo.x), x_pairs(x_lo.y), x_pairs(x_lo.z), x_pairs(x_lo.w),
-                              x_pairs(x_hi.x), x_pairs(x_hi.y), x_pairs(x_hi.z), x_pairs(x_hi.w));
-  return swar_dot(raw.q, x);
 }

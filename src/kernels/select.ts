@@ -320,10 +320,10 @@ export interface RowsShape {
 }
 
 /**
- * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: 8-bit integer quants
- * with one f16 scale per 32-weight block, and (q4_0) a fixed offset.
+ * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: blocks of 32 integer
+ * quants (4 or 8 bits) times one scale, plus a fixed offset (q4_0) or the block's min (q4_k).
  */
-export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0'];
+export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0', 'q4_k'];
 
 /** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
 export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
@@ -387,7 +387,12 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     // Q4_0 with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
     if (format === 'q4_0' && subgroups) return [cpuSwarShape(caps, R), ...order];
     if (R > MATVEC_MAX_TOKENS) return order;
-    return R === 1 && (format === 'q8_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
+    // One-token decode: the 8-bit kernels first for q8_0 and q4_k, for q4_0 from some width (cpuQ8dotQ4_0).
+    // q4_k on lavapipe (`npm run bench:matvec -- --format q4_k --shapes 2048x2048,8192x2048 --rows 1
+    // --reps 5 --candidates`, one run): the wide 8-bit shape 1.78 ms per 2048×2048 matrix against 3.72 ms
+    // for the f32 one-subgroup matvec, 7.79 vs 17.08 ms at 8192×2048. At R = 8 a tie (12.6 vs 13.4 ms),
+    // so from 2 rows on the f32 tiles stay first.
+    return R === 1 && (format !== 'q4_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
   if (R > MATVEC_MAX_TOKENS) {
     const tiles = [

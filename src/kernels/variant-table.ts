@@ -32,10 +32,20 @@ export const WEIGHT_LIBRARIES: Record<WeightFormat, readonly string[]> = {
 };
 
 /**
+ * The 8-bit-activation bodies' parts per format (their q8_block, and the q8_dot it calls): the
+ * formats those bodies are built for (select.ts's Q8DOT_FORMATS).
+ */
+const Q8DOT_PARTS = {
+  q4_0: ['linear_q8dot_q4_0', 'linear_q8dot_nibbles'],
+  q8_0: ['linear_q8dot_q8_0'],
+  q4_k: ['linear_q8dot_q4_k', 'linear_q8dot_nibbles'],
+} as const satisfies Partial<Record<WeightFormat, readonly string[]>>;
+
+/**
  * Linear-layer bodies (src/kernels/linear.ts): parts before linear_io (bindings, input prologue,
  * output epilogue) and the format's library; `formats` limits a body to the formats it decodes
- * (default: all); `formatParts: P` adds the part `P_<format>` after the body's parts. The variant of
- * body B for format F is named `B+F`.
+ * (default: all); `formatParts` limits it to the formats it names and adds their parts after the
+ * body's. The variant of body B for format F is named `B+F`.
  */
 export const LINEAR_BODIES = {
   matvec: { parts: ['matvec', 'matvec_core'] },
@@ -46,21 +56,31 @@ export const LINEAR_BODIES = {
   linear_rows_q4_0_subgroups: { parts: ['linear_rows_q4_0_subgroups', 'linear_rows_q4_0'], formats: ['q4_0'] },
   matmul_tiled: { parts: ['matmul_tiled', 'matmul_tiled_core'] },
   matmul_tiled_f16: { parts: ['matmul_tiled_f16', 'matmul_tiled_core'] },
-  // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X; linear_q8dot_<format> dots a block).
-  linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
+  // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X, linear_q8dot_partials.wgsl sums
+  // the blocks, Q8DOT_PARTS[format] dot a block).
+  linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
   // Q4_0 one-token decode on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
-  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot'], formatParts: 'linear_q8dot_swar', formats: ['q4_0'] },
+  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot'], formatParts: { q4_0: ['linear_q8dot_swar_q4_0'] } },
   // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
-  linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot'], formatParts: 'linear_q8dot', formats: ['q4_0', 'q8_0'] },
-} satisfies Record<string, { parts: readonly string[]; formats?: readonly WeightFormat[]; formatParts?: string }>;
+  linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
+} satisfies Record<string, BodySpec>;
 
 export type LinearBody = keyof typeof LINEAR_BODIES;
 
+/** A linear body's entry: see LINEAR_BODIES. */
+type BodySpec = { parts: readonly string[]; formats?: readonly WeightFormat[]; formatParts?: Partial<Record<WeightFormat, readonly string[]>> };
+
+function bodyFormats(spec: BodySpec): readonly WeightFormat[] {
+  if (spec.formatParts) return WEIGHT_FORMATS.filter((f) => spec.formatParts?.[f] !== undefined);
+  return spec.formats ?? WEIGHT_FORMATS;
+}
+
+function formatParts(spec: BodySpec, f: WeightFormat): readonly string[] {
+  return spec.formatParts?.[f] ?? [];
+}
+
 const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
-  ('formats' in spec ? spec.formats : WEIGHT_FORMATS).map((f): [string, readonly string[]] => [
-    `${body}+${f}`,
-    [...spec.parts, ...('formatParts' in spec ? [`${spec.formatParts}_${f}`] : []), 'linear_io', ...WEIGHT_LIBRARIES[f]],
-  ]),
+  bodyFormats(spec).map((f): [string, readonly string[]] => [`${body}+${f}`, [...spec.parts, ...formatParts(spec, f), 'linear_io', ...WEIGHT_LIBRARIES[f]]]),
 );
 
 const embeddingVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] => [`embedding+${f}`, ['embedding', ...WEIGHT_LIBRARIES[f]]]);

@@ -98,6 +98,14 @@ export class GpuScope {
  * each K/V element is off by ≤ u = 2⁻¹⁰ relative, which moves each layer's attention output by
  * NMSE ≤ 2u²/3 ≈ 6.4e-7 (attention.test.ts): 8e-7 per layer (a wrong key or head gives ≥ 1e-3).
  */
+/**
+ * NMSE a whole model's logits may show against the CPU reference where its linears run with 8-bit
+ * activations (linear_q8dot*.wgsl): each such linear rounds its input to NMSE ≤ 4.7e-5
+ * (linear-check.ts), which through a few layers' residual stream adds up to ~16 · 4.7e-5 ≈ 7.5e-4
+ * at most for the test models here; a wrong scale, min or nibble gives ≳ 1e-1.
+ */
+export const Q8_LOGITS_TOLERANCE = 1e-3;
+
 export function logitsTolerance(kvCache: 'f16' | 'f32', layers: number): number {
   return kvCache === 'f16' ? 8e-7 * layers : 1e-8;
 }

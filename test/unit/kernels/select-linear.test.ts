@@ -70,7 +70,7 @@ describe('linear shape selection', () => {
     }
   });
 
-  it('runs q4_0/q8_0 decode with 8-bit activations where packed_4x8_integer_dot_product exists, while X fits workgroup memory', () => {
+  it('runs q4_0/q8_0/q4_k decode with 8-bit activations where packed_4x8_integer_dot_product exists, while X fits workgroup memory', () => {
     const dot = { ...gpu, packedDot: true };
     expect(linearShape(dot, 1, 'q4_0', 2048)).toEqual({
       kernel: 'matvec',
@@ -82,7 +82,9 @@ describe('linear shape selection', () => {
       q8dot: true,
     });
     expect(linearShape(dot, 8, 'q8_0', 2048)).toMatchObject({ wide: true, q8dot: true });
-    expect(linearShape(dot, 1, 'q4_k', 2048)).not.toHaveProperty('q8dot');
+    // q4_k (its sub-blocks' mins through Σ q_x) too; never a format the 8-bit kernels cannot decode.
+    expect(linearShape(dot, 1, 'q4_k', 2048)).toMatchObject({ wide: true, q8dot: true });
+    expect(linearShape(dot, 1, 'q6_k', 2048)).not.toHaveProperty('q8dot');
     expect(linearShape(dot, 9, 'q4_0', 2048).kernel).toBe('matmul');
     // Llama-3.1-8B's down projection: 14336 columns stage 19.7 KB at R = 1, 39.4 KB at R = 2 (over 32 KiB).
     expect(q8dotWorkgroupBytes(1, 14336)).toBe(19712);
@@ -93,6 +95,10 @@ describe('linear shape selection', () => {
     const lava = { ...lavapipe, packedDot: true };
     const swar = { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true };
     expect(q8dotTokens(linearShape(lava, 1, 'q8_0', 2048), 'q8_0', 1)).toBe(1);
+    // q4_k: the 8-bit kernel at R = 1 (2.1–2.2× the f32 matvec on lavapipe) and for prefill, the f32 tiles from 2 to 8 rows.
+    expect(linearShape(lava, 1, 'q4_k', 2048)).toMatchObject({ q8dot: true });
+    expect(linearShape(lava, 4, 'q4_k', 2048)).not.toHaveProperty('q8dot');
+    expect(linearShape(lava, 64, 'q4_k', 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
     expect(linearShape(lava, 1, 'q8_0', 2048)).not.toHaveProperty('swar');
     for (const cols of [960, 2048, 8192]) expect(linearShape(lava, 1, 'q4_0', cols)).toEqual(swar);
     // From 2 to 8 rows of X, its 8 × 2 register tile; prefill its 4 × 4 tile, and q8_0 prefill the plain 8-bit one.

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { generatedShaderFiles, INDEX_PATH, writtenVariantFiles } from '../../../cli/shader-variants.ts';
 import { SHADERS, UNIFORMS } from '../../../src/kernels/shaders.ts';
 import { LINEAR_BODIES, VARIANTS, WEIGHT_LIBRARIES, variantFileName } from '../../../src/kernels/variant-table.ts';
-import { WEIGHT_FORMATS } from '../../../src/kernels/weight-formats.ts';
+import { WEIGHT_FORMATS, type WeightFormat } from '../../../src/kernels/weight-formats.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -37,7 +37,10 @@ describe('generated shader variants', () => {
 
   it('build every linear body for every format it decodes, and the embedding for every format', () => {
     for (const [body, spec] of Object.entries(LINEAR_BODIES)) {
-      for (const f of 'formats' in spec ? spec.formats : WEIGHT_FORMATS) expect(VARIANTS[`${body}+${f}`], `${body}+${f}`).toBeDefined();
+      const formats = 'formatParts' in spec ? (Object.keys(spec.formatParts) as WeightFormat[]) : 'formats' in spec ? spec.formats : WEIGHT_FORMATS;
+      for (const f of formats) expect(VARIANTS[`${body}+${f}`], `${body}+${f}`).toBeDefined();
+      // A body limited by its format parts is built for those formats only.
+      if ('formatParts' in spec) expect(Object.keys(VARIANTS).filter((v) => v.startsWith(`${body}+`))).toHaveLength(formats.length);
     }
     for (const f of WEIGHT_FORMATS) expect(VARIANTS[`embedding+${f}`]).toEqual(['embedding', ...WEIGHT_LIBRARIES[f]]);
   });

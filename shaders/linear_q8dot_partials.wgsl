@@ -1,0 +1,38 @@
+// The generic partial dot products of the 8-bit-activation kernels (linear_q8dot.wgsl's staged X),
+// joined after it by the bodies that take them (linear_q8dot_rows.wgsl, and matvec_wide.wgsl
+// through partial_dots), before the format's parts, which supply
+//   q8_block(raw, x_lo, x_hi, sum_q) -> f32: Σ w·q_x over one block of a row (w = q_w·scale + bias
+//   as the weight library decodes it) from the integer Σ q_w·q_x and the block's Σ q_x.
+
+// The wide matvec's partial sums (see q8_partials).
+fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
+  return q8_partials(row0, lane, stride);
+}
+
+// This invocation's partial dot products for rows row0..row0+ROW_BLOCK−1 against the staged
+// tokens, index i·TOKENS + t, and with NORM_INPUT its partial Σx² of each token at
+// ROW_BLOCK·TOKENS + t, over blocks lane, lane + stride, … (consecutive lanes on consecutive
+// blocks: coalesced loads). Rows past the shard are clamped to its last row (never stored).
+// Per block: Σ w·x ≈ d_x · q8_block (the format part's: Σ w·q_x from the integer Σ q_w·q_x and Σ q_x).
+fn q8_partials(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
+  var acc = array<f32, MAX_PARTIALS>();
+  let blocks = params.cols / 32u;
+  let last = params.rows - 1u;
+  for (var c = lane; c < blocks; c += stride) {
+    var xq: array<array<vec4<u32>, 2>, MAX_TOKENS>;
+    var xb: array<XBlock, MAX_TOKENS>;
+    for (var t = 0u; t < TOKENS; t++) {
+      let b = t * blocks + c;
+      xq[t] = array<vec4<u32>, 2>(x_quants[2u * b], x_quants[2u * b + 1u]);
+      xb[t] = x_blocks[b];
+      if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += xb[t].sum_sq; }
+    }
+    for (var i = 0u; i < ROW_BLOCK; i++) {
+      let raw = w_raw(min(row0 + i, last), c);
+      for (var t = 0u; t < TOKENS; t++) {
+        acc[i * TOKENS + t] = fma(xb[t].d, q8_block(raw, xq[t][0], xq[t][1], xb[t].sum_q), acc[i * TOKENS + t]);
+      }
+    }
+  }
+  return acc;
+}
