@@ -1,39 +1,38 @@
-// q4_0 for linear_q8dot.wgsl in SWAR: Σ q_w·q_x of one block with two 4×8-bit products per u32
-// multiply instead of dot4I8Packed, for CPU adapters, where dot4I8Packed has no instruction and
-// becomes byte extracts, multiplies and adds (lavapipe). Same results, exactly: integer arithmetic.
-// (q_a + q_b·2¹⁶)·(x_b + x_a·2¹⁶) mod 2³² holds q_a·x_a + q_b·x_b in its high 16 bits (q_a·x_b in
-// the low ones; q_b·x_a·2³² falls off); 8 products accumulate before the high half is taken. With x
-// in [−127, 127] and q in [0, 15], 8 products' high fields sum to |H| ≤ 30,480 and low fields to
-// |L| ≤ 15,240 < 2¹⁵, so the true sum L + H·2¹⁶ fits an i32 and (S + 2¹⁵) >> 16 (arithmetic) is H.
-// Weight word k holds elements 4k..4k+3 in its low nibbles and 16+4k..16+4k+3 in its high ones
-// (weights_q4_0.wgsl); the −8 offset goes through Σ q_x as in linear_q8dot_q4_0.wgsl. Joined after
-// linear_q8dot_swar.wgsl, which calls x_pairs and swar_dot, and linear_q8dot.wgsl (the staging).
+// q4_0 for linear_q8dot_swar.wgsl (products: linear_q8dot_swar_nibbles.wgsl): blocks of 16 bytes
+// of nibbles, then the f16 scales two per word from params.scale_base (weights_q4_0.wgsl,
+// weights_scales.wgsl); value = (q − 8)·d, the −8 offset applied through Σ q_x as in
+// linear_q8dot_q4_0.wgsl. A row's scales come as one vector per 8 blocks where its blocks come in
+// multiples of 8 (the scale region is 4-word aligned: it follows the 4-word blocks), else one by one.
 
 const Q8_OFFSET = -8;
-const PAIR_MASK = 0x000F000Fu;   // nibbles of bytes 0 and 2 (shifted: 1 and 3; +4: the high nibbles)
+const SWAR_GROUPS_OF_8 = false;   // only where blocks % 8 == 0 (the body checks)
 
-// The SWAR pairs of a staged X word (int8 x0..x3 in bytes 0..3): even x2 + x0·2¹⁶, odd x3 + x1·2¹⁶.
-fn x_pairs(word: u32) -> vec2<u32> {
-  let x = bitcast<i32>(word);
-  let even = extractBits(x, 16u, 8u) + (extractBits(x, 0u, 8u) << 16u);
-  let odd = extractBits(x, 24u, 8u) + (extractBits(x, 8u, 8u) << 16u);
-  return bitcast<vec2<u32>>(vec2<i32>(even, odd));
+// A row's first block.
+fn swar_row_base(row: u32) -> u32 {
+  return row * (params.cols / 32u);
 }
 
-fn high16(s: u32) -> i32 {
-  return (bitcast<i32>(s) + 0x8000) >> 16u;
+fn swar_quants(base: u32, c: u32) -> vec4<u32> {
+  return W[base + c];
 }
 
-// The four masked pairs of weight word w against staged X words lo (its low nibbles' elements) and
-// hi (its high nibbles'), each as its (even, odd) pairs.
-fn word_products(w: u32, lo: vec2<u32>, hi: vec2<u32>) -> u32 {
-  return (w & PAIR_MASK) * lo.x + ((w >> 8u) & PAIR_MASK) * lo.y + ((w >> 4u) & PAIR_MASK) * hi.x + ((w >> 12u) & PAIR_MASK) * hi.y;
+// The f16 scales of blocks c8..c8+7 (c8 a multiple of 8), two per word, block 2i low.
+fn swar_group(base: u32, c8: u32) -> vec4<u32> {
+  return W[(params.scale_base + (base + c8) / 2u) / 4u];
 }
 
-// Σ q·q_x over one q4_0 block (word k: elements 4k..4k+3 low, 16+4k..16+4k+3 high) against the
-// block's 8 staged words' pairs.
-fn swar_dot(w: vec4<u32>, x: array<vec2<u32>, 8>) -> i32 {
-  let s01 = word_products(w.x, x[0], x[4]) + word_products(w.y, x[1], x[5]);
-  let s23 = word_products(w.z, x[2], x[6]) + word_products(w.w, x[3], x[7]);
-  return high16(s01) + high16(s23);
+// (d, unused) of block j (0..7) of a group.
+fn swar_scale(group: vec4<u32>, j: u32) -> vec2<f32> {
+  let word = select(select(group.x, group.y, (j & 2u) != 0u), select(group.z, group.w, (j & 2u) != 0u), j >= 4u);
+  let pair = unpack2x16float(word);
+  return vec2<f32>(select(pair.x, pair.y, (j & 1u) == 1u), 0.0);
+}
+
+fn swar_block_scale(base: u32, c: u32) -> vec2<f32> {
+  return vec2<f32>(block_scale(base + c), 0.0);
+}
+
+// The block's Σ w·q_x: d · (Σ q·q_x − 8·Σ q_x), exact in i32 before the scale.
+fn swar_term(sb: vec2<f32>, s: i32, sum_q: i32) -> f32 {
+  return sb.x * f32(s + Q8_OFFSET * sum_q);
 }

@@ -86,13 +86,13 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
   const q8Tokens = q8dotTokens(shape, format, R);
   if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
     // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
-    // A swar shape runs linear_q8dot_swar.wgsl for q4_0 (its register tile up to 16 rows × tokens),
-    // the plain 8-bit tile for q8_0.
-    const swar = shape.kernel === 'rows' && shape.swar === true && format === 'q4_0';
+    // A swar shape runs linear_q8dot_swar.wgsl for q4_0 and q4_k (its register tile up to 16 rows ×
+    // tokens), the plain 8-bit tile for q8_0.
+    const swar = shape.kernel === 'rows' && shape.swar === true && (format === 'q4_0' || format === 'q4_k');
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
-    const name = swar ? 'linear_q8dot_swar+q4_0' : (`${body}+${format as 'q4_0' | 'q8_0' | 'q4_k'}` as const);
+    const name = swar ? (`linear_q8dot_swar+${format as 'q4_0' | 'q4_k'}` as const) : (`${body}+${format as 'q4_0' | 'q8_0' | 'q4_k'}` as const);
     return {
       ...shader(name),
       // The plain tiles hold at most 8 rows per invocation (a swar shape's 16 are the SWAR kernel's).

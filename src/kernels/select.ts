@@ -312,7 +312,7 @@ export interface RowsShape {
    */
   q8dot?: boolean;
   /**
-   * With q8dot and tokens = 1, q4_0 (elsewhere the plain q8dot tile runs): shaders/linear_q8dot_swar.wgsl,
+   * With q8dot, q4_0 and q4_k (elsewhere the plain q8dot tile runs): shaders/linear_q8dot_swar.wgsl,
    * block products two at a time in 16-bit fields of a u32, one vec4 load per block and per 8 block
    * scales, X shared through 8-wide subgroups (needs subgroups); rowBlock up to 16.
    */
@@ -384,8 +384,8 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     const dots = cpuQ8dotShapes(caps, R, subgroups);
     // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
     const order = R > MATVEC_MAX_TOKENS ? [dots[0], ...nibbles, ...dots.slice(1)] : [...dots, ...nibbles];
-    // Q4_0 with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
-    if (format === 'q4_0' && subgroups) return [cpuSwarShape(caps, R), ...order];
+    // Q4_0 and Q4_K with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
+    if ((format === 'q4_0' || format === 'q4_k') && subgroups) return [cpuSwarShape(caps, R), ...order];
     if (R > MATVEC_MAX_TOKENS) return order;
     // One-token decode: the 8-bit kernels first for q8_0 and q4_k, for q4_0 from some width (cpuQ8dotQ4_0).
     // q4_k on lavapipe (`npm run bench:matvec -- --format q4_k --shapes 2048x2048,8192x2048 --rows 1
@@ -476,7 +476,7 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
 }
 
 /**
- * q4_0 decode (R ≤ 8) on CPU adapters with subgroups and packed_4x8_integer_dot_product:
+ * q4_0 and q4_k on CPU adapters with subgroups and packed_4x8_integer_dot_product:
  * linear_q8dot_swar.wgsl, 16 rows per invocation and 16 invocations per workgroup (256 rows share
  * one staged X). On lavapipe each storage load runs lane by lane, so the kernel makes every load
  * as wide as it can (a vec4 per block, a vec4 per 8 block scales), shares X through the subgroup
@@ -496,6 +496,10 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * 26.5 ms as 16 × 1; R = 32 224 ms as 4 × 4 vs 102 ms), so its prefill costs about what decoding
  * the prompt token by token does.
  */
+// q4_k, one token (`npm run bench:matvec -- --format q4_k --shapes 2048x2048,8192x2048 --rows 1 --reps 7
+// --shape-json …`, one run): lavapipe 1.42 ms per 2048×2048 matrix against 2.46 ms for the wide 8-bit
+// matvec and 3.19 ms for the f32 one (the previous choice), 5.15 / 7.73 / 12.04 ms at 8192×2048;
+// SwiftShader (`--runtime browser`, 2560×1024) 4.38 / 9.17 / 19.86 ms.
 function cpuSwarShape(caps: Capabilities, R: number): LinearShape {
   const [rowBlock, tokens] = R === 1 || caps.kind === 'swiftshader' ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
   return { kernel: 'rows', lanes: 16, rowBlock, tokens, q8dot: true, swar: true };

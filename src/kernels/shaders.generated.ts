@@ -40,6 +40,7 @@ import linear_q8dot_rows__q4_0 from '../../shaders/variants/linear_q8dot_rows.q4
 import linear_q8dot_rows__q4_k from '../../shaders/variants/linear_q8dot_rows.q4_k.wgsl?raw';
 import linear_q8dot_rows__q8_0 from '../../shaders/variants/linear_q8dot_rows.q8_0.wgsl?raw';
 import linear_q8dot_swar__q4_0 from '../../shaders/variants/linear_q8dot_swar.q4_0.wgsl?raw';
+import linear_q8dot_swar__q4_k from '../../shaders/variants/linear_q8dot_swar.q4_k.wgsl?raw';
 import linear_q8dot_wide__q4_0 from '../../shaders/variants/linear_q8dot_wide.q4_0.wgsl?raw';
 import linear_q8dot_wide__q4_k from '../../shaders/variants/linear_q8dot_wide.q4_k.wgsl?raw';
 import linear_q8dot_wide__q8_0 from '../../shaders/variants/linear_q8dot_wide.q8_0.wgsl?raw';
@@ -155,6 +156,7 @@ export const SHADERS = {
   'linear_q8dot_rows+q4_k': linear_q8dot_rows__q4_k,
   'linear_q8dot_rows+q8_0': linear_q8dot_rows__q8_0,
   'linear_q8dot_swar+q4_0': linear_q8dot_swar__q4_0,
+  'linear_q8dot_swar+q4_k': linear_q8dot_swar__q4_k,
   'linear_q8dot_wide+q4_0': linear_q8dot_wide__q4_0,
   'linear_q8dot_wide+q4_k': linear_q8dot_wide__q4_k,
   'linear_q8dot_wide+q8_0': linear_q8dot_wide__q8_0,
@@ -419,6 +421,7 @@ export const UNIFORMS = {
   'linear_q8dot_rows+q4_k': params_linear_io,
   'linear_q8dot_rows+q8_0': params_linear_io,
   'linear_q8dot_swar+q4_0': params_linear_io,
+  'linear_q8dot_swar+q4_k': params_linear_io,
   'linear_q8dot_wide+q4_0': params_linear_io,
   'linear_q8dot_wide+q4_k': params_linear_io,
   'linear_q8dot_wide+q8_0': params_linear_io,

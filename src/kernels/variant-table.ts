@@ -59,8 +59,11 @@ export const LINEAR_BODIES = {
   // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X, linear_q8dot_partials.wgsl sums
   // the blocks, Q8DOT_PARTS[format] dot a block).
   linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
-  // Q4_0 one-token decode on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
-  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot'], formatParts: { q4_0: ['linear_q8dot_swar_q4_0'] } },
+  // Q4_0/Q4_K decode and prefill on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
+  linear_q8dot_swar: {
+    parts: ['linear_q8dot_swar', 'linear_q8dot', 'linear_q8dot_swar_nibbles'],
+    formatParts: { q4_0: ['linear_q8dot_swar_q4_0'], q4_k: ['linear_q8dot_swar_q4_k'] },
+  },
   // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
   linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
 } satisfies Record<string, BodySpec>;

@@ -202,7 +202,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     { kernel: 'rows', lanes: 16, rowBlock: 4, tokens: 4, q8dot: true, swar: true },
   ];
 
-  it('q4_0 SWAR decode: awkward rows, columns in and out of multiples of 8 blocks, 1 to 33 rows of X', async () => {
+  it('q4_0 and q4_k SWAR: awkward rows, columns in and out of multiples of 8 blocks, 1 to 33 rows of X', async () => {
     if (!ctx.caps.subgroups) {
       await expect(checkLinear(ctx, { format: 'q4_0', rows: 9, cols: 256, R: 1, shape: swarShapes[0], seed: 1 })).rejects.toThrow(/swar needs/);
       return;
@@ -211,6 +211,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     expect(linearSpec('q4_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_swar+q4_0');
     expect(linearSpec('q4_0', swarShapes[0], 3, {}, 256).name).toBe('linear_q8dot_swar+q4_0');
     expect(linearSpec('q8_0', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_rows+q8_0');
+    expect(linearSpec('q4_k', swarShapes[0], 1, {}, 256).name).toBe('linear_q8dot_swar+q4_k');
     await withErrorScopes(ctx.device, 'q8dot swar', async () => {
       const next = rng(23);
       // Register tiles of 1, 2 and 3 tokens at R = 1, 3, 5 and 8, and the prefill tile of 4 at R = 9
@@ -220,16 +221,24 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
         const R = [1, 3, 5, 8, 1, 5, 9, 33][i];
         await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape: i >= 6 ? swarShapes[4] : swarShapes[i % 4], seed: 300 + i });
       }
+      // q4_k: super-blocks of 256 (a row's sub-blocks always in groups of 8 under one header).
+      for (const [i, cols] of [256, 768, 512, 256, 512].entries()) {
+        const rows = 1 + Math.floor(next() * 300);
+        const R = [1, 3, 5, 8, 33][i];
+        await checkLinear(ctx, { format: 'q4_k', rows, cols, R, shape: swarShapes[i], seed: 350 + i });
+      }
     });
   });
 
-  it('q4_0 SWAR decode with every fused prologue and epilogue', async () => {
+  it('q4_0 and q4_k SWAR with every fused prologue and epilogue', async () => {
     if (!ctx.caps.subgroups) return;
     await withErrorScopes(ctx.device, 'q8dot swar fused', async () => {
       for (const [j, c] of FUSED_CASES.entries()) {
         for (const R of [1, 3]) {
           const shape = R === 1 ? { ...swarShapes[j % 2], rowBlock: j % 2 ? 4 : 16 } : swarShapes[2];
           await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 256 : 96, R, shape, seed: (R === 1 ? 400 : 450) + j });
+          // q4_k at one token (each fused case is a pipeline of its own: seconds to compile on lavapipe).
+          if (R === 1) await checkLinear(ctx, { ...c, format: 'q4_k', cols: 256, R, shape, seed: 480 + j });
         }
       }
     });

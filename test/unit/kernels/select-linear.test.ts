@@ -95,10 +95,18 @@ describe('linear shape selection', () => {
     const lava = { ...lavapipe, packedDot: true };
     const swar = { kernel: 'rows', lanes: 16, rowBlock: 16, tokens: 1, q8dot: true, swar: true };
     expect(q8dotTokens(linearShape(lava, 1, 'q8_0', 2048), 'q8_0', 1)).toBe(1);
-    // q4_k: the 8-bit kernel at R = 1 (2.1–2.2× the f32 matvec on lavapipe) and for prefill, the f32 tiles from 2 to 8 rows.
-    expect(linearShape(lava, 1, 'q4_k', 2048)).toMatchObject({ q8dot: true });
-    expect(linearShape(lava, 4, 'q4_k', 2048)).not.toHaveProperty('q8dot');
-    expect(linearShape(lava, 64, 'q4_k', 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
+    // q4_k: the SWAR kernel's tiles as q4_0's; without subgroups the 8-bit kernel at R = 1 (2.1–2.2× the
+    // f32 matvec on lavapipe) and for prefill, the f32 tiles from 2 to 8 rows.
+    for (const [R, tile] of [
+      [1, {}],
+      [4, { rowBlock: 8, tokens: 2 }],
+      [64, { rowBlock: 4, tokens: 4 }],
+    ] as const)
+      expect(linearShape(lava, R, 'q4_k', 2048)).toEqual({ ...swar, ...tile });
+    const noSubgroups = { ...lava, subgroups: false };
+    expect(linearShape(noSubgroups, 1, 'q4_k', 2048)).toMatchObject({ q8dot: true });
+    expect(linearShape(noSubgroups, 4, 'q4_k', 2048)).not.toHaveProperty('q8dot');
+    expect(linearShape(noSubgroups, 64, 'q4_k', 2048)).toEqual({ kernel: 'rows', lanes: 32, rowBlock: 4, tokens: 4, q8dot: true });
     expect(linearShape(lava, 1, 'q8_0', 2048)).not.toHaveProperty('swar');
     for (const cols of [960, 2048, 8192]) expect(linearShape(lava, 1, 'q4_0', cols)).toEqual(swar);
     // From 2 to 8 rows of X, its 8 × 2 register tile; prefill its 4 × 4 tile, and q8_0 prefill the plain 8-bit one.
