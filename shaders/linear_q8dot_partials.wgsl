@@ -1,8 +1,10 @@
 // The generic partial dot products of the 8-bit-activation kernels (linear_q8dot.wgsl's staged X),
 // joined after it by the bodies that take them (linear_q8dot_rows.wgsl, and matvec_wide.wgsl
 // through partial_dots), before the format's parts, which supply
-//   q8_block(raw, x_lo, x_hi, sum_q) -> f32: Σ w·q_x over one block of a row (w = q_w·scale + bias
-//   as the weight library decodes it) from the integer Σ q_w·q_x and the block's Σ q_x.
+//   q8_raw(row, c) -> Q8Raw: block c (32 weights) of a row as loaded (linear_q8dot_blocks32.wgsl:
+//   the weight library's w_raw), and
+//   q8_block(raw, x_lo, x_hi, sum_q) -> f32: Σ w·q_x over that block (w as the weight library
+//   decodes it) from integer sums of q_w·q_x and the block's Σ q_x.
 
 // The wide matvec's partial sums (see q8_partials).
 fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
@@ -28,7 +30,7 @@ fn q8_partials(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
       if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += xb[t].sum_sq; }
     }
     for (var i = 0u; i < ROW_BLOCK; i++) {
-      let raw = w_raw(min(row0 + i, last), c);
+      let raw = q8_raw(min(row0 + i, last), c);
       for (var t = 0u; t < TOKENS; t++) {
         acc[i * TOKENS + t] = fma(xb[t].d, q8_block(raw, xq[t][0], xq[t][1], xb[t].sum_q), acc[i * TOKENS + t]);
       }

@@ -92,7 +92,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
-    const name = swar ? (`linear_q8dot_swar+${format as 'q4_0' | 'q4_k'}` as const) : (`${body}+${format as 'q4_0' | 'q8_0' | 'q4_k'}` as const);
+    const name = swar ? (`linear_q8dot_swar+${format as 'q4_0' | 'q4_k'}` as const) : (`${body}+${format as 'q4_0' | 'q8_0' | 'q4_k' | 'q6_k'}` as const);
     return {
       ...shader(name),
       // The plain tiles hold at most 8 rows per invocation (a swar shape's 16 are the SWAR kernel's).

@@ -320,10 +320,10 @@ export interface RowsShape {
 }
 
 /**
- * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: blocks of 32 integer
- * quants (4 or 8 bits) times one scale, plus a fixed offset (q4_0) or the block's min (q4_k).
+ * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: blocks of integer quants
+ * (4, 6 or 8 bits) times a scale, plus a fixed offset (q4_0, q6_k's −32) or the block's min (q4_k).
  */
-export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0', 'q4_k'];
+export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0', 'q4_k', 'q6_k'];
 
 /** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
 export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
@@ -382,12 +382,18 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
     if (!q8dot) return nibbles;
     const dots = cpuQ8dotShapes(caps, R, subgroups);
-    // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a candidate.
-    const order = R > MATVEC_MAX_TOKENS ? [dots[0], ...nibbles, ...dots.slice(1)] : [...dots, ...nibbles];
+    // Prefill: the 8-bit 4 × 4 tile first, then the f32 ones (where its X does not fit), the 8 × 2 tile a
+    // candidate. Not for q6_k, whose 6-bit quants are assembled into bytes per token: on lavapipe at
+    // R = 64 its 8-bit tile took 91.5 ms per 2048×2048 matrix against 75.0 ms for the f32 4 × 4 one
+    // (`npm run bench:matvec -- --format q6_k --shapes 2048x2048 --rows 64 --reps 3 --shape-json …`).
+    const eightBitPrefill = format !== 'q6_k';
+    const order = R > MATVEC_MAX_TOKENS ? (eightBitPrefill ? [dots[0], ...nibbles, ...dots.slice(1)] : [...nibbles, ...dots]) : [...dots, ...nibbles];
     // Q4_0 and Q4_K with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
     if ((format === 'q4_0' || format === 'q4_k') && subgroups) return [cpuSwarShape(caps, R), ...order];
     if (R > MATVEC_MAX_TOKENS) return order;
-    // One-token decode: the 8-bit kernels first for q8_0 and q4_k, for q4_0 from some width (cpuQ8dotQ4_0).
+    // One-token decode: the 8-bit kernels first for q8_0, q4_k and q6_k, for q4_0 from some width (cpuQ8dotQ4_0).
+    // q6_k on lavapipe (same command, --format q6_k, one run): 3.22 ms per 2048×2048 matrix in the wide
+    // 8-bit shape against 4.98 ms for the f32 one-subgroup matvec, 17.2 vs 22.8 ms at 8192×2048.
     // q4_k on lavapipe (`npm run bench:matvec -- --format q4_k --shapes 2048x2048,8192x2048 --rows 1
     // --reps 5 --candidates`, one run): the wide 8-bit shape 1.78 ms per 2048×2048 matrix against 3.72 ms
     // for the f32 one-subgroup matvec, 7.79 vs 17.08 ms at 8192×2048. At R = 8 a tie (12.6 vs 13.4 ms),

@@ -38,11 +38,13 @@ import embedding__q6_k from '../../shaders/variants/embedding.q6_k.wgsl?raw';
 import embedding__q8_0 from '../../shaders/variants/embedding.q8_0.wgsl?raw';
 import linear_q8dot_rows__q4_0 from '../../shaders/variants/linear_q8dot_rows.q4_0.wgsl?raw';
 import linear_q8dot_rows__q4_k from '../../shaders/variants/linear_q8dot_rows.q4_k.wgsl?raw';
+import linear_q8dot_rows__q6_k from '../../shaders/variants/linear_q8dot_rows.q6_k.wgsl?raw';
 import linear_q8dot_rows__q8_0 from '../../shaders/variants/linear_q8dot_rows.q8_0.wgsl?raw';
 import linear_q8dot_swar__q4_0 from '../../shaders/variants/linear_q8dot_swar.q4_0.wgsl?raw';
 import linear_q8dot_swar__q4_k from '../../shaders/variants/linear_q8dot_swar.q4_k.wgsl?raw';
 import linear_q8dot_wide__q4_0 from '../../shaders/variants/linear_q8dot_wide.q4_0.wgsl?raw';
 import linear_q8dot_wide__q4_k from '../../shaders/variants/linear_q8dot_wide.q4_k.wgsl?raw';
+import linear_q8dot_wide__q6_k from '../../shaders/variants/linear_q8dot_wide.q6_k.wgsl?raw';
 import linear_q8dot_wide__q8_0 from '../../shaders/variants/linear_q8dot_wide.q8_0.wgsl?raw';
 import linear_rows__bf16 from '../../shaders/variants/linear_rows.bf16.wgsl?raw';
 import linear_rows__f16 from '../../shaders/variants/linear_rows.f16.wgsl?raw';
@@ -154,11 +156,13 @@ export const SHADERS = {
   'embedding+q8_0': embedding__q8_0,
   'linear_q8dot_rows+q4_0': linear_q8dot_rows__q4_0,
   'linear_q8dot_rows+q4_k': linear_q8dot_rows__q4_k,
+  'linear_q8dot_rows+q6_k': linear_q8dot_rows__q6_k,
   'linear_q8dot_rows+q8_0': linear_q8dot_rows__q8_0,
   'linear_q8dot_swar+q4_0': linear_q8dot_swar__q4_0,
   'linear_q8dot_swar+q4_k': linear_q8dot_swar__q4_k,
   'linear_q8dot_wide+q4_0': linear_q8dot_wide__q4_0,
   'linear_q8dot_wide+q4_k': linear_q8dot_wide__q4_k,
+  'linear_q8dot_wide+q6_k': linear_q8dot_wide__q6_k,
   'linear_q8dot_wide+q8_0': linear_q8dot_wide__q8_0,
   'linear_rows+bf16': linear_rows__bf16,
   'linear_rows+f16': linear_rows__f16,
@@ -419,11 +423,13 @@ export const UNIFORMS = {
   'embedding+q8_0': params_embedding,
   'linear_q8dot_rows+q4_0': params_linear_io,
   'linear_q8dot_rows+q4_k': params_linear_io,
+  'linear_q8dot_rows+q6_k': params_linear_io,
   'linear_q8dot_rows+q8_0': params_linear_io,
   'linear_q8dot_swar+q4_0': params_linear_io,
   'linear_q8dot_swar+q4_k': params_linear_io,
   'linear_q8dot_wide+q4_0': params_linear_io,
   'linear_q8dot_wide+q4_k': params_linear_io,
+  'linear_q8dot_wide+q6_k': params_linear_io,
   'linear_q8dot_wide+q8_0': params_linear_io,
   'linear_rows+bf16': params_linear_io,
   'linear_rows+f16': params_linear_io,

@@ -32,13 +32,14 @@ export const WEIGHT_LIBRARIES: Record<WeightFormat, readonly string[]> = {
 };
 
 /**
- * The 8-bit-activation bodies' parts per format (their q8_block, and the q8_dot it calls): the
+ * The 8-bit-activation bodies' parts per format (their q8_raw and q8_block, and what they call): the
  * formats those bodies are built for (select.ts's Q8DOT_FORMATS).
  */
 const Q8DOT_PARTS = {
-  q4_0: ['linear_q8dot_q4_0', 'linear_q8dot_nibbles'],
-  q8_0: ['linear_q8dot_q8_0'],
-  q4_k: ['linear_q8dot_q4_k', 'linear_q8dot_nibbles'],
+  q4_0: ['linear_q8dot_q4_0', 'linear_q8dot_nibbles', 'linear_q8dot_blocks32'],
+  q8_0: ['linear_q8dot_q8_0', 'linear_q8dot_blocks32'],
+  q4_k: ['linear_q8dot_q4_k', 'linear_q8dot_nibbles', 'linear_q8dot_blocks32'],
+  q6_k: ['linear_q8dot_q6_k'],
 } as const satisfies Partial<Record<WeightFormat, readonly string[]>>;
 
 /**

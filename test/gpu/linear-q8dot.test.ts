@@ -82,6 +82,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     }
     expect(chosen(ctx.caps, 1, 'q8_0', 2048)).toBe(true);
     expect(chosen(ctx.caps, 1, 'q4_k', 2048)).toBe(true);
+    expect(chosen(ctx.caps, 1, 'q6_k', 2048)).toBe(true);
     expect(chosen(ctx.caps, 1, 'q4_0', 8192)).toBe(true);
     // Narrower q4_0: with subgroups the SWAR kernel (8-bit staging) on both; without, the nibble kernel
     // on lavapipe and the 8-bit tile on SwiftShader (select.ts, cpuQ8dotQ4_0).
@@ -92,9 +93,10 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     );
     expect(chosen(ctx.caps, 2, 'q8_0', 2048)).toBe(false);
     expect(chosen({ ...ctx.caps, packedDot: false }, 1, 'q8_0', 2048)).toBe(false);
-    // q4_k (the bulk of Q4_K_M files) runs it on GPUs too, and never formats it cannot decode.
+    // q4_k and q6_k (the bulk of Q4_K_M files) run it on GPUs too, and never formats it cannot decode.
     expect(chosen(gpu, 1, 'q4_k', 2048)).toBe(ctx.caps.subgroups);
-    expect(linearShapes(gpu, 1, 'q6_k').some((s) => 'q8dot' in s)).toBe(false);
+    expect(chosen(gpu, 1, 'q6_k', 2048)).toBe(ctx.caps.subgroups);
+    expect(linearShapes(gpu, 1, 'q5_k').some((s) => 'q8dot' in s)).toBe(false);
     // Columns whose staged X exceeds workgroup memory drop the kernel from the choice.
     const limit = ctx.caps.limits.maxComputeWorkgroupStorageSize;
     const tooWide = 32 * Math.ceil(limit / 44 + 1);
@@ -165,25 +167,26 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
   });
 
   /**
-   * q4_k (super-blocks of 256: columns a multiple of 256): the 8-bit decode and prefill shapes, awkward
-   * rows, 1–3 super-blocks, every fused case. Its sub-blocks' mins go through Σ q_x, so a wrong min or
-   * scale, or a sub-block off by one, shows against the f64 reference.
+   * The K-quants (super-blocks of 256: columns a multiple of 256): the 8-bit decode and prefill shapes,
+   * awkward rows, 1–3 super-blocks, every fused case. q4_k's sub-blocks' mins go through Σ q_x; q6_k
+   * assembles its 6-bit quants into signed bytes and scales each 16-weight half of a block on its own:
+   * a wrong min, scale, bit or sub-block shows against the f64 reference.
    */
-  it('q4_k: awkward rows, 1 to 3 super-blocks, 1 to 33 rows of X, every fused prologue and epilogue', async () => {
-    await withErrorScopes(ctx.device, 'q8dot q4_k', async () => {
-      const next = rng(31);
+  it.each(['q4_k', 'q6_k'] as const)('%s: awkward rows, 1 to 3 super-blocks, 1 to 33 rows of X, every fused prologue and epilogue', async (format) => {
+    await withErrorScopes(ctx.device, `q8dot ${format}`, async () => {
+      const next = rng(format === 'q4_k' ? 31 : 32);
       for (const [i, R] of [1, 2, 3, 8].entries()) {
         const rows = 1 + Math.floor(next() * 90);
-        for (const shape of shapes(R)) await checkLinear(ctx, { format: 'q4_k', rows, cols: 256 * (1 + (i % 3)), R, shape, seed: 500 + 10 * i + R });
+        for (const shape of shapes(R)) await checkLinear(ctx, { format, rows, cols: 256 * (1 + (i % 3)), R, shape, seed: 500 + 10 * i + R });
       }
       for (const [i, R] of [9, 33].entries()) {
         const rows = 1 + Math.floor(next() * 90);
-        await checkLinear(ctx, { format: 'q4_k', rows, cols: 256 * (2 + i), R, shape: prefillShapes[i], seed: 550 + i });
+        await checkLinear(ctx, { format, rows, cols: 256 * (2 + i), R, shape: prefillShapes[i], seed: 550 + i });
       }
       for (const [j, c] of FUSED_CASES.entries()) {
         const R = j % 2 ? 3 : 1;
         const variants = R > 8 ? prefillShapes : shapes(R);
-        await checkLinear(ctx, { ...c, format: 'q4_k', cols: 256, R, shape: variants[j % variants.length], seed: 600 + j });
+        await checkLinear(ctx, { ...c, format, cols: 256, R, shape: variants[j % variants.length], seed: 600 + j });
       }
     });
   });

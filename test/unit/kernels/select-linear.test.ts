@@ -70,7 +70,7 @@ describe('linear shape selection', () => {
     }
   });
 
-  it('runs q4_0/q8_0/q4_k decode with 8-bit activations where packed_4x8_integer_dot_product exists, while X fits workgroup memory', () => {
+  it('runs q4_0/q8_0/q4_k/q6_k decode with 8-bit activations where packed_4x8_integer_dot_product exists, while X fits workgroup memory', () => {
     const dot = { ...gpu, packedDot: true };
     expect(linearShape(dot, 1, 'q4_0', 2048)).toEqual({
       kernel: 'matvec',
@@ -82,9 +82,10 @@ describe('linear shape selection', () => {
       q8dot: true,
     });
     expect(linearShape(dot, 8, 'q8_0', 2048)).toMatchObject({ wide: true, q8dot: true });
-    // q4_k (its sub-blocks' mins through Σ q_x) too; never a format the 8-bit kernels cannot decode.
+    // q4_k (its sub-blocks' mins through Σ q_x) and q6_k too; never a format the 8-bit kernels cannot decode.
     expect(linearShape(dot, 1, 'q4_k', 2048)).toMatchObject({ wide: true, q8dot: true });
-    expect(linearShape(dot, 1, 'q6_k', 2048)).not.toHaveProperty('q8dot');
+    expect(linearShape(dot, 1, 'q6_k', 2048)).toMatchObject({ wide: true, q8dot: true });
+    expect(linearShape(dot, 1, 'q5_k', 2048)).not.toHaveProperty('q8dot');
     expect(linearShape(dot, 9, 'q4_0', 2048).kernel).toBe('matmul');
     // Llama-3.1-8B's down projection: 14336 columns stage 19.7 KB at R = 1, 39.4 KB at R = 2 (over 32 KiB).
     expect(q8dotWorkgroupBytes(1, 14336)).toBe(19712);
@@ -103,6 +104,9 @@ describe('linear shape selection', () => {
       [64, { rowBlock: 4, tokens: 4 }],
     ] as const)
       expect(linearShape(lava, R, 'q4_k', 2048)).toEqual({ ...swar, ...tile });
+    // q6_k: the 8-bit kernel at R = 1; prefill in f32 (its 8-bit tile assembles the 6-bit quants per token).
+    expect(linearShape(lava, 1, 'q6_k', 2048)).toMatchObject({ wide: true, q8dot: true });
+    expect(linearShape(lava, 64, 'q6_k', 2048)).not.toHaveProperty('q8dot');
     const noSubgroups = { ...lava, subgroups: false };
     expect(linearShape(noSubgroups, 1, 'q4_k', 2048)).toMatchObject({ q8dot: true });
     expect(linearShape(noSubgroups, 4, 'q4_k', 2048)).not.toHaveProperty('q8dot');
