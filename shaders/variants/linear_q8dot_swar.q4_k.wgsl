@@ -296,6 +296,8 @@ fn swar_scale(group: vec4<u32>, j: u32) -> vec2<f32> {
   return k_scale_bias(group, j);
 }
 
+// One block's (scale, bias) for rows whose blocks do not come in groups of 8: never called for q4_k
+// (SWAR_GROUPS_OF_8), but the body's other branch names it.
 fn swar_block_scale(base: u32, c: u32) -> vec2<f32> {
   return k_scale_bias(swar_group(base, c - c % 8u), c % 8u);
 }

@@ -216,8 +216,7 @@ export async function attentionPrefill(
       'Use the decode kernel for this step (attention() does so by itself).',
     );
   }
-  const rows = choice.kernel === 'rows';
-  const variant = withKvLoads(rows ? 'attention_prefill_rows' : 'attention_prefill', shape.kv);
+  const variant = withKvLoads(choice.kernel === 'rows' ? 'attention_prefill_rows' : 'attention_prefill', shape.kv);
   const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
     R,
     nHeads: shape.nHeads,

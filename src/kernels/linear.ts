@@ -14,7 +14,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
-import { MATVEC_MAX_TOKENS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './select.ts';
+import { MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './select.ts';
 import { paramsBuffer, shader, type ShaderName } from './shaders.ts';
 import type { LinearBody } from './variant-table.ts';
 import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
@@ -88,7 +88,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     // The wide shape is matvec_wide.wgsl's entry point over linear_q8dot.wgsl's staging and partial sums.
     // A swar shape runs linear_q8dot_swar.wgsl for q4_0 and q4_k (its register tile up to 16 rows ×
     // tokens), the plain 8-bit tile for q8_0.
-    const swar = shape.kernel === 'rows' && shape.swar === true && (format === 'q4_0' || format === 'q4_k');
+    const swar = shape.kernel === 'rows' && shape.swar === true && SWAR_FORMATS.includes(format);
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};

@@ -8,6 +8,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { Q8DOT_PARTS, SWAR_PARTS } from './variant-table.ts';
 import type { WeightFormat } from './weight-formats.ts';
 
 export interface ProbeShapes {
@@ -323,7 +324,10 @@ export interface RowsShape {
  * Formats the 8-bit-activation kernels (shaders/linear_q8dot*.wgsl) read: blocks of integer quants
  * (4, 6 or 8 bits) times a scale, plus a fixed offset (q4_0, q6_k's −32) or the block's min (q4_k).
  */
-export const Q8DOT_FORMATS: readonly WeightFormat[] = ['q4_0', 'q8_0', 'q4_k', 'q6_k'];
+export const Q8DOT_FORMATS = Object.keys(Q8DOT_PARTS) as readonly WeightFormat[];
+
+/** Formats the SWAR kernel (shaders/linear_q8dot_swar.wgsl) reads: the nibble formats with a part of their own there. */
+export const SWAR_FORMATS = Object.keys(SWAR_PARTS) as readonly WeightFormat[];
 
 /** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
 export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
@@ -389,7 +393,7 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     const eightBitPrefill = format !== 'q6_k';
     const order = R > MATVEC_MAX_TOKENS ? (eightBitPrefill ? [dots[0], ...nibbles, ...dots.slice(1)] : [...nibbles, ...dots]) : [...dots, ...nibbles];
     // Q4_0 and Q4_K with subgroups: the SWAR kernel's tiles first (cpuSwarShape).
-    if ((format === 'q4_0' || format === 'q4_k') && subgroups) return [cpuSwarShape(caps, R), ...order];
+    if (SWAR_FORMATS.includes(format!) && subgroups) return [cpuSwarShape(caps, R), ...order];
     if (R > MATVEC_MAX_TOKENS) return order;
     // One-token decode: the 8-bit kernels first for q8_0, q4_k and q6_k, for q4_0 from some width (cpuQ8dotQ4_0).
     // q6_k on lavapipe (same command, --format q6_k, one run): 3.22 ms per 2048×2048 matrix in the wide
@@ -500,12 +504,12 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
  * memory, the next candidates run. SwiftShader runs one token per workgroup at every R: there the
  * tiles were slower per token than that (`--runtime browser`, 960×2560: R = 8 49.7 ms as 8 × 2 vs
  * 26.5 ms as 16 × 1; R = 32 224 ms as 4 × 4 vs 102 ms), so its prefill costs about what decoding
- * the prompt token by token does.
+ * the prompt token by token does. q4_k, one token (`npm run bench:matvec -- --format q4_k --shapes
+ * 2048x2048,8192x2048 --rows 1 --reps 7 --shape-json …`, one run): lavapipe 1.42 ms per 2048×2048
+ * matrix against 2.46 ms for the wide 8-bit matvec and 3.19 ms for the f32 one (the previous
+ * choice), 5.15 / 7.73 / 12.04 ms at 8192×2048; SwiftShader (`--runtime browser`, 2560×1024)
+ * 4.38 / 9.17 / 19.86 ms.
  */
-// q4_k, one token (`npm run bench:matvec -- --format q4_k --shapes 2048x2048,8192x2048 --rows 1 --reps 7
-// --shape-json …`, one run): lavapipe 1.42 ms per 2048×2048 matrix against 2.46 ms for the wide 8-bit
-// matvec and 3.19 ms for the f32 one (the previous choice), 5.15 / 7.73 / 12.04 ms at 8192×2048;
-// SwiftShader (`--runtime browser`, 2560×1024) 4.38 / 9.17 / 19.86 ms.
 function cpuSwarShape(caps: Capabilities, R: number): LinearShape {
   const [rowBlock, tokens] = R === 1 || caps.kind === 'swiftshader' ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
   return { kernel: 'rows', lanes: 16, rowBlock, tokens, q8dot: true, swar: true };

@@ -35,11 +35,17 @@ export const WEIGHT_LIBRARIES: Record<WeightFormat, readonly string[]> = {
  * The 8-bit-activation bodies' parts per format (their q8_raw and q8_block, and what they call): the
  * formats those bodies are built for (select.ts's Q8DOT_FORMATS).
  */
-const Q8DOT_PARTS = {
+export const Q8DOT_PARTS = {
   q4_0: ['linear_q8dot_q4_0', 'linear_q8dot_nibbles', 'linear_q8dot_blocks32'],
   q8_0: ['linear_q8dot_q8_0', 'linear_q8dot_blocks32'],
   q4_k: ['linear_q8dot_q4_k', 'linear_q8dot_nibbles', 'linear_q8dot_blocks32'],
   q6_k: ['linear_q8dot_q6_k'],
+} as const satisfies Partial<Record<WeightFormat, readonly string[]>>;
+
+/** The SWAR body's part per format (where a row's blocks and scales sit): the formats it is built for (select.ts's SWAR_FORMATS). */
+export const SWAR_PARTS = {
+  q4_0: ['linear_q8dot_swar_q4_0'],
+  q4_k: ['linear_q8dot_swar_q4_k'],
 } as const satisfies Partial<Record<WeightFormat, readonly string[]>>;
 
 /**
@@ -61,10 +67,7 @@ export const LINEAR_BODIES = {
   // the blocks, Q8DOT_PARTS[format] dot a block).
   linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
   // Q4_0/Q4_K decode and prefill on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
-  linear_q8dot_swar: {
-    parts: ['linear_q8dot_swar', 'linear_q8dot', 'linear_q8dot_swar_nibbles'],
-    formatParts: { q4_0: ['linear_q8dot_swar_q4_0'], q4_k: ['linear_q8dot_swar_q4_k'] },
-  },
+  linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot', 'linear_q8dot_swar_nibbles'], formatParts: SWAR_PARTS },
   // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
   linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
 } satisfies Record<string, BodySpec>;

@@ -303,12 +303,13 @@ const Q8_NMSE = 2e-4;
 
 /**
  * A prefill GEMM roof: the engine's own linear kernel (whatever select.ts, or the tuner, runs for
- * `tokens` tokens) on an n × n weight, Y = X·Wᵀ with `tokens` rows of X (probeShapes' matmulTokens). So "of matmul roof" compares a model's prefill
- * with what this engine's GEMM reaches on this device, not with a separate probe kernel that prefill
- * could outrun. 'f32': f32 weights, on every device. 'q4_0': q4_0 weights where select.ts runs their
- * prefill with 8-bit activations (linear_q8dot_rows, CPU adapters with packed_4x8_integer_dot_product),
- * which is faster than the f32 kernel there, else null. Q4_0 rather than Q8_0: the faster of the two
- * 8-bit paths (fewer weight bytes), so it bounds both.
+ * `tokens` tokens) on an n × n weight, Y = X·Wᵀ with `tokens` rows of X (probeShapes' matmulTokens).
+ * So "of matmul roof" compares a model's prefill with what this engine's GEMM reaches on this
+ * device, not with a separate probe kernel that prefill could outrun. 'f32': f32 weights, on every
+ * device. 'q4_0': q4_0 weights where select.ts runs their prefill with 8-bit activations (CPU
+ * adapters with packed_4x8_integer_dot_product), which is faster than the f32 kernel there, else
+ * null. Q4_0 rather than Q8_0 or Q4_K: no more weight bytes than either and the cheapest scale
+ * decode, so it should bound both (Q4_K prefill has not been timed against it).
  */
 async function measureMatmul(run: Runner, tokens: number, n: number, format: 'f32' | 'q4_0'): Promise<CeilingMeasurement | null> {
   const { ctx } = run;

@@ -16,7 +16,7 @@ const LABELS: Record<CeilingKey, [string, string]> = {
   ],
   matmul_q8_gflops: [
     'Prefill GEMM (8-bit activations)',
-    "the engine's own kernel on an n×n q4_0 weight where Q4_0/Q8_0 prefill runs with activations rounded to 8 bits (CPU adapters): faster than the f32 one, so it is the prefill roof there",
+    "the engine's own kernel on an n×n q4_0 weight where Q4_0/Q8_0/Q4_K prefill runs with activations rounded to 8 bits (CPU adapters): faster than the f32 one, so it is the prefill roof there",
   ],
 };
 
