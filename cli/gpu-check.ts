@@ -15,6 +15,7 @@ import { runLatency, type LatencySection } from '../src/measure/latency.ts';
 import { summaryLine } from './gpu-check-summary.ts';
 import { resolveModel } from '../src/jobs/model-source.ts';
 import { formatCeilings } from '../src/measure/sections/environment.ts';
+import { formatReport } from '../src/jobs/report.ts';
 import { newResult, type BenchResult, type Ceilings } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
@@ -89,7 +90,7 @@ function parseArgs(argv: string[], here: string): Args {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** One model: load (synthetic weights), then the latency sweep against the roofs measured once. */
-async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice, plan: Plan): Promise<BenchResult> {
+async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice, plan: Plan, profile: boolean): Promise<BenchResult> {
   const maxSeq = Math.max(...plan.promptLengths) + plan.gen;
   const result = newResult(describeEnvironment(ctx));
   result.ceilings = ceilings;
@@ -105,7 +106,7 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
       cooldown_ms: 0,
       seed: 42,
       chunk: Math.min(512, maxSeq),
-      profile: false,
+      profile,
     });
   } finally {
     await loaded.engine.destroy();
@@ -167,8 +168,10 @@ async function main(argv: string[]): Promise<number> {
       }
       log(`${name}…`);
       try {
-        const result = await runModel(ctx, ceilings, presetChoice(m.id, m.quant, 1), args.plan);
+        // The plan's first model also gets the per-kernel profile (separate runs, never in the headline).
+        const result = await runModel(ctx, ceilings, presetChoice(m.id, m.quant, 1), args.plan, m === args.plan.models[0]);
         write(`${m.id}-${m.quant}.json`, result);
+        writeFileSync(join(args.out, `${m.id}-${m.quant}.txt`), `${formatReport(result)}\n`);
         summary.push(summaryLine(name, result.latency as LatencySection, ceilings));
       } catch (e) {
         const tooLarge = /model-too-large/.test((e as { code?: string }).code ?? '');
