@@ -6,6 +6,8 @@
  *   tokenscope-gpu-check.mjs     cli/gpu-check.ts and everything it imports, WGSL inlined (esbuild)
  *   node_modules/webgpu/         the `webgpu` package's loader and its linux-x64 dawn.node (gzip)
  *   lib/libvulkan.so.1           the Debian Vulkan loader (`apt-get download libvulkan1`, unpacked)
+ *   lib/glvnd/libGLdispatch.so.0 libglvnd's GL dispatch, which NVIDIA's Vulkan driver links against
+ *   matvec.sh                    the linear-layer micro-benchmark (cli/matvec-bench.ts) with the same set-up
  *   node.gz                      this machine's Node binary, used only where no Node ≥ 20 is installed
  *   models/stories260K.*         the golden-token model and its expected output (from ../shared/models)
  *
@@ -56,26 +58,28 @@ function sizeOf(path: string): number {
   return s.isDirectory() ? readdirSync(path).reduce((n, f) => n + sizeOf(join(path, f)), 0) : s.size;
 }
 
-/** The Debian Vulkan loader, fetched with apt (the only network this step uses) and unpacked. */
-function vulkanLoader(into: string): void {
-  const scratch = mkdtempSync(join(tmpdir(), 'tokenscope-vulkan-'));
+/** One Debian package's library, fetched with apt (the only network this step uses), unpacked and copied to `into`. */
+function debianLibrary(pkg: string, lib: RegExp, into: string, as: string): void {
+  const scratch = mkdtempSync(join(tmpdir(), `tokenscope-${pkg}-`));
   try {
-    execFileSync('apt-get', ['download', 'libvulkan1'], { cwd: scratch, stdio: 'inherit' });
+    execFileSync('apt-get', ['download', pkg], { cwd: scratch, stdio: 'inherit' });
     const deb = readdirSync(scratch).find((f) => f.endsWith('.deb'));
-    if (!deb) throw new Error('apt-get download libvulkan1 produced no .deb');
+    if (!deb) throw new Error(`apt-get download ${pkg} produced no .deb`);
     execFileSync('dpkg-deb', ['-x', join(scratch, deb), join(scratch, 'root')]);
     const libDir = join(scratch, 'root/usr/lib/x86_64-linux-gnu');
-    const lib = readdirSync(libDir).find((f) => /^libvulkan\.so\.1\.\d+/.test(f));
-    if (!lib) throw new Error(`no libvulkan.so.1.* in ${deb}`);
-    copyFileSync(join(libDir, lib), join(into, 'libvulkan.so.1'));
-    writeFileSync(join(into, 'libvulkan1.txt'), `${deb}\n`);
+    const found = readdirSync(libDir).find((f) => lib.test(f));
+    if (!found) throw new Error(`no ${lib} in ${deb}`);
+    mkdirSync(into, { recursive: true });
+    copyFileSync(join(libDir, found), join(into, as));
+    writeFileSync(join(into, `${pkg}.txt`), `${deb}\n`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-const RUN_SH = `#!/bin/sh
-# The prepared GPU check: ./run.sh RESULTS_DIR [--quick] [--models ID:QUANT,...] [--budget-s S]
+/** A launcher for one bundled tool: the same Node, Dawn and Vulkan set-up for each. */
+const launcher = (comment: string, entry: string, args: string) => `#!/bin/sh
+# ${comment}
 # Needs a Linux x86-64 machine with a Vulkan-capable GPU driver (NVIDIA: the driver's Vulkan ICD).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -84,7 +88,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/node_modules/webgpu/dist/linux-x64"
 cp "$here/node_modules/webgpu/index.js" "$here/node_modules/webgpu/package.json" "$work/node_modules/webgpu/"
 gzip -dc "$here/node_modules/webgpu/dist/linux-x64/dawn.node.gz" > "$work/node_modules/webgpu/dist/linux-x64/dawn.node"
-cp "$here/tokenscope-gpu-check.mjs" "$work/"
+cp -r "$here/${entry}" "$here/chunks" "$work/"
 ln -s "$here/models" "$work/models"
 
 node_bin=""
@@ -95,9 +99,25 @@ else
   gzip -dc "$here/node.gz" > "$work/node" && chmod +x "$work/node" && node_bin="$work/node"
 fi
 
+# dawn.node needs glibc >= 2.34 and libstdc++ with GLIBCXX_3.4.30 (GCC 12): say so before loading it.
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+if [ -n "$glibc" ] && [ "$(printf '%s\\n%s\\n' 2.34 "$glibc" | sort -V | head -n 1)" != "2.34" ]; then
+  echo "error: the webgpu package's dawn.node needs glibc 2.34 or newer; this system has $glibc (e.g. Ubuntu 22.04+, Debian 12+)." >&2
+  exit 1
+fi
+libstdcxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\\+\\+\\.so\\.6 /{print $NF; exit}')
+if [ -n "$libstdcxx" ] && ! grep -qa GLIBCXX_3.4.30 "$libstdcxx"; then
+  echo "error: the webgpu package's dawn.node needs libstdc++ with GLIBCXX_3.4.30 (GCC 12 or newer); $libstdcxx lacks it." >&2
+  exit 1
+fi
+
 # The bundled Vulkan loader is used only when the system has none (or TOKENSCOPE_BUNDLED_VULKAN=1).
 if [ -n "\${TOKENSCOPE_BUNDLED_VULKAN:-}" ] || ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1 '; then
   export LD_LIBRARY_PATH="$here/lib\${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+# NVIDIA's Vulkan driver needs libGLdispatch (libglvnd); bring it where the system has none.
+if ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0 '; then
+  export LD_LIBRARY_PATH="$here/lib/glvnd\${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 # Containers often carry NVIDIA's driver library without its Vulkan ICD manifest: write one.
 if [ -z "\${VK_ICD_FILENAMES:-}\${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulkan/icd.d/nvidia*.json /etc/vulkan/icd.d/nvidia*.json >/dev/null 2>&1; then
@@ -107,13 +127,27 @@ if [ -z "\${VK_ICD_FILENAMES:-}\${VK_DRIVER_FILES:-}" ] && ! ls /usr/share/vulka
     export VK_ICD_FILENAMES="$work/nvidia_icd.json"
   fi
 fi
-out="\${1:?usage: ./run.sh RESULTS_DIR [--quick]}"
+${args}
+`;
+
+const RUN_SH = launcher(
+  'The prepared GPU check: ./run.sh RESULTS_DIR [--quick] [--models ID:QUANT,...] [--budget-s S]',
+  'tokenscope-gpu-check.mjs',
+  `out="\${1:?usage: ./run.sh RESULTS_DIR [--quick]}"
 shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$work"
-"$node_bin" "$work/tokenscope-gpu-check.mjs" "$out" --stories "$here/models" "$@"
-`;
+"$node_bin" "$work/tokenscope-gpu-check.mjs" "$out" --stories "$here/models" "$@"`,
+);
+
+/** The linear-layer micro-benchmark (cli/matvec-bench.ts) with the same set-up: ./matvec.sh [its flags]. */
+const MATVEC_SH = launcher(
+  'The linear-layer micro-benchmark: ./matvec.sh --format q4_0 --shapes 2048x2048 --candidates (flags of npm run bench:matvec)',
+  'tokenscope-matvec-bench.mjs',
+  `cd "$work"
+"$node_bin" "$work/tokenscope-matvec-bench.mjs" "$@"`,
+);
 
 async function main(argv: string[]): Promise<void> {
   const out = resolve(argv[0] ?? join(ROOT, 'dist-gpu-check'));
@@ -126,25 +160,38 @@ async function main(argv: string[]): Promise<void> {
   mkdirSync(join(out, 'models'));
 
   await build({
-    entryPoints: [join(ROOT, 'cli/gpu-check.ts')],
-    outfile: join(out, 'tokenscope-gpu-check.mjs'),
+    entryPoints: { 'tokenscope-gpu-check': join(ROOT, 'cli/gpu-check.ts'), 'tokenscope-matvec-bench': join(ROOT, 'cli/matvec-bench.ts') },
+    outdir: out,
+    outExtension: { '.js': '.mjs' },
+    // The two tools share one chunk of the engine (WGSL included) instead of carrying a copy each.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['webgpu'],
+    // playwright-core is the browser runtime's, which the bundle never runs.
+    external: ['webgpu', 'playwright-core'],
     plugins: [rawText],
     logLevel: 'warning',
   });
   const webgpu = join(ROOT, 'node_modules/webgpu');
   for (const f of ['index.js', 'package.json']) copyFileSync(join(webgpu, f), join(out, 'node_modules/webgpu', f));
   await gzip(join(webgpu, 'dist/linux-x64/dawn.node'), join(out, 'node_modules/webgpu/dist/linux-x64/dawn.node.gz'));
-  vulkanLoader(join(out, 'lib'));
+  // The Vulkan loader, and the GL dispatch library NVIDIA's Vulkan driver (libGLX_nvidia) links against,
+  // which containers that mount the driver often lack.
+  debianLibrary('libvulkan1', /^libvulkan\.so\.1\.\d+/, join(out, 'lib'), 'libvulkan.so.1');
+  debianLibrary('libglvnd0', /^libGLdispatch\.so\.0\./, join(out, 'lib/glvnd'), 'libGLdispatch.so.0');
   await gzip(process.execPath, join(out, 'node.gz'));
   writeFileSync(join(out, 'node-version.txt'), `${process.version}\n`);
   for (const f of ['stories260K.gguf', 'stories260K.expected.json']) cpSync(join(MODELS, f), join(out, 'models', f));
-  writeFileSync(join(out, 'run.sh'), RUN_SH);
-  chmodSync(join(out, 'run.sh'), 0o755);
+  for (const [name, text] of [
+    ['run.sh', RUN_SH],
+    ['matvec.sh', MATVEC_SH],
+  ]) {
+    writeFileSync(join(out, name), text);
+    chmodSync(join(out, name), 0o755);
+  }
 
   const total = sizeOf(out);
   process.stdout.write(`${relative(process.cwd(), out) || out}: ${(total / 2 ** 20).toFixed(1)} MiB\n`);

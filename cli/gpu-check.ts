@@ -1,9 +1,13 @@
 /**
- * The prepared GPU check (issue 11, item 7): one run on a machine with a real GPU that measures
- * the roofs, then decode and prefill of the Llama presets (Q4_0, and F16 where the device allows),
- * then stories260K's 200 golden tokens — writing a result JSON per step to OUTDIR and one summary
- * line per model. Runs from the repo (`npm run gpu-check -- OUTDIR`) or from the self-contained
- * bundle `npm run gpu-check:bundle` builds (see README, "A prepared GPU check").
+ * The prepared GPU check: one run on a machine with a real GPU that measures the roofs, then
+ * decode and prefill of the Llama presets — Llama-3.2-1B in Q4_0 (with a per-kernel profile of
+ * its decode and prefill), Q4_K_M and F16, then 3B and 8B in Q4_0 — with the linear kernels'
+ * shapes autotuned on the device, then stories260K's 200 golden tokens, reporting how far greedy
+ * decoding agrees with the CPU's — writing a result JSON and a text report per model to OUTDIR and
+ * one summary line per model. The full plan refuses a CPU implementation of WebGPU (it would
+ * time the CPU, slowly); --quick runs the same steps on toy models anywhere. Runs from the repo
+ * (`npm run gpu-check -- OUTDIR`) or from the self-contained bundle `npm run gpu-check:bundle`
+ * builds (see README, "A prepared GPU check").
  *
  * Usage: gpu-check OUTDIR [--quick] [--models ID:QUANT,…] [--stories DIR] [--budget-s S]
  */
@@ -19,6 +23,7 @@ import { formatReport } from '../src/jobs/report.ts';
 import { newResult, type BenchResult, type Ceilings } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
+import { MemoryTuneCache, type TuneCache } from '../src/kernels/autotune.ts';
 import { acquireNodeGpu } from '../src/gpu/node-gpu.ts';
 import { generate } from '../src/model/generate.ts';
 import { fileSource } from '../src/model/gguf/node-source.ts';
@@ -34,7 +39,15 @@ interface Plan {
 }
 
 const FULL: Plan = {
-  models: ['llama-3.2-1b', 'llama-3.2-3b', 'llama-3.1-8b'].flatMap((id) => (['q4_0', 'f16'] as const).map((quant) => ({ id, quant }))),
+  // The first model is profiled per kernel; Q4_K_M is the format most published files use.
+  models: [
+    { id: 'llama-3.2-1b', quant: 'q4_0' },
+    { id: 'llama-3.2-1b', quant: 'q4_k_m' },
+    { id: 'llama-3.2-1b', quant: 'f16' },
+    { id: 'llama-3.2-3b', quant: 'q4_0' },
+    { id: 'llama-3.1-8b', quant: 'q4_0' },
+    { id: 'llama-3.1-8b', quant: 'q4_k_m' },
+  ],
   // Decode after a short prompt; prefill at 512 tokens (the f16/f32 FMA fraction is read there).
   promptLengths: [16, 512],
   gen: 64,
@@ -45,6 +58,7 @@ const FULL: Plan = {
 const QUICK: Plan = {
   models: [
     { id: 'stories260k', quant: 'q4_0' },
+    { id: 'stories260k', quant: 'q4_k_m' },
     { id: 'stories260k', quant: 'f16' },
   ],
   promptLengths: [8, 32],
@@ -56,6 +70,7 @@ const QUICK: Plan = {
 interface Args {
   out: string;
   plan: Plan;
+  quick: boolean;
   storiesDir: string;
   budgetMs: number;
 }
@@ -64,6 +79,7 @@ function parseArgs(argv: string[], here: string): Args {
   const usage = 'usage: gpu-check OUTDIR [--quick] [--models ID:QUANT,…] [--stories DIR] [--budget-s S]';
   let out: string | undefined;
   let plan = FULL;
+  let quick = false;
   let models: Plan['models'] | undefined;
   let storiesDir =
     [join(here, 'models'), resolve(here, '../../shared/models'), resolve(here, '../shared/models')].find((d) => existsSync(join(d, 'stories260K.gguf'))) ??
@@ -71,8 +87,10 @@ function parseArgs(argv: string[], here: string): Args {
   let budgetS = 330;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--quick') plan = QUICK;
-    else if (a === '--models')
+    if (a === '--quick') {
+      plan = QUICK;
+      quick = true;
+    } else if (a === '--models')
       models = (argv[++i] ?? '').split(',').map((m) => {
         const [id, quant = 'q4_0'] = m.split(':');
         return { id, quant: quant as Quantization };
@@ -84,20 +102,21 @@ function parseArgs(argv: string[], here: string): Args {
   }
   if (!out) throw new Error(usage);
   if (!(budgetS > 0)) throw new Error(`--budget-s must be a positive number of seconds\n${usage}`);
-  return { out, plan: models ? { ...plan, models } : plan, storiesDir, budgetMs: budgetS * 1000 };
+  return { out, plan: models ? { ...plan, models } : plan, quick, storiesDir, budgetMs: budgetS * 1000 };
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** One model: load (synthetic weights), then the latency sweep against the roofs measured once. */
-async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice, plan: Plan, profile: boolean): Promise<BenchResult> {
+/** One model: load (synthetic weights), tune its linear shapes on this device, then the latency sweep against the roofs measured once. */
+async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice, plan: Plan, profile: boolean, tuneCache: TuneCache): Promise<BenchResult> {
   const maxSeq = Math.max(...plan.promptLengths) + plan.gen;
   const result = newResult(describeEnvironment(ctx));
   result.ceilings = ceilings;
-  const loaded = await loadModel(ctx, choice, { shape: { maxSeq, slots: 1, maxRows: Math.min(512, maxSeq) } });
+  const loaded = await loadModel(ctx, choice, { shape: { maxSeq, slots: 1, maxRows: Math.min(512, maxSeq) }, autotune: { cache: tuneCache } });
   try {
     result.model = loaded.info;
     result.cold_start = loaded.cold;
+    result.kernel_shapes = loaded.kernelShapes;
     result.latency = await runLatency(loaded.engine, loaded.cold, ceilings, {
       prompt_lengths: plan.promptLengths,
       output_tokens: plan.gen,
@@ -114,6 +133,14 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
   return result;
 }
 
+/**
+ * stories260K's greedy tokens from BOS against llama2.c's (the file's expected output): how many of
+ * the 200 agree, and where they first part. A GPU may round differently from the CPU that wrote
+ * them (reduction order, an f16 cache), so an agreement short of 200 is reported, not failed; an
+ * early parting (within the first GOLDEN_MIN_AGREE tokens) is a wrong kernel and fails the check.
+ */
+const GOLDEN_MIN_AGREE = 32;
+
 async function golden(ctx: GpuContext, dir: string): Promise<{ line: string; ok: boolean; record: unknown }> {
   const expected = JSON.parse(readFileSync(join(dir, 'stories260K.expected.json'), 'utf8')) as { token_ids: number[] };
   const source = await fileSource(join(dir, 'stories260K.gguf'));
@@ -124,12 +151,18 @@ async function golden(ctx: GpuContext, dir: string): Promise<{ line: string; ok:
     try {
       const g = await generate(loaded.engine, [expected.token_ids[0]], steps);
       const got = [expected.token_ids[0], ...g.outputTokens];
-      const mismatch = got.findIndex((t, i) => t !== expected.token_ids[i]);
-      const ok = mismatch === -1 && got.length === expected.token_ids.length;
-      const line = ok
-        ? `stories260K: all ${steps} golden tokens match`
-        : `stories260K: golden tokens DIFFER from position ${mismatch} (expected ${expected.token_ids[mismatch]}, got ${got[mismatch]})`;
-      return { ok, line, record: { ok, steps, first_mismatch: mismatch, token_ids: got, expected: expected.token_ids } };
+      const parted = got.findIndex((t, i) => t !== expected.token_ids[i]);
+      const agree = parted === -1 ? steps : parted - 1;
+      const ok = agree >= Math.min(GOLDEN_MIN_AGREE, steps);
+      const line =
+        parted === -1
+          ? `stories260K: greedy decoding agrees with the expected tokens for all ${steps}`
+          : `stories260K: greedy decoding agrees for ${agree} of ${steps} tokens, first difference at position ${parted} (expected ${expected.token_ids[parted]}, got ${got[parted]})${ok ? '' : ' — too early: a kernel is wrong'}`;
+      return {
+        ok,
+        line,
+        record: { ok, steps, agree, first_difference: parted, kv_cache: loaded.info.kv_cache ?? null, token_ids: got, expected: expected.token_ids },
+      };
     } finally {
       await loaded.engine.destroy();
     }
@@ -150,6 +183,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     const env = describeEnvironment(ctx);
     log(`device: ${env.adapter.vendor} ${env.adapter.architecture} ${env.adapter.device ?? ''} ${env.adapter.description ?? ''} (${env.user_agent})`);
+    if (ctx.caps.cpuLike && !args.quick) {
+      throw new Error(
+        `the adapter is a CPU implementation of WebGPU (${ctx.caps.kind}), not a GPU: the full plan would time this CPU for hours. ` +
+          'If this machine has a GPU, its Vulkan driver was not found (check `vulkaninfo --summary`, VK_DRIVER_FILES, and that the driver matches the kernel module). ' +
+          'To check the bundle itself on a CPU, run with --quick.',
+      );
+    }
+    const tuneCache = new MemoryTuneCache();
     log('roofs…');
     const ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: args.plan.probeMiB ? args.plan.probeMiB * 2 ** 20 : undefined,
@@ -169,10 +210,11 @@ async function main(argv: string[]): Promise<number> {
       log(`${name}…`);
       try {
         // The plan's first model also gets the per-kernel profile (separate runs, never in the headline).
-        const result = await runModel(ctx, ceilings, presetChoice(m.id, m.quant, 1), args.plan, m === args.plan.models[0]);
+        const result = await runModel(ctx, ceilings, presetChoice(m.id, m.quant, 1), args.plan, m === args.plan.models[0], tuneCache);
         write(`${m.id}-${m.quant}.json`, result);
         writeFileSync(join(args.out, `${m.id}-${m.quant}.txt`), `${formatReport(result)}\n`);
         summary.push(summaryLine(name, result.latency as LatencySection, ceilings));
+        if (result.kernel_shapes) log(`  linear shapes (${result.kernel_shapes.source}): ${JSON.stringify(result.kernel_shapes.linear)}`);
       } catch (e) {
         const tooLarge = /model-too-large/.test((e as { code?: string }).code ?? '');
         if (!tooLarge) failed = true;

@@ -1,15 +1,15 @@
 // Causal GQA attention for rows of any slots and positions, split across the context
-// ("flash-decoding"), pass 1 of 2. Workgroup (split s, kv head g, row r) serves the GROUP query
-// heads that share kv head g, over keys [first + s·chunk, first + (s+1)·chunk) ∩ [first, pos_r] of
-// slot_r with first = 0 (or pos_r − window + 1 under a sliding window) and
-// chunk = max(ceil((pos_r + 1 − first) / splits), KEY_BLOCK), and writes per query head an unnormalised
-// partial: running max m, sum l = Σ exp(score − m) and acc = Σ exp(score − m) · v. Pass 2
-// (attention_combine.wgsl) merges the splits. Per block of keys: (1) one invocation per
-// (head, key) scores q·k; (2) one per head updates m and l and turns scores into weights; (3) one
-// per (head, 4 dims) rescales acc and adds the weighted values. K and V are read once per kv head,
-// through loadK / loadV of the kv_load_*.wgsl this body is joined with (f32 or f16 elements).
+// ("flash-decoding") where a step asks for it. Workgroup (split s, kv head g, row r) serves the GROUP
+// query heads that share kv head g, over the keys attention_decode_out.wgsl's key_range gives it,
+// and writes the output (one split) or its partial (write_result; attention_combine.wgsl merges
+// the splits). Per block of keys: (1) one invocation per (head, key) scores q·k; (2) one per head
+// updates m and l and turns scores into weights; (3) one per (head, 4 dims) rescales acc and adds
+// the weighted values. K and V are read once per kv head, through loadK / loadV of the kv part this
+// body is joined with (f32 or f16 elements). The queries come from load_queries:
+// attention_decode_io.wgsl (rotated apart) or attention_decode_rope_io.wgsl (RoPE and the cache
+// store fused in).
 
-// Params and bindings: attention_decode_io.wgsl.
+// Params, bindings and load_queries: attention_decode_io.wgsl or attention_decode_rope_io.wgsl.
 
 override WG_SIZE: u32 = 128;
 override HEAD_DIM: u32 = 64;     // a multiple of 4
@@ -32,19 +32,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let g = wid.y;
   let r = wid.z;
   let slot = rows[r].x;
-  let len = min(rows[r].y + 1u, params.maxSeq);
-  var first = 0u;
-  if (params.window > 0u && len > params.window) { first = len - params.window; }
-  let chunk = max((len - first + params.splits - 1u) / params.splits, KEY_BLOCK);
-  let kBegin = min(first + split * chunk, len);
-  let kEnd = min(kBegin + chunk, len);
+  let range = key_range(split, r);
+  let kBegin = range.x;
+  let kEnd = range.y;
   let kvHeads = params.nHeads / GROUP;
   let head0 = r * params.nHeads + g * GROUP;   // (row, first query head of the group)
 
-  for (var i = lid; i < GROUP * D4; i += WG_SIZE) {
-    qs[i] = q[head0 * D4 + i] * params.scale;
-    acc[i] = vec4<f32>(0.0);
-  }
+  load_queries(lid, r, g, kBegin, kEnd);
+  for (var i = lid; i < GROUP * D4; i += WG_SIZE) { acc[i] = vec4<f32>(0.0); }
   for (var h = lid; h < GROUP; h += WG_SIZE) {
     runMax[h] = NEG_BIG;
     runSum[h] = 0.0;
@@ -95,9 +90,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
   for (var o = lid; o < GROUP * D4; o += WG_SIZE) {
     let h = o / D4;
-    partAcc[((head0 + h) * params.splits + split) * D4 + o % D4] = acc[o];
-  }
-  for (var h = lid; h < GROUP; h += WG_SIZE) {
-    partMl[(head0 + h) * params.splits + split] = vec2<f32>(runMax[h], runSum[h]);
+    write_result(head0 + h, split, o % D4, acc[o], runMax[h], runSum[h]);
   }
 }

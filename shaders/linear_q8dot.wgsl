@@ -47,9 +47,9 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
 }
 
-// The wide matvec's staging: X rows 0..TOKENS−1, then a barrier. Call from uniform control flow.
+// The wide matvec's staging: X rows token0..token0+TOKENS−1, then a barrier. Call from uniform control flow.
 fn stage_x(lane: u32) {
-  stage_rows(lane, LANES, 0u);
+  stage_rows(lane, LANES, token0);
   workgroupBarrier();
 }
 

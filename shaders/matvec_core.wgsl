@@ -1,5 +1,5 @@
-// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X): the memory-bound
-// shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
+// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X, from row token0;
+// rows past the last are clamped to it and never stored): the memory-bound shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
 // features of ROW_BLOCK weight rows at a time, so every weight byte is read once for all TOKENS
 // rows of X and every X vector loaded once feeds ROW_BLOCK weight rows. The per-lane partial sums
 // are reduced by the variant's main (matvec.wgsl: workgroup memory; matvec_subgroups.wgsl:
@@ -41,7 +41,7 @@ fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
     for (var v = 0u; v < CHUNK_VECS; v++) {
       var xv: array<vec4<f32>, MAX_TOKENS>;
       for (var t = 0u; t < TOKENS; t++) {
-        let x = X[t * x_stride + c * CHUNK_VECS + v];
+        let x = X[min(token0 + t, params.tokens - 1u) * x_stride + c * CHUNK_VECS + v];
         if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += dot(x, x); }
         xv[t] = x * x_gain(c * CHUNK_VECS + v);
         if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }

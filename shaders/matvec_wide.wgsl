@@ -11,6 +11,8 @@ diagnostic(off, subgroup_uniformity);
 // This assumes, as every backend lays them out for a 1-D workgroup, that a subgroup is a
 // contiguous run of local_invocation_index. The subgroup_uniformity diagnostic is off because a
 // row block's loop bound is uniform within each subgroup, though not across the workgroup.
+// Workgroup z takes TOKENS rows of X from token0 = z · TOKENS: a prompt longer than 8 tokens runs
+// as groups of 8 (GPUs, up to GROUPED_MAX_TOKENS in select.ts), each weight read once per group.
 // Same binding contract as matvec.wgsl; joined with matvec_core.wgsl, linear_io.wgsl and a
 // weights_*.wgsl — or, for 8-bit activations, with linear_q8dot.wgsl and its format part, which
 // supply partial_dots and a stage_x that quantizes X into workgroup memory first.
@@ -20,6 +22,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(subgroup_size) sg_size: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
+  token0 = wid.z * TOKENS;
   stage_x(lane);
   let first = workgroup_row0(wid, nwg);
   let width = min(sg_size, LANES);   // invocations of this workgroup per subgroup
@@ -40,7 +43,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
     for (var i = 0u; i < ROW_BLOCK; i++) {
       for (var t = 0u; t < TOKENS; t++) {
         let sum = subgroupAdd(acc[i * TOKENS + t]);
-        if (sg_lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum * scale[t]); }
+        if (sg_lane == 0u && row0 + i < params.rows && token0 + t < params.tokens) { store(token0 + t, row0 + i, sum * scale[t]); }
       }
     }
   }

@@ -8,9 +8,7 @@
 // x[i + ropeDim/2]) for NEOX = true (Qwen2); dims ≥ ropeDim pass through. angle = f32(pos) ·
 // invFreq[i] is one correctly rounded f32 multiply, so it equals the CPU's Math.fround(pos · f)
 // bit for bit; the table comes from the host (ropeInvFreq in src/model/rope.ts), so RoPE scaling
-// and per-layer bases never touch this shader. Built-in cos/sin are only specified to 2^-11 inside
-// [−π, π] and not at all beyond (angles reach thousands of radians), so cosSin reduces the angle
-// by π/2 itself and evaluates cephes' minimax polynomials: ~1e-7 absolute for |angle| < 10^5.
+// and per-layer bases never touch this shader; cos and sin come from rope_math.wgsl's cosSin.
 // Rows outside the cache (slot ≥ slots or pos ≥ maxSeq) store no K/V. Each invocation writes
 // pairs of adjacent output dims (2j, 2j+1), the unit kv_store_f16.wgsl packs into one u32.
 
@@ -39,27 +37,6 @@ override NEOX: bool = false;
 override HEAD_NORM: bool = false;
 
 var<workgroup> partial: array<f32, WG_SIZE>;
-
-// π/2 in three parts (cephes sinf); k · PIO2_1 is exact for k < 2^16.
-const PIO2_1 = 1.5703125;
-const PIO2_2 = 4.837512969970703125e-4;
-const PIO2_3 = 7.54978995489188216e-8;
-const TWO_OVER_PI = 0.6366197723675814;
-
-// (cos(a), sin(a)) for a ≥ 0.
-fn cosSin(a: f32) -> vec2<f32> {
-  let k = round(a * TWO_OVER_PI);
-  let r = ((a - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;   // |r| ≤ π/4
-  let z = r * r;
-  let s = r + r * z * (-1.6666654611e-1 + z * (8.3321608736e-3 + z * -1.9515295891e-4));
-  let c = 1.0 - 0.5 * z + z * z * (4.166664568298827e-2 + z * (-1.388731625493765e-3 + z * 2.443315711809948e-5));
-  switch (u32(k) & 3u) {
-    case 0u: { return vec2<f32>(c, s); }
-    case 1u: { return vec2<f32>(-s, c); }
-    case 2u: { return vec2<f32>(-c, -s); }
-    default: { return vec2<f32>(s, -c); }
-  }
-}
 
 // Head value d of the source head at `src`, normalised (HEAD_NORM) with `scale` and the weights.
 fn headValue(src: u32, d: u32, isQ: bool, scale: f32) -> f32 {

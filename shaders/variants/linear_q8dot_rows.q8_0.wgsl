@@ -77,9 +77,9 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
 }
 
-// The wide matvec's staging: X rows 0..TOKENS−1, then a barrier. Call from uniform control flow.
+// The wide matvec's staging: X rows token0..token0+TOKENS−1, then a barrier. Call from uniform control flow.
 fn stage_x(lane: u32) {
-  stage_rows(lane, LANES, 0u);
+  stage_rows(lane, LANES, token0);
   workgroupBarrier();
 }
 
@@ -245,6 +245,10 @@ fn activation(g: f32) -> f32 {
   }
   return g / (1.0 + exp(-g));
 }
+
+// The first of the TOKENS rows of X and Y this workgroup computes: the wide matvec's token group
+// (grid z, for prompts longer than 8 tokens on GPUs); 0 in the kernels without groups.
+var<private> token0: u32;
 
 var<private> pending_gate: array<f32, 8>;   // GATED: the gate of the pair being stored, per token (mod 8)
 

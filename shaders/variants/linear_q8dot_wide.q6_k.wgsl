@@ -16,6 +16,8 @@ diagnostic(off, subgroup_uniformity);
 // This assumes, as every backend lays them out for a 1-D workgroup, that a subgroup is a
 // contiguous run of local_invocation_index. The subgroup_uniformity diagnostic is off because a
 // row block's loop bound is uniform within each subgroup, though not across the workgroup.
+// Workgroup z takes TOKENS rows of X from token0 = z · TOKENS: a prompt longer than 8 tokens runs
+// as groups of 8 (GPUs, up to GROUPED_MAX_TOKENS in select.ts), each weight read once per group.
 // Same binding contract as matvec.wgsl; joined with matvec_core.wgsl, linear_io.wgsl and a
 // weights_*.wgsl — or, for 8-bit activations, with linear_q8dot.wgsl and its format part, which
 // supply partial_dots and a stage_x that quantizes X into workgroup memory first.
@@ -25,6 +27,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(subgroup_size) sg_size: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
+  token0 = wid.z * TOKENS;
   stage_x(lane);
   let first = workgroup_row0(wid, nwg);
   let width = min(sg_size, LANES);   // invocations of this workgroup per subgroup
@@ -45,7 +48,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
     for (var i = 0u; i < ROW_BLOCK; i++) {
       for (var t = 0u; t < TOKENS; t++) {
         let sum = subgroupAdd(acc[i * TOKENS + t]);
-        if (sg_lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum * scale[t]); }
+        if (sg_lane == 0u && row0 + i < params.rows && token0 + t < params.tokens) { store(token0 + t, row0 + i, sum * scale[t]); }
       }
     }
   }
@@ -101,9 +104,9 @@ fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
 }
 
-// The wide matvec's staging: X rows 0..TOKENS−1, then a barrier. Call from uniform control flow.
+// The wide matvec's staging: X rows token0..token0+TOKENS−1, then a barrier. Call from uniform control flow.
 fn stage_x(lane: u32) {
-  stage_rows(lane, LANES, 0u);
+  stage_rows(lane, LANES, token0);
   workgroupBarrier();
 }
 
@@ -293,6 +296,10 @@ fn activation(g: f32) -> f32 {
   }
   return g / (1.0 + exp(-g));
 }
+
+// The first of the TOKENS rows of X and Y this workgroup computes: the wide matvec's token group
+// (grid z, for prompts longer than 8 tokens on GPUs); 0 in the kernels without groups.
+var<private> token0: u32;
 
 var<private> pending_gate: array<f32, 8>;   // GATED: the gate of the pair being stored, per token (mod 8)
 

@@ -125,6 +125,10 @@ fn activation(g: f32) -> f32 {
   return g / (1.0 + exp(-g));
 }
 
+// The first of the TOKENS rows of X and Y this workgroup computes: the wide matvec's token group
+// (grid z, for prompts longer than 8 tokens on GPUs); 0 in the kernels without groups.
+var<private> token0: u32;
+
 var<private> pending_gate: array<f32, 8>;   // GATED: the gate of the pair being stored, per token (mod 8)
 
 // Y[t, y_col0 + row] = sum (+ bias) (+ the previous value); GATED pairs write one column per pair.

@@ -44,8 +44,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/matvec_core.wgsl ----
-// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X): the memory-bound
-// shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
+// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X, from row token0;
+// rows past the last are clamped to it and never stored): the memory-bound shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
 // features of ROW_BLOCK weight rows at a time, so every weight byte is read once for all TOKENS
 // rows of X and every X vector loaded once feeds ROW_BLOCK weight rows. The per-lane partial sums
 // are reduced by the variant's main (matvec.wgsl: workgroup memory; matvec_subgroups.wgsl:
@@ -87,7 +87,7 @@ fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
     for (var v = 0u; v < CHUNK_VECS; v++) {
       var xv: array<vec4<f32>, MAX_TOKENS>;
       for (var t = 0u; t < TOKENS; t++) {
-        let x = X[t * x_stride + c * CHUNK_VECS + v];
+        let x = X[min(token0 + t, params.tokens - 1u) * x_stride + c * CHUNK_VECS + v];
         if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += dot(x, x); }
         xv[t] = x * x_gain(c * CHUNK_VECS + v);
         if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
@@ -168,6 +168,10 @@ fn activation(g: f32) -> f32 {
   }
   return g / (1.0 + exp(-g));
 }
+
+// The first of the TOKENS rows of X and Y this workgroup computes: the wide matvec's token group
+// (grid z, for prompts longer than 8 tokens on GPUs); 0 in the kernels without groups.
+var<private> token0: u32;
 
 var<private> pending_gate: array<f32, 8>;   // GATED: the gate of the pair being stored, per token (mod 8)
 

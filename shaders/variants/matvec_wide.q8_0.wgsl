@@ -16,6 +16,8 @@ diagnostic(off, subgroup_uniformity);
 // This assumes, as every backend lays them out for a 1-D workgroup, that a subgroup is a
 // contiguous run of local_invocation_index. The subgroup_uniformity diagnostic is off because a
 // row block's loop bound is uniform within each subgroup, though not across the workgroup.
+// Workgroup z takes TOKENS rows of X from token0 = z · TOKENS: a prompt longer than 8 tokens runs
+// as groups of 8 (GPUs, up to GROUPED_MAX_TOKENS in select.ts), each weight read once per group.
 // Same binding contract as matvec.wgsl; joined with matvec_core.wgsl, linear_io.wgsl and a
 // weights_*.wgsl — or, for 8-bit activations, with linear_q8dot.wgsl and its format part, which
 // supply partial_dots and a stage_x that quantizes X into workgroup memory first.
@@ -25,6 +27,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(subgroup_size) sg_size: u32,
         @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
+  token0 = wid.z * TOKENS;
   stage_x(lane);
   let first = workgroup_row0(wid, nwg);
   let width = min(sg_size, LANES);   // invocations of this workgroup per subgroup
@@ -45,15 +48,15 @@ fn main(@builtin(local_invocation_index) lane: u32,
     for (var i = 0u; i < ROW_BLOCK; i++) {
       for (var t = 0u; t < TOKENS; t++) {
         let sum = subgroupAdd(acc[i * TOKENS + t]);
-        if (sg_lane == 0u && row0 + i < params.rows) { store(t, row0 + i, sum * scale[t]); }
+        if (sg_lane == 0u && row0 + i < params.rows && token0 + t < params.tokens) { store(token0 + t, row0 + i, sum * scale[t]); }
       }
     }
   }
 }
 
 // ---- shaders/matvec_core.wgsl ----
-// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X): the memory-bound
-// shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
+// Multi-row matrix-vector product Y = X · Wᵀ for decode (TOKENS ≤ 8 rows of X, from row token0;
+// rows past the last are clamped to it and never stored): the memory-bound shape. Each workgroup owns ROWS_PER_WG output features; its LANES invocations split the input
 // features of ROW_BLOCK weight rows at a time, so every weight byte is read once for all TOKENS
 // rows of X and every X vector loaded once feeds ROW_BLOCK weight rows. The per-lane partial sums
 // are reduced by the variant's main (matvec.wgsl: workgroup memory; matvec_subgroups.wgsl:
@@ -95,7 +98,7 @@ fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
     for (var v = 0u; v < CHUNK_VECS; v++) {
       var xv: array<vec4<f32>, MAX_TOKENS>;
       for (var t = 0u; t < TOKENS; t++) {
-        let x = X[t * x_stride + c * CHUNK_VECS + v];
+        let x = X[min(token0 + t, params.tokens - 1u) * x_stride + c * CHUNK_VECS + v];
         if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += dot(x, x); }
         xv[t] = x * x_gain(c * CHUNK_VECS + v);
         if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
@@ -176,6 +179,10 @@ fn activation(g: f32) -> f32 {
   }
   return g / (1.0 + exp(-g));
 }
+
+// The first of the TOKENS rows of X and Y this workgroup computes: the wide matvec's token group
+// (grid z, for prompts longer than 8 tokens on GPUs); 0 in the kernels without groups.
+var<private> token0: u32;
 
 var<private> pending_gate: array<f32, 8>;   // GATED: the gate of the pair being stored, per token (mod 8)
 

@@ -5,8 +5,10 @@
  * kernel body's variant in variant-table.ts joins kv_load_f32.wgsl or kv_load_f16.wgsl); every kernel computes in f32.
  * Two implementations share one binding contract:
  *  - decode (attention_decode.wgsl, or attention_decode_subgroups.wgsl with lanes across the head
- *    dimension, + attention_combine.wgsl): rows of any slots and positions; each (row, kv head)
- *    split across `splits` workgroups, then merged;
+ *    dimension): rows of any slots and positions; each (row, kv head) one workgroup, or split across
+ *    `splits` workgroups and merged by attention_combine.wgsl; where the step's rows are distinct
+ *    sequences (decode), RoPE and the KV-cache store run inside it (attention_decode_rope_io.wgsl)
+ *    instead of in rope_store's pass;
  *  - prefill (shaders/attention_prefill.wgsl): all rows of ONE slot (a prefill or prefill chunk,
  *    best with consecutive positions), tiled over rows with K/V blocks in workgroup memory.
  * `attention` picks between them from what the engine knows about the step's rows.
@@ -14,14 +16,17 @@
 import { storageBuffer } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { TokenscopeError } from '../errors.ts';
-import { gridInvocations } from './grid.ts';
+import { grid1d } from './grid.ts';
 import { makeDispatch, type Cost, type Dispatch } from './kernel.ts';
 import { ROW_BYTES, type RowDesc } from './rows.ts';
+import type { RopeConfig } from './rope-store.ts';
 import {
   attentionShapes,
-  elementwiseShape,
+  fusedRopeBytes,
   kvBytesPerElement,
   SUBGROUP_DECODE_SLOTS,
+  subgroupDecodeBytes,
+  decodeWorkgroupBytes,
   type AttentionHeads,
   type DecodeAttentionShape,
   type KvElement,
@@ -54,20 +59,23 @@ export interface DecodeScratch {
   partMl: GPUBuffer; // (R, nHeads, splits, 2)
 }
 
-/** Partials per (row, head) the decode kernel writes: one per split, times the teams of a subgroup workgroup. */
-function decodeParts(choice: DecodeAttentionShape): number {
-  return choice.kernel === 'subgroups' ? choice.splits * (choice.wgSize / choice.lanes) : choice.splits;
-}
-
-/** Bytes of the decode partials of a step of R rows: for the engine to allocate them once, for its largest step. */
+/** Bytes of the decode partials of a step of R rows at any context: for the engine to allocate them once, for its largest step. */
 export function decodeScratchSize(caps: GpuContext['caps'], heads: AttentionHeads, maxRows: number): { partAcc: number; partMl: number } {
   let most = 0;
-  for (let R = 1; R <= maxRows; R++) most = Math.max(most, R * decodeParts(attentionShapes(caps, heads, R).decode));
+  for (let R = 1; R <= maxRows; R++) {
+    const { splits } = attentionShapes(caps, heads, R).decode;
+    if (splits > 1) most = Math.max(most, R * splits);
+  }
   return { partAcc: 4 * most * heads.nHeads * heads.headDim, partMl: 8 * most * heads.nHeads };
 }
 
-/** What the engine knows about a step's rows when it builds its dispatches. */
-export type RowLayout = 'one-slot' | 'any';
+/**
+ * What the engine knows about a step's rows when it builds its dispatches: 'one-slot' (a prefill
+ * or prefill chunk: every row of one sequence), 'distinct' (decode: every row its own sequence, so
+ * RoPE and the new key's store can run inside attention — padding rows that repeat a row exactly
+ * store the same bytes), or 'any'.
+ */
+export type RowLayout = 'one-slot' | 'distinct' | 'any';
 
 /**
  * Distinct (slot, key) pairs a step must read: per slot, keys from the lowest the window lets in to max pos. Batched decode rows of
@@ -123,8 +131,30 @@ function keysOf(pos: number, window = 0): number {
 }
 
 /**
- * Split-K decode attention for rows of any slots and positions: two dispatches (partials, combine).
- * The subgroup kernel writes one partial per team of each split: splits · teams in all.
+ * RoPE and the KV-cache store fused into decode attention (attention_decode_rope_io.wgsl): the
+ * un-rotated Q|K|V output replaces the rotated queries, and the kernel writes the new key and value.
+ */
+export interface FusedRope extends Omit<RopeConfig, 'headDim'> {
+  qkv: GPUBuffer; // (R, (nHeads + 2·nKvHeads)·headDim): the Q|K|V linear's output
+  invFreq: GPUBuffer; // (ropeDim/2) f32, from ropeInvFreq
+  /** Per-head RMSNorm of q and k before RoPE: (headDim) f32 weights each, and eps. */
+  headNorm?: { q: GPUBuffer; k: GPUBuffer; eps: number };
+}
+
+/** Whether the fused RoPE prologue fits this device's workgroup memory beside `choice`'s own arrays. */
+export function fusedRopeFits(caps: GpuContext['caps'], heads: AttentionHeads, choice: DecodeAttentionShape): boolean {
+  const group = heads.nHeads / heads.nKvHeads;
+  const own =
+    choice.kernel === 'subgroups'
+      ? subgroupDecodeBytes(heads.headDim, group, choice.wgSize / choice.lanes)
+      : decodeWorkgroupBytes(heads.headDim, group, choice.keyBlock);
+  return group < 17 && own + fusedRopeBytes(heads.headDim, group) <= caps.limits.maxComputeWorkgroupStorageSize;
+}
+
+/**
+ * Decode attention for rows of any slots and positions: one dispatch where the step runs one split
+ * (choice.splits), else the splits and the combine. With `rope`, RoPE and the new key's store run
+ * inside it (the rows must be distinct sequences, or exact repeats of a row).
  */
 export async function attentionDecode(
   ctx: GpuContext,
@@ -133,6 +163,7 @@ export async function attentionDecode(
   R: number,
   shape: AttentionShape,
   choice: DecodeAttentionShape = attentionShapes(ctx.caps, shape, R).decode,
+  rope?: FusedRope,
 ): Promise<Dispatch[]> {
   const group = checkShape(owner, shape);
   const { nHeads, headDim } = shape;
@@ -142,54 +173,66 @@ export async function attentionDecode(
   if (subgroups && (d4 % choice.lanes !== 0 || choice.wgSize % choice.lanes !== 0 || group * (d4 / choice.lanes) > SUBGROUP_DECODE_SLOTS)) {
     throw new RangeError(`${owner}: ${choice.lanes} lanes do not fit ${group} heads of ${headDim} per kv head in workgroups of ${choice.wgSize}.`);
   }
-  const parts = decodeParts(choice);
-  const accBytes = 4 * R * nHeads * parts * headDim; // (R, nHeads, parts, headDim)
-  const mlBytes = 8 * R * nHeads * parts; // (R, nHeads, parts, 2)
-  if (bufs.scratch && (bufs.scratch.partAcc.size < accBytes || bufs.scratch.partMl.size < mlBytes)) {
-    throw new RangeError(`${owner}: the shared decode partials are too small for ${R} rows × ${parts} partials`);
+  if (rope && !fusedRopeFits(ctx.caps, shape, choice)) throw new RangeError(`${owner}: the fused RoPE prologue does not fit workgroup memory here.`);
+  const accBytes = 4 * R * nHeads * splits * headDim; // (R, nHeads, splits, headDim)
+  const mlBytes = 8 * R * nHeads * splits; // (R, nHeads, splits, 2)
+  if (splits > 1 && bufs.scratch && (bufs.scratch.partAcc.size < accBytes || bufs.scratch.partMl.size < mlBytes)) {
+    throw new RangeError(`${owner}: the shared decode partials are too small for ${R} rows × ${splits} splits`);
   }
-  const own = bufs.scratch ? [] : [storageBuffer(ctx.device, `${owner}.partAcc`, accBytes), storageBuffer(ctx.device, `${owner}.partMl`, mlBytes)];
+  // One split writes the output itself: the partials are bound (at least one element each, never
+  // aliasing the output, which WebGPU refuses for writable bindings) but never touched.
+  const own = bufs.scratch
+    ? []
+    : [storageBuffer(ctx.device, `${owner}.partAcc`, Math.max(accBytes, 16)), storageBuffer(ctx.device, `${owner}.partMl`, Math.max(mlBytes, 16))];
   const { partAcc, partMl } = bufs.scratch ?? { partAcc: own[0], partMl: own[1] };
-  const variant = withKvLoads(subgroups ? 'attention_decode_subgroups' : 'attention_decode', shape.kv);
-  const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, {
-    nHeads,
-    maxSeq: shape.maxSeq,
-    splits,
-    scale: 1 / Math.sqrt(headDim),
-    window: shape.window ?? 0,
-  });
-  const partial = await makeDispatch(
-    ctx,
-    {
-      ...variant,
-      constants: subgroups
-        ? { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, LANES: choice.lanes }
-        : { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock },
-    },
-    {
-      owner,
-      kind: 'attention',
-      bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params],
-      workgroups: [splits, shape.nKvHeads, R],
-      owned: [params, ...own],
-    },
-  );
-  const count = R * nHeads * d4;
-  const grid = elementwiseShape(ctx.caps, count);
-  const combineParams = paramsBuffer(ctx.device, `${owner}.combineParams`, 'attention_combine', {
-    count,
-    stride: gridInvocations(grid.workgroups, grid.wgSize),
-    splits: parts,
-    d4,
-  });
+  const body = subgroups ? 'attention_decode_subgroups' : 'attention_decode';
+  const kernelConstants: Record<string, number> = subgroups
+    ? { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, LANES: choice.lanes }
+    : { WG_SIZE: choice.wgSize, HEAD_DIM: headDim, GROUP: group, KEY_BLOCK: choice.keyBlock };
+  const common = { nHeads, maxSeq: shape.maxSeq, splits, scale: 1 / Math.sqrt(headDim), window: shape.window ?? 0, minChunk: choice.minChunk };
+  let partial: Dispatch;
+  if (rope) {
+    const variant = shader(`${body}+rope+kv_rw_${shape.kv}`);
+    const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, { ...common, half: rope.ropeDim / 2, eps: rope.headNorm?.eps ?? 0 });
+    const constants = { ...kernelConstants, NEOX: rope.ropeStyle === 'neox' ? 1 : 0, HEAD_NORM: rope.headNorm ? 1 : 0 };
+    const norms = [rope.headNorm?.q ?? rope.invFreq, rope.headNorm?.k ?? rope.invFreq];
+    partial = await makeDispatch(
+      ctx,
+      { ...variant, constants },
+      {
+        owner,
+        kind: 'attention',
+        bindings: [rope.qkv, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params, bufs.out, rope.invFreq, ...norms],
+        workgroups: [splits, shape.nKvHeads, R],
+        owned: [params, ...own],
+      },
+    );
+  } else {
+    const variant = withKvLoads(body, shape.kv);
+    const params = paramsBuffer(ctx.device, `${owner}.params`, variant.name, common);
+    partial = await makeDispatch(
+      ctx,
+      { ...variant, constants: kernelConstants },
+      {
+        owner,
+        kind: 'attention',
+        bindings: [bufs.q, bufs.kCache, bufs.vCache, bufs.rows, partAcc, partMl, params, bufs.out],
+        workgroups: [splits, shape.nKvHeads, R],
+        owned: [params, ...own],
+      },
+    );
+  }
+  if (splits === 1) return [partial];
+  const heads = R * nHeads;
+  const combineParams = paramsBuffer(ctx.device, `${owner}.combineParams`, 'attention_combine', { heads, splits, d4 });
   const combine = await makeDispatch(
     ctx,
-    { ...shader('attention_combine'), constants: { WG_SIZE: grid.wgSize } },
+    { ...shader('attention_combine'), constants: { WG_SIZE: Math.min(64, Math.max(8, 2 ** Math.ceil(Math.log2(d4)))) } },
     {
       owner,
       kind: 'attention',
       bindings: [partAcc, partMl, bufs.out, combineParams],
-      workgroups: grid.workgroups,
+      workgroups: grid1d(heads, ctx.caps.limits.maxComputeWorkgroupsPerDimension),
       owned: [combineParams],
     },
   );
@@ -246,13 +289,32 @@ export async function attentionPrefill(
 }
 
 /**
- * The engine-facing attention for a step of R rows: the tiled prefill kernel when the engine
- * guarantees all rows share one slot, there are several of them and the device wants it
- * (select.ts), else the decode kernel.
+ * The engine-facing attention for a step of R rows whose rows attend at most `keys` keys: the tiled
+ * prefill kernel when the engine guarantees all rows share one slot, there are several of them and
+ * the device wants it (select.ts), else the decode kernel — with RoPE and the cache store fused in
+ * (`rope`) where the rows are distinct sequences and the prologue fits (ropeFusedInto says when; the
+ * caller records rope_store only where it says no).
  */
-export function attention(ctx: GpuContext, owner: string, bufs: AttentionBuffers, R: number, shape: AttentionShape, layout: RowLayout): Promise<Dispatch[]> {
-  const choice = attentionShapes(ctx.caps, shape, R);
-  return layout === 'one-slot' && R > 1 && choice.tiledPrefill
-    ? attentionPrefill(ctx, owner, bufs, R, shape, choice.prefill)
-    : attentionDecode(ctx, owner, bufs, R, shape, choice.decode);
+export async function attention(
+  ctx: GpuContext,
+  owner: string,
+  bufs: AttentionBuffers,
+  R: number,
+  shape: AttentionShape,
+  layout: RowLayout,
+  keys = Infinity,
+  rope?: FusedRope,
+): Promise<Dispatch[]> {
+  const choice = attentionShapes(ctx.caps, shape, R, keys);
+  if (layout === 'one-slot' && R > 1 && choice.tiledPrefill) return attentionPrefill(ctx, owner, bufs, R, shape, choice.prefill);
+  const fused = rope && ropeFusedInto(ctx.caps, shape, R, layout, keys) ? rope : undefined;
+  return attentionDecode(ctx, owner, bufs, R, shape, choice.decode, fused);
+}
+
+/** Whether attention() runs RoPE and the cache store itself for such a step (so no rope_store pass is recorded). */
+export function ropeFusedInto(caps: GpuContext['caps'], heads: AttentionHeads, R: number, layout: RowLayout, keys = Infinity): boolean {
+  const choice = attentionShapes(caps, heads, R, keys);
+  const decodeKernel = !(layout === 'one-slot' && R > 1 && choice.tiledPrefill);
+  const distinct = layout === 'distinct' || R === 1;
+  return decodeKernel && distinct && fusedRopeFits(caps, heads, choice.decode);
 }

@@ -2,7 +2,8 @@
  * Per-device autotuning of the linear kernels, and their throughput measurement.
  *
  * `autotuneLinear` times select.ts's candidate shapes for one format and problem class on
- * synthetic weights (GPU timestamps when present, else the host clock), keeps the fastest, and
+ * synthetic weights (GPU timestamps when present, else the host clock) — on GPUs over enough
+ * copies of the matrix to exceed the last-level cache (tuneCopies) — keeps the fastest, and
  * caches it per adapter in a caller-provided `TuneCache` (the page backs it with localStorage,
  * the CLI with a JSON file). Problems too big to time quickly are tuned on a proxy with the same
  * kernel class, shrunk to `tuneFlopCap` FLOPs (CPU adapters: ~30 ms a run, so a sweep stays
@@ -13,9 +14,9 @@ import type { Capabilities } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from './kernel.ts';
-import { checkLinearShape, linear, linearCost, linearProblemKey, useLinearShape } from './linear.ts';
+import { checkLinearShape, linear, linearCost, linearProblemKey, linearRowClass, useLinearShape } from './linear.ts';
 import { MATVEC_MAX_TOKENS, linearShape, linearShapes, tuneFlopCap, type LinearShape } from './select.ts';
-import { destroyWeight, syntheticWeight, type WeightFormat } from './weights.ts';
+import { destroyWeight, syntheticWeight, weightBytes, type WeightFormat } from './weights.ts';
 
 export { linearProblemKey };
 
@@ -57,15 +58,18 @@ export class MemoryTuneCache implements TuneCache {
 }
 
 /**
- * The cache key: the adapter's identity, the format, and the problem class — the exact R for a
- * matvec (its pipelines are specialised per R), "prefill" for the matmul, and rows/cols rounded
- * up to powers of two.
+ * The cache key: the tuning method's version (TUNE_VERSION), the adapter's identity, the format,
+ * and the problem class — the exact R for a matvec (its pipelines are specialised per R),
+ * "prefill" for the matmul, and rows/cols rounded up to powers of two.
  */
+/** Bumped when candidates or the timing change, so shapes tuned the old way are tuned again (v2: timed over cache-exceeding copies). */
+export const TUNE_VERSION = 'v2';
+
 export function tuneKey(caps: Capabilities, format: WeightFormat, rows: number, cols: number, R: number): string {
   const a = caps.adapter;
-  const tokens = R <= MATVEC_MAX_TOKENS ? `R${R}` : 'prefill';
+  const tokens = linearRowClass(R);
   const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(n));
-  return `linear|${a.vendor}|${a.architecture}|${a.device}|${a.description}|${format}|${tokens}|${pow2(rows)}x${pow2(cols)}`;
+  return `linear|${TUNE_VERSION}|${a.vendor}|${a.architecture}|${a.device}|${a.description}|${format}|${tokens}|${pow2(rows)}x${pow2(cols)}`;
 }
 
 /** The problem timed for (R, rows, cols): halve rows (to 256), then cols (to 1024), then a matmul's R (to 64) until under the cap. */
@@ -148,20 +152,43 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-/** A synthetic (rows, cols) weight with zeroed X (R, cols) and Y (R, rows), freed after `use`. */
+/**
+ * Bytes of weights a GPU candidate is timed over: several copies of the matrix read in turn, so the
+ * working set exceeds the largest last-level cache a GPU plausibly has (50–96 MB of L2 on NVIDIA's
+ * and AMD's largest, Apple's system cache up to ~96 MB) and the timing ranks memory streaming, not
+ * cache hits — decode reads every weight once per token, from memory. CPU adapters time one copy
+ * (their proxies are shrunk to ~30 ms of work, and their caches are a few MB).
+ */
+export const TUNE_WORKING_SET_BYTES = 192 * 2 ** 20;
+/** At most this many copies (a tiny matrix's dispatches would otherwise time launches, not bytes). */
+const MAX_TUNE_COPIES = 64;
+
+/** Copies of a `bytes`-byte matrix a candidate is timed over on this device (see TUNE_WORKING_SET_BYTES). */
+export function tuneCopies(caps: Capabilities, bytes: number): number {
+  if (caps.cpuLike) return 1;
+  return Math.max(1, Math.min(MAX_TUNE_COPIES, Math.ceil(TUNE_WORKING_SET_BYTES / Math.max(bytes, 1))));
+}
+
+/**
+ * `copies` synthetic (rows, cols) weights with zeroed X (R, cols) and Y (R, rows), freed after
+ * `use`; `run(shape)` records the linear over every copy in turn.
+ */
 async function withProblem<T>(
   ctx: GpuContext,
   format: WeightFormat,
   p: { R: number; rows: number; cols: number },
-  use: (run: (shape: LinearShape) => Promise<Dispatch[]>) => Promise<T>,
+  use: (run: (shape: LinearShape) => Promise<Dispatch[]>, copies: number) => Promise<T>,
 ): Promise<T> {
-  const w = await syntheticWeight(ctx, 'autotune.w', format, p.rows, p.cols, 1, 0.05);
+  const first = await syntheticWeight(ctx, 'autotune.w0', format, p.rows, p.cols, 1, 0.05);
+  const copies = tuneCopies(ctx.caps, weightBytes(format, p.rows, p.cols));
+  const weights = [first];
   const x = storageBuffer(ctx.device, 'autotune.x', p.R * p.cols * 4);
   const y = storageBuffer(ctx.device, 'autotune.y', p.R * p.rows * 4);
   try {
-    return await use((shape) => linear(ctx, 'autotune', w, x, y, p.R, { shape }));
+    for (let i = 1; i < copies; i++) weights.push(await syntheticWeight(ctx, `autotune.w${i}`, format, p.rows, p.cols, i + 1, 0.05));
+    return await use(async (shape) => (await Promise.all(weights.map((w) => linear(ctx, 'autotune', w, x, y, p.R, { shape })))).flat(), copies);
   } finally {
-    destroyWeight(w);
+    for (const w of weights) destroyWeight(w);
     x.destroy();
     y.destroy();
   }
@@ -217,7 +244,7 @@ export async function autotuneLinear(
   const budgetMs = opts.budgetMs ?? 2000;
   const reps = opts.reps ?? 3;
   const start = hostNow();
-  const best = await withProblem(ctx, format, proxyProblem(R, rows, cols, tuneFlopCap(ctx.caps)), async (run) => {
+  const best = await withProblem(ctx, format, proxyProblem(R, rows, cols, tuneFlopCap(ctx.caps)), async (run, copies) => {
     // The format's own candidates (the q4_0 nibble kernel, the 8-bit-activation kernels) for the real columns.
     const candidates = (opts.candidates?.(R) ?? linearShapes(ctx.caps, R, format, cols)).filter((s) => valid(ctx, s, R));
     let winner = { shape: candidates[0] ?? linearShape(ctx.caps, R, format, cols), ms: Infinity };
@@ -225,7 +252,7 @@ export async function autotuneLinear(
       if (hostNow() - start > budgetMs && winner.ms < Infinity) break;
       const dispatches = await run(shape);
       try {
-        const ms = median((await timeDispatches(ctx, dispatches, reps)).samples);
+        const ms = median((await timeDispatches(ctx, dispatches, reps)).samples) / copies;
         if (ms < winner.ms) winner = { shape, ms };
       } finally {
         releaseDispatches(dispatches);
@@ -259,10 +286,12 @@ export async function benchLinear(
   opts: { shape?: LinearShape; reps?: number } = {},
 ): Promise<LinearBench> {
   const shape = opts.shape ?? linearShape(ctx.caps, R, format, cols);
-  return withProblem(ctx, format, { R, rows, cols }, async (run) => {
+  return withProblem(ctx, format, { R, rows, cols }, async (run, copies) => {
     const dispatches = await run(shape);
     try {
-      const { samples, clock } = await timeDispatches(ctx, dispatches, opts.reps ?? 5);
+      const timed = await timeDispatches(ctx, dispatches, opts.reps ?? 5);
+      const samples = timed.samples.map((t) => t / copies);
+      const clock = timed.clock;
       const ms = median(samples);
       const cost = linearCost(format, rows, cols, R);
       return { shape, ms, gbps: cost.bytes / (ms * 1e6), gflops: cost.flops / (ms * 1e6), clock, samples };

@@ -14,7 +14,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import type { ShaderSpec } from '../gpu/pipelines.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
-import { MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './select.ts';
+import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './select.ts';
 import { paramsBuffer, shader, type ShaderName } from './shaders.ts';
 import type { LinearBody } from './variant-table.ts';
 import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
@@ -121,7 +121,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     const body = shape.wide ? 'matvec_wide' : shape.subgroups ? 'matvec_subgroups' : 'matvec';
     return {
       ...shader(`${body}+${format}`),
-      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, ROWS_PER_WG: shape.rowsPerWorkgroup, TOKENS: R, ...io },
+      constants: { LANES: shape.lanes, ROW_BLOCK: shape.rowBlock, ROWS_PER_WG: shape.rowsPerWorkgroup, TOKENS: Math.min(R, MATVEC_MAX_TOKENS), ...io },
     };
   }
   const body = shape.f16 ? 'matmul_tiled_f16' : 'matmul_tiled';
@@ -159,7 +159,7 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
     return;
   }
   if (shape.kernel === 'matvec') {
-    if (R > MATVEC_MAX_TOKENS) throw bad(`the matvec handles at most ${MATVEC_MAX_TOKENS} rows`);
+    if (R > MATVEC_MAX_TOKENS && !shape.wide) throw bad(`only the wide matvec takes more than ${MATVEC_MAX_TOKENS} rows (in groups)`);
     if (!pow2(shape.lanes) || shape.lanes > caps.limits.maxComputeInvocationsPerWorkgroup) throw bad('lanes must be a power of two within the workgroup limit');
     if (shape.q8dot && !(shape.wide && caps.packedDot)) throw bad('q8dot needs a wide matvec and the WGSL language feature packed_4x8_integer_dot_product');
     if (shape.wide) {
@@ -178,7 +178,11 @@ export function checkLinearShape(ctx: GpuContext, shape: LinearShape, R: number)
 
 function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: number): [number, number, number] {
   const max = ctx.caps.limits.maxComputeWorkgroupsPerDimension;
-  if (shape.kernel === 'matvec') return grid1d(Math.ceil(rows / shape.rowsPerWorkgroup), max);
+  if (shape.kernel === 'matvec') {
+    // The wide matvec takes the rows of X in groups of MATVEC_MAX_TOKENS, one group per grid z.
+    const [x, y] = grid1d(Math.ceil(rows / shape.rowsPerWorkgroup), max);
+    return [x, y, Math.ceil(R / MATVEC_MAX_TOKENS)];
+  }
   if (shape.kernel === 'matmul') return [Math.ceil(rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
   const [x, y] = grid1d(Math.ceil(rows / (shape.lanes * shape.rowBlock)), max);
   return [x, y, Math.ceil(R / Math.min(shape.tokens, R))];
@@ -191,9 +195,14 @@ function linearWorkgroups(ctx: GpuContext, shape: LinearShape, rows: number, R: 
  */
 const tunedShapes = new WeakMap<GPUDevice, Map<string, LinearShape>>();
 
-/** The problem a tuned shape serves: format, the whole tensor's rows × cols, and R (every R > 8 is one prefill class). */
+/** The problem a tuned shape serves: format, the whole tensor's rows × cols, and R's class (linearRowClass). */
 export function linearProblemKey(format: WeightFormat, rows: number, cols: number, R: number): string {
-  return `${format} ${rows}x${cols} ${R <= MATVEC_MAX_TOKENS ? `R${R}` : 'prefill'}`;
+  return `${format} ${rows}x${cols} ${linearRowClass(R)}`;
+}
+
+/** Step sizes one tuned shape serves: each R up to 8 its own (pipelines are specialised per R), then short prompts (≤ 64), then prefill. */
+export function linearRowClass(R: number): string {
+  return R <= MATVEC_MAX_TOKENS ? `R${R}` : R <= GROUPED_MAX_TOKENS ? 'short-prefill' : 'prefill';
 }
 
 /** Make `shape` the one linear() uses on `device` for this problem. */

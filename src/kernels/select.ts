@@ -130,7 +130,7 @@ export interface DecodeAttentionShape {
    * 'workgroup' (shaders/attention_decode.wgsl): scores staged in workgroup memory, barriers per
    * block of keys. 'subgroups' (attention_decode_subgroups.wgsl): teams of `lanes` lanes across the
    * head dimension, one key at a time per team, scores summed by subgroup shuffles; each K/V load
-   * serves every query head of the kv head.
+   * serves every query head of the kv head; the teams merged in workgroup memory at the end.
    */
   kernel: 'workgroup' | 'subgroups';
   wgSize: number;
@@ -138,8 +138,13 @@ export interface DecodeAttentionShape {
   keyBlock: number;
   /** Lanes across the head dimension per team ('subgroups' only): a power of two ≤ the subgroup size, dividing headDim/4. */
   lanes: number;
-  /** Workgroups per (row, kv head), each over its own stretch of the context ("split-K"). */
+  /**
+   * Workgroups per (row, kv head), each over its own stretch of the context ("split-K"); with one,
+   * the workgroup writes the output and no combine pass is recorded.
+   */
   splits: number;
+  /** Fewest keys a split takes: a shorter context leaves the last splits empty (attention_decode_out.wgsl). */
+  minChunk: number;
 }
 
 /**
@@ -183,20 +188,45 @@ export interface AttentionShapes {
   tiledPrefill: boolean;
 }
 
+/** Teams of the GPUs' subgroup decode kernel: a workgroup of 256 invocations. */
+const GPU_DECODE_WG = 256;
+
 /**
- * Attention shapes for steps of `R` rows. Decode: the subgroup kernel where subgroups exist and the
- * group's queries fit its registers, else the workgroup-memory kernel; GPUs split each (row, kv
- * head) across enough workgroups to fill the device (~512 in all), CPU adapters across enough for
- * their threads. On lavapipe the subgroup kernel (8 lanes, one team per workgroup) measured 5–9×
- * faster than the workgroup one at a 512-token context (e.g. 32/8 heads of 64, f16 cache: 0.79 vs
- * 7.2 ms; 9/3 heads of 64: 0.32–0.47 vs 1.3–2.8 ms), and compiled in ~1 s instead of 1.5–3 s.
+ * A GPU decode split takes at least this many keys per team. Each key step of a team is a dependent
+ * load (~1 µs on an H200), so splits should be short; below two steps a split's fixed costs (its
+ * queries, the merge, one more partial) outweigh what it saves the others.
+ */
+const GPU_KEYS_PER_TEAM = 2;
+
+/**
+ * Up to this many key steps per team (keys ÷ teams), GPU decode attention runs one workgroup per
+ * (row, kv head) and no combine pass: the combine is a dispatch of its own, 3–4 µs on an H200
+ * (the launch roof), which about 6 dependent key steps cost. Measured on an H200 (Dawn, Vulkan;
+ * `dist-gpu-check/run.sh`, Llama-3.2-1B Q4_0, f32 cache): with 16 steps and 8 keys per team, TPOT
+ * read 1.00 ms at 40 keys and 1.58 ms at 510–557 (4–5 splits of 16 steps) — 36 µs per layer for
+ * the long context.
+ */
+const GPU_SHORT_STEPS = 6;
+
+/**
+ * Attention shapes for steps of `R` rows whose rows attend at most `keys` keys each (default: any
+ * number — the long-context shape). Decode: the subgroup kernel where subgroups exist and the
+ * group's queries fit its registers, else the workgroup-memory kernel. GPUs run a context of at
+ * most GPU_SHORT_STEPS key steps per team as one workgroup per (row, kv head) with no combine pass
+ * (decodeAttentionClass), a longer one split across enough workgroups to fill the device (~512
+ * in all, ≤ 32 per (row, kv head)), each split taking at least GPU_KEYS_PER_TEAM keys per team —
+ * so at 512 keys of Llama-3.2-1B (8 kv heads, 16 teams) 16 splits of 32 keys work, not 32 of 16.
+ * CPU adapters split by their thread count, not the context (≥ 8 workgroups per step, ≤ 4 per (row,
+ * kv head)). On lavapipe the subgroup kernel (8 lanes, one team per workgroup) measured 5–9× faster
+ * than the workgroup one at a 512-token context (e.g. 32/8 heads of 64, f16 cache: 0.79 vs 7.2 ms;
+ * 9/3 heads of 64: 0.32–0.47 vs 1.3–2.8 ms), and compiled in ~1 s instead of 1.5–3 s.
  * Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory;
  * where none fits, prefill steps run with the decode kernel. CPU adapters never stage K/V in
  * workgroup memory (it buys nothing on a CPU, and Dawn zero-initialises workgroup memory, which
  * SwiftShader compiles at ~1 ms per 16 bytes: ≈ 3 s for one tiled pipeline): with subgroups they run
  * attention_prefill_rows (CPU_PREFILL_ATTENTION), without them the decode kernel.
  */
-export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number): AttentionShapes {
+export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: number, keys = Infinity): AttentionShapes {
   const group = heads.nHeads / heads.nKvHeads;
   const limit = caps.limits.maxComputeWorkgroupStorageSize;
   const wgSize = caps.cpuLike ? 64 : 128;
@@ -206,14 +236,22 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
   }
   const lanes = decodeLanes(caps, heads.headDim);
   const fitsRegisters = lanes > 0 && group * (heads.headDim / 4 / lanes) <= SUBGROUP_DECODE_SLOTS;
-  const kernel = fitsRegisters ? 'subgroups' : 'workgroup';
+  const subgroupWg = caps.cpuLike
+    ? Math.min(64, Math.max(lanes, caps.subgroupMinSize))
+    : Math.min(GPU_DECODE_WG, caps.limits.maxComputeInvocationsPerWorkgroup);
+  const subgroups = fitsRegisters && subgroupDecodeBytes(heads.headDim, group, subgroupWg / lanes) <= limit;
+  const kernel = subgroups ? 'subgroups' : 'workgroup';
+  const decodeWg = subgroups ? subgroupWg : wgSize;
+  // Keys a workgroup scores at once: its teams, or its key block.
+  const keyStep = subgroups ? decodeWg / lanes : decodeBlock;
   // CPU adapters: the subgroup kernel in workgroups of one subgroup (one SIMD batch), and enough
   // workgroups that every thread of the CPU gets some (≥ 8 per step, ≤ 4 per (row, kv head)); the
   // workgroup kernel as one workgroup per (row, kv head).
-  const cpuSplits = kernel === 'subgroups' ? Math.min(4, Math.ceil(8 / (R * heads.nKvHeads))) : 1;
-  const splits = caps.cpuLike ? cpuSplits : Math.min(32, Math.max(1, Math.ceil(512 / (R * heads.nKvHeads))));
-  const decodeWg = caps.cpuLike && kernel === 'subgroups' ? Math.min(64, Math.max(lanes, caps.subgroupMinSize)) : wgSize;
-  const decode: DecodeAttentionShape = { kernel, wgSize: decodeWg, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits };
+  const cpuSplits = subgroups ? Math.min(4, Math.ceil(8 / (R * heads.nKvHeads))) : 1;
+  const gpuSplits = keys <= keyStep * GPU_SHORT_STEPS ? 1 : Math.min(32, Math.max(2, Math.ceil(512 / (R * heads.nKvHeads))));
+  const splits = caps.cpuLike ? cpuSplits : gpuSplits;
+  const minChunk = caps.cpuLike ? keyStep : keyStep * GPU_KEYS_PER_TEAM;
+  const decode: DecodeAttentionShape = { kernel, wgSize: decodeWg, keyBlock: decodeBlock, lanes: Math.max(lanes, 1), splits, minChunk };
   if (caps.cpuLike) {
     // CPU adapters with subgroups: one-slot steps run attention_prefill_rows (CPU_PREFILL_ATTENTION).
     const rows = caps.subgroups && heads.headDim <= 256;
@@ -221,6 +259,28 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
   }
   const prefill = tiledPrefillShape(heads, R, wgSize, limit);
   return { decode, prefill, tiledPrefill: prefill !== null };
+}
+
+/**
+ * The context class a decode step's program is built for: the largest key count that still gets
+ * the same decode shape as `keys` (the short class's bound), or Infinity (the long class). Steps of
+ * one class share a program; the engine keys its programs by it.
+ */
+export function decodeAttentionClass(caps: Capabilities, heads: AttentionHeads, R: number, keys: number): number {
+  const short = attentionShapes(caps, heads, R, 1).decode;
+  if (caps.cpuLike || short.splits !== 1) return Infinity;
+  const bound = (short.kernel === 'subgroups' ? short.wgSize / short.lanes : short.keyBlock) * GPU_SHORT_STEPS;
+  return keys <= bound ? bound : Infinity;
+}
+
+/** Workgroup bytes of shaders/attention_decode_subgroups.wgsl (its qs, teamAcc and teamMl). */
+export function subgroupDecodeBytes(headDim: number, group: number, teams: number): number {
+  return 16 * group * (headDim / 4) + 16 * teams * (headDim / 4) + 8 * teams;
+}
+
+/** Extra workgroup bytes of the fused RoPE prologue (attention_decode_rope_io.wgsl: the raw heads and their norms). */
+export function fusedRopeBytes(headDim: number, group: number): number {
+  return 4 * (group + 1) * headDim + 4 * 17;
 }
 
 /** The tiled prefill kernel's largest row tile (≤ 32 query vectors, < 2R rows) and key block that fit `limit` bytes of workgroup memory; null if none does. */
@@ -254,8 +314,11 @@ function tooWide(heads: AttentionHeads, limit: number): TokenscopeError {
   );
 }
 
-/** Up to this many rows (tokens) a linear layer runs as a matvec; beyond, as the tiled matmul. */
+/** Up to this many rows (tokens) a linear layer runs as one matvec; beyond, as the tiled matmul (or, on GPUs, grouped matvecs). */
 export const MATVEC_MAX_TOKENS = 8;
+
+/** On GPUs with subgroups, up to this many tokens run the wide matvec in groups of MATVEC_MAX_TOKENS (grid z) before the tiled matmul. */
+export const GROUPED_MAX_TOKENS = 64;
 
 /** Decode-shaped linear layer (shaders/matvec*.wgsl). */
 export interface MatvecShape {
@@ -337,7 +400,7 @@ export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
 /** The rows of X a q8dot shape stages per workgroup, or 0 when `shape` does not run linear_q8dot for `format`. */
 export function q8dotTokens(shape: LinearShape, format: WeightFormat, R: number): number {
   if (!Q8DOT_FORMATS.includes(format)) return 0;
-  if (shape.kernel === 'matvec' && shape.wide && shape.q8dot) return R;
+  if (shape.kernel === 'matvec' && shape.wide && shape.q8dot) return Math.min(R, MATVEC_MAX_TOKENS);
   if (shape.kernel === 'rows' && shape.q8dot) return Math.min(shape.tokens, R);
   return 0;
 }
@@ -380,7 +443,7 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
   const sgSize = caps.subgroupMinSize;
   const subgroups = caps.subgroups && sgSize >= 4 && (sgSize & (sgSize - 1)) === 0;
   // GPUs run prefill (R > 8) as the tiled matmul; CPU adapters as linear_rows's register tile, f32 or 8-bit.
-  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && (caps.cpuLike || R <= MATVEC_MAX_TOKENS);
+  const q8dot = caps.packedDot && format !== undefined && Q8DOT_FORMATS.includes(format) && (caps.cpuLike || R <= GROUPED_MAX_TOKENS);
   if (caps.cpuLike) {
     const shapes = cpuLinearShapes(caps, R, subgroups);
     const nibbles = R === 1 && format === 'q4_0' ? [...nibbleShapes(caps, subgroups), ...shapes] : shapes;
@@ -404,15 +467,14 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
     // so from 2 rows on the f32 tiles stay first.
     return R === 1 && (format !== 'q4_0' || cpuQ8dotQ4_0(caps, cols)) ? [...dots, ...nibbles] : [...nibbles, ...dots];
   }
-  if (R > MATVEC_MAX_TOKENS) {
-    const tiles = [
-      [64, 64],
-      [32, 64],
-      [64, 32],
-    ];
-    const precisions = caps.shaderF16 ? [true, false] : [false];
-    return precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
-  }
+  const tiles = [
+    [64, 64],
+    [32, 64],
+    [64, 32],
+  ];
+  const precisions = caps.shaderF16 ? [true, false] : [false];
+  const matmuls = precisions.flatMap((f16) => tiles.map(([tileM, tileN]): LinearShape => ({ kernel: 'matmul', f16, tileM, tileN })));
+  if (R > GROUPED_MAX_TOKENS || (R > MATVEC_MAX_TOKENS && !subgroups)) return matmuls;
   const tree = (rowBlock: number, k: number): LinearShape => ({ kernel: 'matvec', subgroups: false, lanes: 64, rowBlock, rowsPerWorkgroup: rowBlock * k });
   const rowBlock = R <= 2 ? 2 : 1;
   if (!subgroups) return [tree(rowBlock, 1), tree(rowBlock, 4), tree(Math.min(8, rowBlock * 2), 1)];
@@ -431,7 +493,15 @@ function allLinearShapes(caps: Capabilities, R: number, format?: WeightFormat, c
   const widest = blocks.flatMap((rb) => [wide(128, rb), wide(256, rb)]);
   // q4_0/q8_0 with 8-bit activations first: a block costs 8 dot4I8Packed and one conversion where the
   // f32 matvec spends 32 u32 → f32 conversions, which run at a fraction of FMA rate on GPUs (KERNELS.md).
-  const dots = q8dot ? widest.map((s) => ({ ...s, q8dot: true })) : [];
+  // Each workgroup quantizes all of X before its first weight load, so candidates that give each
+  // subgroup 4 row blocks in turn spread that over 4× the rows (the LM head's 128256 rows in 16-row
+  // workgroups staged X 8016 times).
+  const staged = (s: Extract<LinearShape, { kernel: 'matvec' }>) => [s, { ...s, rowsPerWorkgroup: 4 * s.rowsPerWorkgroup }];
+  const dots = q8dot ? widest.flatMap((s) => (s.kernel === 'matvec' ? staged({ ...s, q8dot: true }) : [])) : [];
+  // 9–64 tokens (a short prompt): the wide matvec over groups of 8 tokens (grid z) before the tiled
+  // matmul, whose K loop runs serially per workgroup: on an H200 (Llama-3.2-1B Q4_0, 16 tokens, 64×64
+  // tiles) the 16-token prefill took 18.4 ms of GPU time, more than 16 decode steps (1.0 ms each).
+  if (R > MATVEC_MAX_TOKENS) return [...dots, ...widest, ...matmuls];
   return [...dots, ...widest, one, tree(rowBlock, 1)];
 }
 

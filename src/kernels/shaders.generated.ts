@@ -19,8 +19,12 @@ import argmax_merge__argmax_tree from '../../shaders/variants/argmax_merge.argma
 import argmax_partials__argmax_tree from '../../shaders/variants/argmax_partials.argmax_tree.wgsl?raw';
 import attention_decode__kv_load_f16 from '../../shaders/variants/attention_decode.kv_load_f16.wgsl?raw';
 import attention_decode__kv_load_f32 from '../../shaders/variants/attention_decode.kv_load_f32.wgsl?raw';
+import attention_decode__rope__kv_rw_f16 from '../../shaders/variants/attention_decode.rope.kv_rw_f16.wgsl?raw';
+import attention_decode__rope__kv_rw_f32 from '../../shaders/variants/attention_decode.rope.kv_rw_f32.wgsl?raw';
 import attention_decode_subgroups__kv_load_f16 from '../../shaders/variants/attention_decode_subgroups.kv_load_f16.wgsl?raw';
 import attention_decode_subgroups__kv_load_f32 from '../../shaders/variants/attention_decode_subgroups.kv_load_f32.wgsl?raw';
+import attention_decode_subgroups__rope__kv_rw_f16 from '../../shaders/variants/attention_decode_subgroups.rope.kv_rw_f16.wgsl?raw';
+import attention_decode_subgroups__rope__kv_rw_f32 from '../../shaders/variants/attention_decode_subgroups.rope.kv_rw_f32.wgsl?raw';
 import attention_prefill__kv_load_f16 from '../../shaders/variants/attention_prefill.kv_load_f16.wgsl?raw';
 import attention_prefill__kv_load_f32 from '../../shaders/variants/attention_prefill.kv_load_f32.wgsl?raw';
 import attention_prefill_rows__kv_load_f16 from '../../shaders/variants/attention_prefill_rows.kv_load_f16.wgsl?raw';
@@ -137,8 +141,12 @@ export const SHADERS = {
   'argmax_partials+argmax_tree': argmax_partials__argmax_tree,
   'attention_decode+kv_load_f16': attention_decode__kv_load_f16,
   'attention_decode+kv_load_f32': attention_decode__kv_load_f32,
+  'attention_decode+rope+kv_rw_f16': attention_decode__rope__kv_rw_f16,
+  'attention_decode+rope+kv_rw_f32': attention_decode__rope__kv_rw_f32,
   'attention_decode_subgroups+kv_load_f16': attention_decode_subgroups__kv_load_f16,
   'attention_decode_subgroups+kv_load_f32': attention_decode_subgroups__kv_load_f32,
+  'attention_decode_subgroups+rope+kv_rw_f16': attention_decode_subgroups__rope__kv_rw_f16,
+  'attention_decode_subgroups+rope+kv_rw_f32': attention_decode_subgroups__rope__kv_rw_f32,
   'attention_prefill+kv_load_f16': attention_prefill__kv_load_f16,
   'attention_prefill+kv_load_f32': attention_prefill__kv_load_f32,
   'attention_prefill_rows+kv_load_f16': attention_prefill_rows__kv_load_f16,
@@ -246,7 +254,7 @@ const params_argmax_subgroups = {
 } as const satisfies UniformLayout;
 const params_attention_combine = {
   size: 16,
-  fields: { count: { offset: 0, type: 'u32' }, stride: { offset: 4, type: 'u32' }, splits: { offset: 8, type: 'u32' }, d4: { offset: 12, type: 'u32' } },
+  fields: { heads: { offset: 0, type: 'u32' }, splits: { offset: 4, type: 'u32' }, d4: { offset: 8, type: 'u32' }, _pad0: { offset: 12, type: 'u32' } },
 } as const satisfies UniformLayout;
 const params_copy = {
   size: 16,
@@ -326,9 +334,22 @@ const params_attention_decode_io = {
     splits: { offset: 8, type: 'u32' },
     scale: { offset: 12, type: 'f32' },
     window: { offset: 16, type: 'u32' },
-    _pad0: { offset: 20, type: 'u32' },
-    _pad1: { offset: 24, type: 'u32' },
-    _pad2: { offset: 28, type: 'u32' },
+    minChunk: { offset: 20, type: 'u32' },
+    _pad0: { offset: 24, type: 'u32' },
+    _pad1: { offset: 28, type: 'u32' },
+  },
+} as const satisfies UniformLayout;
+const params_attention_decode_rope_io = {
+  size: 32,
+  fields: {
+    nHeads: { offset: 0, type: 'u32' },
+    maxSeq: { offset: 4, type: 'u32' },
+    splits: { offset: 8, type: 'u32' },
+    scale: { offset: 12, type: 'f32' },
+    window: { offset: 16, type: 'u32' },
+    minChunk: { offset: 20, type: 'u32' },
+    half: { offset: 24, type: 'u32' },
+    eps: { offset: 28, type: 'f32' },
   },
 } as const satisfies UniformLayout;
 const params_attention_prefill_io = {
@@ -404,8 +425,12 @@ export const UNIFORMS = {
   'argmax_partials+argmax_tree': params_argmax_partials,
   'attention_decode+kv_load_f16': params_attention_decode_io,
   'attention_decode+kv_load_f32': params_attention_decode_io,
+  'attention_decode+rope+kv_rw_f16': params_attention_decode_rope_io,
+  'attention_decode+rope+kv_rw_f32': params_attention_decode_rope_io,
   'attention_decode_subgroups+kv_load_f16': params_attention_decode_io,
   'attention_decode_subgroups+kv_load_f32': params_attention_decode_io,
+  'attention_decode_subgroups+rope+kv_rw_f16': params_attention_decode_rope_io,
+  'attention_decode_subgroups+rope+kv_rw_f32': params_attention_decode_rope_io,
   'attention_prefill+kv_load_f16': params_attention_prefill_io,
   'attention_prefill+kv_load_f32': params_attention_prefill_io,
   'attention_prefill_rows+kv_load_f16': params_attention_prefill_io,

@@ -96,18 +96,23 @@ const embeddingVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] =>
 export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   ...Object.fromEntries(linearVariants),
   ...Object.fromEntries(embeddingVariants),
-  // Attention bodies read the KV cache through its element's loads (src/kernels/attention.ts).
-  'attention_decode+kv_load_f32': ['attention_decode', 'attention_decode_io', 'kv_load_f32'],
-  'attention_decode+kv_load_f16': ['attention_decode', 'attention_decode_io', 'kv_load_f16'],
-  'attention_decode_subgroups+kv_load_f32': ['attention_decode_subgroups', 'attention_decode_io', 'kv_load_f32'],
-  'attention_decode_subgroups+kv_load_f16': ['attention_decode_subgroups', 'attention_decode_io', 'kv_load_f16'],
+  // Decode attention bodies read the KV cache through its element's loads (src/kernels/attention.ts);
+  // the +rope variants rotate the queries and store the new key and value themselves.
+  ...Object.fromEntries(
+    (['attention_decode', 'attention_decode_subgroups'] as const).flatMap((body) =>
+      (['f32', 'f16'] as const).flatMap((kv): [string, readonly string[]][] => [
+        [`${body}+kv_load_${kv}`, [body, 'attention_decode_out', 'attention_decode_io', `kv_load_${kv}`]],
+        [`${body}+rope+kv_rw_${kv}`, [body, 'attention_decode_out', 'attention_decode_rope_io', 'rope_math', `kv_rw_${kv}`]],
+      ]),
+    ),
+  ),
   'attention_prefill+kv_load_f32': ['attention_prefill', 'attention_prefill_io', 'kv_load_f32'],
   'attention_prefill+kv_load_f16': ['attention_prefill', 'attention_prefill_io', 'kv_load_f16'],
   'attention_prefill_rows+kv_load_f32': ['attention_prefill_rows', 'attention_prefill_io', 'kv_load_f32'],
   'attention_prefill_rows+kv_load_f16': ['attention_prefill_rows', 'attention_prefill_io', 'kv_load_f16'],
   // RoPE writes the cache through its element's stores (src/kernels/rope-store.ts).
-  'rope_store+kv_store_f32': ['rope_store', 'kv_store_f32'],
-  'rope_store+kv_store_f16': ['rope_store', 'kv_store_f16'],
+  'rope_store+kv_store_f32': ['rope_store', 'rope_math', 'kv_store_f32'],
+  'rope_store+kv_store_f16': ['rope_store', 'rope_math', 'kv_store_f16'],
   // Greedy sampling's workgroup reductions without subgroups (src/kernels/sampling.ts).
   'argmax+argmax_tree': ['argmax', 'argmax_tree'],
   'argmax_partials+argmax_tree': ['argmax_partials', 'argmax_tree'],

@@ -17,7 +17,7 @@ import type { GpuTimer } from '../gpu/timer.ts';
 import type { RowLayout } from '../kernels/attention.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
-import { kvBytesPerElement } from '../kernels/select.ts';
+import { decodeAttentionClass, kvBytesPerElement } from '../kernels/select.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
 import { bucketOf, buckets, LruCache } from './buckets.ts';
@@ -143,8 +143,10 @@ export class Engine {
     const f32 = (label: string, n: number) => storageBuffer(d, `Engine.${label}`, n * 4);
     // The cache's element type was decided with the plan (kvElement of the device's capabilities).
     const kvLayerBytes = shape.slots * shape.maxSeq * kvDim * kvBytesPerElement(plan.kvElement);
+    // One token buffer in and out (see StepBuffers.tokensOut): room for the larger of the two.
+    const tokensIn = f32('tokens', Math.max(R, H));
     const buffers: StepBuffers = {
-      tokensIn: f32('tokensIn', R),
+      tokensIn,
       rows: rowTableBuffer(d, 'Engine.rows', R),
       x: f32('x', R * config.dim),
       qkv: f32('qkv', R * (qDim + 2 * kvDim)),
@@ -160,28 +162,42 @@ export class Engine {
       invFreq: Array.from({ length: config.nLayers }, (_, l) => storageBufferWith(d, `Engine.invFreq${l}`, ropeInvFreq(config, l))),
       headIn: f32('headIn', H * config.dim),
       logits: f32('logits', H * config.vocabSize),
-      tokensOut: f32('tokensOut', H),
-      attnScratch: { partAcc: f32('attnPartAcc', scratch.partAcc / 4), partMl: f32('attnPartMl', scratch.partMl / 4) },
+      tokensOut: tokensIn,
+      // At least one element each: a step that never splits still binds them.
+      attnScratch: { partAcc: f32('attnPartAcc', Math.max(scratch.partAcc, 16) / 4), partMl: f32('attnPartMl', Math.max(scratch.partMl, 16) / 4) },
     };
     return new Engine(ctx, config, weights, shape, plan, buffers, capacity);
   }
 
-  /** The cached program for a step of exactly R rows with `headRows` sampled rows. */
-  async program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy'): Promise<StepProgram> {
+  /**
+   * The cached program for a step of exactly R rows with `headRows` sampled rows whose rows attend
+   * at most `keys` keys each (default: any number). Decode programs are built per context class
+   * (select.ts's decodeAttentionClass: short contexts run attention as one pass), so `keys` only
+   * picks between a few programs. A `direct` head reads the first headRows rows of x in place (the
+   * step samples exactly rows 0…headRows−1: decode), so body and head record as one pass.
+   */
+  async program(R: number, headRows: number, layout: RowLayout, sampler: Sampler = 'greedy', keys = Infinity, direct = false): Promise<StepProgram> {
     if (R < 1 || R > this.shape.maxRows) throw new RangeError(`A step has 1…${this.shape.maxRows} rows, not ${R}.`);
     if (headRows > R || headRows > headRowsOf(this.shape))
       throw new RangeError(`Cannot sample ${headRows} of ${R} rows (at most ${headRowsOf(this.shape)} per step).`);
-    // One row attends alone with the decode kernel whatever the layout, so both share a program.
-    const bodyLayout = R > 1 ? layout : 'any';
+    // One row is a sequence of its own whatever the layout, so both share a program.
+    const bodyLayout = R > 1 ? layout : 'distinct';
+    const c = this.config;
+    // Prefill chunks attend through the prefill kernel, whatever their context.
+    const cls = bodyLayout === 'one-slot' ? Infinity : decodeAttentionClass(this.ctx.caps, c, R, keys);
     const [body, head] = await Promise.all([
-      this.bodies.get(`${R}/${bodyLayout}`, () => buildBody(this.ctx, this.config, this.weights, this.plan, this.buffers, this.shape, R, bodyLayout)),
-      this.headProgram(headRows, sampler),
+      this.bodies.get(`${R}/${bodyLayout}/${cls}`, () =>
+        buildBody(this.ctx, c, this.weights, this.plan, this.buffers, this.shape, { R, layout: bodyLayout, keys: cls }),
+      ),
+      this.headProgram(headRows, sampler, direct),
     ]);
     return { ...body, ...head };
   }
 
-  private headProgram(headRows: number, sampler: Sampler): Promise<HeadProgram> {
-    return this.heads.get(`${headRows}/${sampler}`, () => buildHead(this.ctx, this.config, this.weights, this.plan, this.buffers, headRows, sampler));
+  private headProgram(headRows: number, sampler: Sampler, direct: boolean): Promise<HeadProgram> {
+    return this.heads.get(`${headRows}/${sampler}/${direct ? 'x' : 'gathered'}`, () =>
+      buildHead(this.ctx, this.config, this.weights, this.plan, this.buffers, headRows, sampler, direct),
+    );
   }
 
   /** Programs held now: bodies and heads. */
@@ -193,13 +209,24 @@ export class Engine {
    * Build every program a padded step (`pad: true`) of at most `maxRows` rows sampling at most
    * `maxSampled` of them can use, so none is built — and no pipeline compiled — inside a measured step.
    */
-  async warmBuckets(maxRows: number, maxSampled: number, layouts: readonly RowLayout[] = ['one-slot', 'any'], sampler: Sampler = 'greedy'): Promise<void> {
+  async warmBuckets(
+    maxRows: number,
+    maxSampled: number,
+    layouts: readonly RowLayout[] = ['one-slot', 'distinct', 'any'],
+    sampler: Sampler = 'greedy',
+  ): Promise<void> {
     const top = bucketOf(Math.min(maxRows, this.shape.maxRows), this.shape.maxRows);
     const headTop = bucketOf(Math.min(maxSampled, headRowsOf(this.shape)), headRowsOf(this.shape));
     for (const R of buckets(this.shape.maxRows).filter((b) => b <= top)) {
-      for (const layout of layouts) await this.program(R, 0, layout, sampler);
+      // Decode steps have a program per context class (short contexts attend in one pass).
+      const classes = [...new Set([decodeAttentionClass(this.ctx.caps, this.config, R, 1), Infinity])];
+      for (const layout of layouts) {
+        for (const keys of layout === 'one-slot' ? [Infinity] : classes) await this.program(R, 0, layout, sampler, keys);
+      }
     }
-    for (const h of buckets(headRowsOf(this.shape), 0).filter((b) => b <= headTop)) await this.headProgram(h, sampler);
+    for (const h of buckets(headRowsOf(this.shape), 0).filter((b) => b <= headTop)) {
+      for (const direct of [false, true]) await this.headProgram(h, sampler, direct);
+    }
   }
 
   /** The rows, tokens and sampled rows a request runs as (its bucket when `pad`, see StepRequest). */
@@ -217,11 +244,15 @@ export class Engine {
 
   /**
    * Dispatches one step records (counted from the recorded programs): a prefill chunk of
-   * `prefillRows` rows of one slot and a single-sequence decode step, each sampling one row.
+   * `prefillRows` rows of one slot, and a single-sequence decode step right after it (attending
+   * prefillRows + 1 keys), each sampling one row.
    */
   async dispatchesPerStep(prefillRows: number): Promise<{ prefill: number; decode: number }> {
     const R = Math.max(1, Math.min(prefillRows, this.shape.maxRows));
-    return { prefill: dispatchCount(await this.program(R, 1, 'one-slot')), decode: dispatchCount(await this.program(1, 1, 'one-slot')) };
+    return {
+      prefill: dispatchCount(await this.program(R, 1, 'one-slot')),
+      decode: dispatchCount(await this.program(1, 1, 'distinct', 'greedy', prefillRows + 1)),
+    };
   }
 
   /**
@@ -268,7 +299,9 @@ export class Engine {
     let tSubmit: number;
     this.recording++;
     try {
-      const program = await this.program(step.rows.length, step.sample.length, rowLayoutOf(step.rows), samplerOf(req));
+      // Sampling rows 0…H−1 (decode), the head reads them in x, in the body's pass: no gather.
+      const direct = step.sample.every((r, j) => r === j);
+      const program = await this.program(step.rows.length, step.sample.length, rowLayoutOf(step.rows), samplerOf(req), maxKeys(step.rows), direct);
       await this.readbackBusy[slot];
       this.checkAlive();
       if (req.sampling) program.sampler?.write(req.sampling);
@@ -277,15 +310,17 @@ export class Engine {
       const phase = timing.phase ?? 'step';
       const encoder = device.createCommandEncoder({ label: phase });
       const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
-      record(program.body);
-      if (sampled > 0) {
-        const rowBytes = this.config.dim * 4;
-        step.sample.forEach((r, j) => encoder.copyBufferToBuffer(b.x, r * rowBytes, b.headIn, j * rowBytes, rowBytes));
-        record(program.head);
-        // The sampled token of row 0 becomes the next step's input on the GPU.
-        encoder.copyBufferToBuffer(b.tokensOut, 0, b.tokensIn, 0, 4);
-        encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, sampled * 4);
+      if (sampled > 0 && program.direct) record([...program.body, ...program.head]);
+      else {
+        record(program.body);
+        if (sampled > 0) {
+          const rowBytes = this.config.dim * 4;
+          step.sample.forEach((r, j) => encoder.copyBufferToBuffer(b.x, r * rowBytes, b.headIn, j * rowBytes, rowBytes));
+          record(program.head);
+        }
       }
+      // The sampled tokens (which row 0's next step reads where they are: tokensOut is tokensIn) to the host.
+      if (sampled > 0) encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, sampled * 4);
       const commands = encoder.finish();
       tSubmit = performance.now();
       device.queue.submit([commands]);
@@ -346,7 +381,7 @@ export class Engine {
     this.freeRetired();
     const b = this.buffers;
     for (const buf of [
-      b.tokensIn,
+      b.tokensIn, // also tokensOut
       b.rows,
       b.x,
       b.qkv,
@@ -356,7 +391,6 @@ export class Engine {
       b.hb2,
       b.headIn,
       b.logits,
-      b.tokensOut,
       b.attnScratch.partAcc,
       b.attnScratch.partMl,
       ...b.kCache,
@@ -385,7 +419,25 @@ export function headRowsOf(shape: EngineShape): number {
   return Math.min(shape.slots, shape.maxRows);
 }
 
-/** Rows that all belong to one slot can use the tiled prefill attention. */
+/**
+ * How a step's rows relate (attention.ts's RowLayout): 'one-slot' when several rows share one slot
+ * (a prefill chunk: the tiled prefill attention), 'distinct' when every row is a sequence of its
+ * own — a row that repeats an earlier one exactly (slot and position: a padding row) recomputes and
+ * stores the same values, so it counts as that row — else 'any'.
+ */
 export function rowLayoutOf(rows: readonly RowDesc[]): RowLayout {
-  return rows.every((r) => r.slot === rows[0].slot) ? 'one-slot' : 'any';
+  if (rows.length > 1 && rows.every((r) => r.slot === rows[0].slot && r.pos === rows[0].pos)) return 'distinct';
+  if (rows.every((r) => r.slot === rows[0].slot)) return rows.length > 1 ? 'one-slot' : 'distinct';
+  const posOf = new Map<number, number>();
+  for (const r of rows) {
+    const seen = posOf.get(r.slot);
+    if (seen !== undefined && seen !== r.pos) return 'any';
+    posOf.set(r.slot, r.pos);
+  }
+  return 'distinct';
+}
+
+/** The most keys a row of the step attends (a row at position p attends p + 1). */
+function maxKeys(rows: readonly RowDesc[]): number {
+  return rows.reduce((most, r) => Math.max(most, r.pos + 1), 0);
 }

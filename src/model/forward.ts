@@ -5,12 +5,13 @@
  *
  * Fused: each RMSNorm is the prologue of the matvec that reads its output, Q|K|V and gate|up are
  * one matvec each (joined at upload), SwiGLU is gate|up's epilogue, each residual add is the
- * epilogue of wo / down, RoPE and the KV-cache store are one pass. A decode layer is 7
- * dispatches (6 where attention is one), the head 2 (3 with a two-pass argmax).
+ * epilogue of wo / down; RoPE and the KV-cache store are one pass — inside decode attention
+ * where a step's rows are distinct sequences. A decode layer is 5 dispatches (6 where a long
+ * context splits attention and merges the splits), the head 2 (3 with a two-pass argmax).
  */
 import { TokenscopeError } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { attention, type DecodeScratch, type RowLayout } from '../kernels/attention.ts';
+import { attention, ropeFusedInto, type DecodeScratch, type RowLayout } from '../kernels/attention.ts';
 import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
@@ -46,7 +47,11 @@ export interface StepBuffers {
   invFreq: GPUBuffer[]; // per layer (ropeDim/2) f32: RoPE's inverse frequencies (variants.ts)
   headIn: GPUBuffer; // (maxRows, dim): rows gathered for the LM head
   logits: GPUBuffer; // (maxRows, vocab)
-  tokensOut: GPUBuffer; // (maxRows) u32: the sampled token per LM-head row
+  /**
+   * (maxRows) u32: the sampled token per LM-head row — the same buffer as tokensIn, so the token a
+   * step samples for row 0 is the next step's input with no copy (the embedding reads it first).
+   */
+  tokensOut: GPUBuffer;
   attnScratch: DecodeScratch; // decode attention's partials, for the largest step (every layer reuses them)
 }
 
@@ -56,9 +61,18 @@ export interface BodyProgram {
   body: Dispatch[];
 }
 
-/** Final norm, LM head and sampling over `headRows` gathered rows: pass two. */
+/** What a body program is built for besides its row count: how its rows relate, and the most keys a row attends (select.ts's decodeAttentionClass). */
+export interface BodyShape {
+  R: number;
+  layout: RowLayout;
+  keys: number;
+}
+
+/** Final norm, LM head and sampling over `headRows` rows: gathered into headIn, or (direct) rows 0…headRows−1 of x. */
 export interface HeadProgram {
   headRows: number;
+  /** Reads x's first headRows rows in place (the step samples exactly those), so it records in the body's pass. */
+  direct: boolean;
   head: Dispatch[];
   /** The sampler when the program draws tokens (temperature > 0); greedy programs use argmax. */
   sampler: SampleKernel | null;
@@ -77,7 +91,7 @@ export function dispatchCount(p: StepProgram): number {
   return p.body.length + p.head.length;
 }
 
-/** Record the embedding and every layer of a step of R rows (step.ts's bodyOps over `plan`, weightPlanOf(w)). */
+/** Record the embedding and every layer of a step (step.ts's bodyOps over `plan`, weightPlanOf(w)). */
 export async function buildBody(
   ctx: GpuContext,
   c: ModelConfig,
@@ -85,18 +99,20 @@ export async function buildBody(
   plan: WeightPlan,
   b: StepBuffers,
   cache: CacheShape,
-  R: number,
-  layout: RowLayout,
+  shape: BodyShape,
 ): Promise<BodyProgram> {
   const body: Dispatch[] = [];
   for (const op of bodyOps(c, plan)) {
-    const made = await record(ctx, c, w, b, cache, R, layout, op);
+    const made = await record(ctx, c, w, b, cache, shape, op);
     body.push(...made.dispatches);
   }
-  return { R, body };
+  return { R: shape.R, body };
 }
 
-/** Record the final norm, LM head and sampler over `headRows` rows gathered into headIn (none when 0; step.ts's headOps). */
+/**
+ * Record the final norm, LM head and sampler over `headRows` rows (none when 0; step.ts's headOps):
+ * the rows gathered into headIn, or with `direct` rows 0…headRows−1 of x as they are.
+ */
 export async function buildHead(
   ctx: GpuContext,
   c: ModelConfig,
@@ -105,30 +121,32 @@ export async function buildHead(
   b: StepBuffers,
   headRows: number,
   sampler: Sampler = 'greedy',
+  direct = false,
 ): Promise<HeadProgram> {
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
+  const buffers = direct ? { ...b, headIn: b.x } : b;
   if (headRows > 0) {
     for (const op of headOps(plan, sampler)) {
-      const made = await record(ctx, c, w, b, null, headRows, 'any', op);
+      const made = await record(ctx, c, w, buffers, null, { R: headRows, layout: 'any', keys: Infinity }, op);
       head.push(...made.dispatches);
       drawer = made.sampler ?? drawer;
     }
   }
-  return { headRows, head, sampler: drawer };
+  return { headRows, direct, head, sampler: drawer };
 }
 
-/** The dispatches of one op over R rows. */
+/** The dispatches of one op over the step's rows. */
 async function record(
   ctx: GpuContext,
   c: ModelConfig,
   w: GpuWeights,
   b: StepBuffers,
   cache: CacheShape | null,
-  R: number,
-  layout: RowLayout,
+  shape: BodyShape,
   op: StepOp,
 ): Promise<{ dispatches: Dispatch[]; sampler?: SampleKernel }> {
+  const { R, layout, keys } = shape;
   const kvCache = (): CacheShape => {
     if (!cache) throw new RangeError(`${op.name}: a head program has no KV cache.`);
     return cache;
@@ -139,6 +157,10 @@ async function record(
     return found;
   };
   const heads = { nHeads: c.nHeads, nKvHeads: c.nKvHeads, headDim: c.headDim, kv: b.kvElement };
+  const headNorm = (layer: number, wanted: boolean) => {
+    const L = w.layers[layer];
+    return wanted && L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
+  };
   switch (op.op) {
     case 'embedding':
       return { dispatches: await embedding(ctx, op.name, matrixOf(w, op.table), b.tokensIn, b.x, R, op.scale) };
@@ -148,14 +170,23 @@ async function record(
       return { dispatches: await linear(ctx, op.name, matrixOf(w, op.weight), buffer(op.input), buffer(op.output), R, opts) };
     }
     case 'rope_store': {
-      const L = w.layers[op.layer];
-      const headNorm = op.headNorm && L.qNorm && L.kNorm ? { q: L.qNorm, k: L.kNorm, eps: c.rmsEps } : undefined;
-      const bufs = { qkv: b.qkv, rows: b.rows, invFreq: b.invFreq[op.layer], q: b.q, kCache: b.kCache[op.layer], vCache: b.vCache[op.layer], headNorm };
+      // Decode attention rotates and stores itself where the rows are distinct sequences.
+      if (ropeFusedInto(ctx.caps, heads, R, layout, keys)) return { dispatches: [] };
+      const bufs = {
+        qkv: b.qkv,
+        rows: b.rows,
+        invFreq: b.invFreq[op.layer],
+        q: b.q,
+        kCache: b.kCache[op.layer],
+        vCache: b.vCache[op.layer],
+        headNorm: headNorm(op.layer, op.headNorm),
+      };
       return { dispatches: [await ropeStore(ctx, op.name, bufs, R, { ...heads, ropeDim: c.ropeDim, ropeStyle: c.ropeStyle, ...kvCache() })] };
     }
     case 'attention': {
       const bufs = { q: b.q, kCache: b.kCache[op.layer], vCache: b.vCache[op.layer], rows: b.rows, out: b.att, scratch: b.attnScratch };
-      return { dispatches: await attention(ctx, op.name, bufs, R, { ...heads, maxSeq: kvCache().maxSeq, window: op.window }, layout) };
+      const rope = { qkv: b.qkv, invFreq: b.invFreq[op.layer], headNorm: headNorm(op.layer, c.qkNorm), ropeDim: c.ropeDim, ropeStyle: c.ropeStyle };
+      return { dispatches: await attention(ctx, op.name, bufs, R, { ...heads, maxSeq: kvCache().maxSeq, window: op.window }, layout, keys, rope) };
     }
     case 'rmsnorm':
       return { dispatches: [await rmsnorm(ctx, op.name, buffer(op.input), vectorOf(w, op.weight), buffer(op.output), R, c.dim, c.rmsEps)] };

@@ -154,7 +154,7 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
  * at once. No pipeline compiles and no program is built inside the measured steps.
  */
 export async function warmUpServing(engine: Engine, settings: ServeSettings, maxBatch: number, requests = settings.requests): Promise<void> {
-  await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'any'] : ['one-slot']);
+  await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'distinct', 'any'] : ['one-slot', 'distinct']);
   const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), seed: settings.seed + 1 });
   await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, schedulerOptions(settings));
 }

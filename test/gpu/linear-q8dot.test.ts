@@ -154,6 +154,21 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     });
   });
 
+  // GPUs' short prompts: the wide matvec over groups of 8 tokens (grid z; 33 leaves a partial group),
+  // plain and with the norm prologue and the gated epilogue (each its own pipeline, seconds to compile here).
+  it.each(FORMATS)(
+    '%s: GPUs’ short prompts, the wide matvec over groups of 8 tokens (R = 9, 33), plain, normed and gated',
+    { timeout: 300_000 },
+    async (format) => {
+      if (!ctx.caps.subgroups) return;
+      await withErrorScopes(ctx.device, `q8dot grouped ${format}`, async () => {
+        const grouped: LinearShape = { kernel: 'matvec', subgroups: true, wide: true, q8dot: true, lanes: 64, rowBlock: 2, rowsPerWorkgroup: 6 };
+        for (const [i, R] of [9, 33].entries()) await checkLinear(ctx, { format, rows: 37 + 11 * i, cols: [96, 288][i], R, shape: grouped, seed: 300 + i });
+        for (const [j, c] of FUSED_CASES.slice(0, 2).entries()) await checkLinear(ctx, { ...c, format, cols: 128, R: 33, shape: grouped, seed: 320 + j });
+      });
+    },
+  );
+
   it.each(FORMATS)('%s: prefill tiles with every fused prologue and epilogue', async (format) => {
     await withErrorScopes(ctx.device, `q8dot prefill fused ${format}`, async () => {
       for (const R of [9, 16, 33]) {

@@ -54,6 +54,11 @@ function variants(ctx: GpuContext, R: number, kernel: 'matvec' | 'matmul'): Line
   }
   shapes.push({ kernel: 'matmul', f16: false, tileM: 32, tileN: 32 });
   if (caps.shaderF16) shapes.push({ kernel: 'matmul', f16: true, tileM: 64, tileN: 64 });
+  // GPUs' short prompts: the wide matvec over groups of 8 tokens (a partial last group at 33); its 8-bit form in linear-q8dot.test.ts.
+  if (caps.subgroups && R <= 64) {
+    const grouped: LinearShape = { kernel: 'matvec', subgroups: true, wide: true, lanes: 64, rowBlock: 2, rowsPerWorkgroup: 6 };
+    shapes.push(grouped);
+  }
   shapes.push({ kernel: 'rows', lanes: 2, rowBlock: 2, tokens: 7 });
   return shapes;
 }

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Capabilities } from '../../../src/gpu/capabilities.ts';
-import { MemoryTuneCache, proxyProblem, tuneKey } from '../../../src/kernels/autotune.ts';
+import { MemoryTuneCache, proxyProblem, TUNE_WORKING_SET_BYTES, tuneCopies, tuneKey } from '../../../src/kernels/autotune.ts';
+import { weightBytes } from '../../../src/kernels/weights.ts';
 
 const caps = { adapter: { vendor: 'mesa', architecture: 'software', device: 'llvmpipe', description: 'Mesa 25', isFallbackAdapter: true } } as Capabilities;
 
 describe('autotune keys and proxies', () => {
   it('keys by adapter, format, exact R for the matvec, "prefill" for the matmul, and power-of-two sizes', () => {
-    expect(tuneKey(caps, 'q4_0', 4096, 4096, 1)).toBe('linear|mesa|software|llvmpipe|Mesa 25|q4_0|R1|4096x4096');
-    expect(tuneKey(caps, 'q4_0', 3000, 4000, 3)).toBe('linear|mesa|software|llvmpipe|Mesa 25|q4_0|R3|4096x4096');
+    expect(tuneKey(caps, 'q4_0', 4096, 4096, 1)).toBe('linear|v2|mesa|software|llvmpipe|Mesa 25|q4_0|R1|4096x4096');
+    expect(tuneKey(caps, 'q4_0', 3000, 4000, 3)).toBe('linear|v2|mesa|software|llvmpipe|Mesa 25|q4_0|R3|4096x4096');
     expect(tuneKey(caps, 'f16', 11008, 4096, 512)).toBe(tuneKey(caps, 'f16', 16384, 4096, 33));
     expect(tuneKey(caps, 'f16', 4096, 4096, 8)).not.toBe(tuneKey(caps, 'f16', 4096, 4096, 9));
   });
@@ -19,6 +20,21 @@ describe('autotune keys and proxies', () => {
     const p = proxyProblem(512, 11008, 4096, 2 ** 32);
     expect(2 * p.R * p.rows * p.cols).toBeLessThanOrEqual(2 ** 32);
     expect(p.cols % 32).toBe(0);
+  });
+
+  it('times GPU candidates over copies that exceed any last-level cache; CPU adapters over one', () => {
+    const gpu = { ...caps, cpuLike: false } as Capabilities;
+    for (const [rows, cols] of [
+      [2048, 2048],
+      [16384, 2048],
+      [128256, 2048],
+    ]) {
+      const bytes = weightBytes('q4_0', rows, cols);
+      const copies = tuneCopies(gpu, bytes);
+      expect(copies * bytes >= TUNE_WORKING_SET_BYTES || copies === 64, `${rows}x${cols}`).toBe(true);
+      expect((copies - 1) * bytes).toBeLessThan(TUNE_WORKING_SET_BYTES);
+    }
+    expect(tuneCopies({ ...caps, cpuLike: true } as Capabilities, 1024)).toBe(1);
   });
 
   it('keeps entries in memory', () => {
