@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
-import type { LinearShape } from '../src/kernels/select.ts';
+import type { LinearShape } from '../src/kernels/linear-shapes.ts';
 import type { WeightFormat } from '../src/kernels/weights.ts';
 import type { MatvecBenchOptions } from '../src/measure/matvec-bench.ts';
 

@@ -14,8 +14,10 @@ import type { Capabilities } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { GpuTimer, hostNow, type ClockKind } from '../gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from './kernel.ts';
-import { checkLinearShape, linear, linearCost, linearProblemKey, linearRowClass, useLinearShape } from './linear.ts';
-import { MATVEC_MAX_TOKENS, linearShape, linearShapes, tuneFlopCap, type LinearShape } from './select.ts';
+import { linear, linearCost } from './linear.ts';
+import { checkLinearShape, linearProblemKey, linearRowClass } from './linear-plan.ts';
+import { tuneFlopCap } from './select.ts';
+import { MATVEC_MAX_TOKENS, linearShape, linearShapes, type LinearShape } from './linear-shapes.ts';
 import { destroyWeight, syntheticWeight, weightBytes, type WeightFormat } from './weights.ts';
 
 export { linearProblemKey };
@@ -205,7 +207,7 @@ function parseShape(text: string): LinearShape | undefined {
 
 function valid(ctx: GpuContext, shape: LinearShape, R: number): boolean {
   try {
-    checkLinearShape(ctx, shape, R);
+    checkLinearShape(ctx.caps, shape, R);
     return true;
   } catch {
     return false;
@@ -320,7 +322,7 @@ export interface TuneReport {
 /**
  * Tune every distinct problem for each step size in `Rs` within `budgetMs` in all (cache hits
  * are free; once the budget is spent, the remaining problems keep their static shape), and make
- * linear() use the winners on this device (useLinearShape).
+ * return the winners by linearProblemKey (the engine passes them to each linear).
  */
 export async function tuneLinears(
   ctx: GpuContext,
@@ -342,7 +344,6 @@ export async function tuneLinears(
       const cached = cache.get(tuneKey(ctx.caps, p.format, p.rows, p.cols, R));
       if (left <= 0 && cached === undefined) continue;
       const shape = await autotuneLinear(ctx, cache, p.format, p.rows, p.cols, R, { budgetMs: Math.max(0, left), candidates });
-      useLinearShape(ctx.device, p.format, p.rows, p.cols, R, shape);
       shapes[key] = shape;
     }
   }

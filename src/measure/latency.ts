@@ -61,7 +61,7 @@ export interface LatencySection {
   requests: RequestRecord[];
   rows: LatencyRow[];
   depth_curve: DepthPoint[];
-  /** Dispatches (kernel launches) per step from the recorded programs: the first prefill chunk and a decode step. */
+  /** Dispatches (kernel launches) per step from the recorded programs: the longest prompt's first prefill chunk, and a decode step after the shortest prompt. */
   dispatches_per_step?: { prefill: number; decode: number };
   /** vLLM-style aggregates over every timed request of the sweep. */
   summary: LatencyStats & { completed: number };
@@ -234,7 +234,8 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
     requests,
     rows,
     depth_curve: depthCurve(requests, bytesAtDepth, roofs),
-    dispatches_per_step: await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths))),
+    // Prefill: the longest prompt's first chunk; decode: after the shortest prompt (a long context may add a combine pass).
+    dispatches_per_step: await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths)), Math.min(...lengths) + 1),
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
     verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,

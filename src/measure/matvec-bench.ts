@@ -13,7 +13,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import { hostNow } from '../gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { linear } from '../kernels/linear.ts';
-import { linearShape, linearShapes, q8dotTokens, type LinearShape } from '../kernels/select.ts';
+import { linearShape, linearShapes, q8dotTokens, type LinearShape } from '../kernels/linear-shapes.ts';
 import { streamRead } from '../kernels/stream-read.ts';
 import { destroyWeight, syntheticWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 

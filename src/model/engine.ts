@@ -18,6 +18,7 @@ import type { RowLayout } from '../kernels/attention.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { rowTableBuffer, writeRowTable, type RowDesc } from '../kernels/rows.ts';
 import { decodeAttentionClass, kvBytesPerElement } from '../kernels/select.ts';
+import type { LinearShape } from '../kernels/linear-shapes.ts';
 import type { ModelConfig } from './config.ts';
 import type { SamplingParams } from '../kernels/sampling.ts';
 import { bucketOf, buckets, LruCache } from './buckets.ts';
@@ -109,6 +110,8 @@ export class Engine {
     readonly memory: MemoryPlan,
     private readonly buffers: StepBuffers,
     capacity: ProgramCapacity,
+    /** Tuned linear shapes by linearProblemKey (autotune.ts's tuneLinears); problems not here run linear-shapes.ts's static choice. */
+    readonly tuned: Readonly<Record<string, LinearShape>>,
   ) {
     const retire = (p: BodyProgram | HeadProgram) => {
       this.retired.push(p);
@@ -131,7 +134,15 @@ export class Engine {
    * Allocate activations and the KV cache for `weights` (already on the GPU). The caller has
    * checked `plan` against the device before uploading anything (see load.ts).
    */
-  static create(ctx: GpuContext, config: ModelConfig, weights: GpuWeights, shape: EngineShape, plan: MemoryPlan, capacity = defaultCapacity(shape)): Engine {
+  static create(
+    ctx: GpuContext,
+    config: ModelConfig,
+    weights: GpuWeights,
+    shape: EngineShape,
+    plan: MemoryPlan,
+    tuned: Readonly<Record<string, LinearShape>> = {},
+    capacity = defaultCapacity(shape),
+  ): Engine {
     const qDim = config.nHeads * config.headDim;
     const kvDim = config.nKvHeads * config.headDim;
     const R = shape.maxRows;
@@ -166,7 +177,7 @@ export class Engine {
       // At least one element each: a step that never splits still binds them.
       attnScratch: { partAcc: f32('attnPartAcc', Math.max(scratch.partAcc, 16) / 4), partMl: f32('attnPartMl', Math.max(scratch.partMl, 16) / 4) },
     };
-    return new Engine(ctx, config, weights, shape, plan, buffers, capacity);
+    return new Engine(ctx, config, weights, shape, plan, buffers, capacity, tuned);
   }
 
   /**
@@ -187,7 +198,7 @@ export class Engine {
     const cls = bodyLayout === 'one-slot' ? Infinity : decodeAttentionClass(this.ctx.caps, c, R, keys);
     const [body, head] = await Promise.all([
       this.bodies.get(`${R}/${bodyLayout}/${cls}`, () =>
-        buildBody(this.ctx, c, this.weights, this.plan, this.buffers, this.shape, { R, layout: bodyLayout, keys: cls }),
+        buildBody(this.ctx, c, this.weights, this.plan, this.buffers, this.shape, { R, layout: bodyLayout, keys: cls }, this.tuned),
       ),
       this.headProgram(headRows, sampler, direct),
     ]);
@@ -196,7 +207,7 @@ export class Engine {
 
   private headProgram(headRows: number, sampler: Sampler, direct: boolean): Promise<HeadProgram> {
     return this.heads.get(`${headRows}/${sampler}/${direct ? 'x' : 'gathered'}`, () =>
-      buildHead(this.ctx, this.config, this.weights, this.plan, this.buffers, headRows, sampler, direct),
+      buildHead(this.ctx, this.config, this.weights, this.plan, this.buffers, headRows, sampler, direct, this.tuned),
     );
   }
 
@@ -244,14 +255,14 @@ export class Engine {
 
   /**
    * Dispatches one step records (counted from the recorded programs): a prefill chunk of
-   * `prefillRows` rows of one slot, and a single-sequence decode step right after it (attending
-   * prefillRows + 1 keys), each sampling one row.
+   * `prefillRows` rows of one slot, and a single-sequence decode step attending `decodeKeys` keys
+   * (default: right after that chunk), each sampling one row.
    */
-  async dispatchesPerStep(prefillRows: number): Promise<{ prefill: number; decode: number }> {
+  async dispatchesPerStep(prefillRows: number, decodeKeys = prefillRows + 1): Promise<{ prefill: number; decode: number }> {
     const R = Math.max(1, Math.min(prefillRows, this.shape.maxRows));
     return {
       prefill: dispatchCount(await this.program(R, 1, 'one-slot')),
-      decode: dispatchCount(await this.program(1, 1, 'distinct', 'greedy', prefillRows + 1)),
+      decode: dispatchCount(await this.program(1, 1, 'distinct', 'greedy', decodeKeys, true)),
     };
   }
 

@@ -17,6 +17,8 @@ import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
 import type { KvElement } from '../kernels/select.ts';
 import { linear, type LinearOptions } from '../kernels/linear.ts';
+import { linearProblemKey } from '../kernels/linear-plan.ts';
+import type { LinearShape } from '../kernels/linear-shapes.ts';
 import { rmsnorm } from '../kernels/rmsnorm.ts';
 import { ropeStore } from '../kernels/rope-store.ts';
 import { argmax, FIRST_DRAW, sample, type SampleKernel } from '../kernels/sampling.ts';
@@ -86,6 +88,9 @@ export interface CacheShape {
   maxSeq: number;
 }
 
+/** Tuned linear shapes by linearProblemKey; problems not in it run the static choice. */
+export type TunedShapes = Readonly<Record<string, LinearShape>>;
+
 /** Dispatches of a recorded program: what one step costs in launches. */
 export function dispatchCount(p: StepProgram): number {
   return p.body.length + p.head.length;
@@ -100,10 +105,11 @@ export async function buildBody(
   b: StepBuffers,
   cache: CacheShape,
   shape: BodyShape,
+  tuned: TunedShapes = {},
 ): Promise<BodyProgram> {
   const body: Dispatch[] = [];
   for (const op of bodyOps(c, plan)) {
-    const made = await record(ctx, c, w, b, cache, shape, op);
+    const made = await record(ctx, c, w, b, cache, shape, op, tuned);
     body.push(...made.dispatches);
   }
   return { R: shape.R, body };
@@ -122,13 +128,14 @@ export async function buildHead(
   headRows: number,
   sampler: Sampler = 'greedy',
   direct = false,
+  tuned: TunedShapes = {},
 ): Promise<HeadProgram> {
   const head: Dispatch[] = [];
   let drawer: SampleKernel | null = null;
   const buffers = direct ? { ...b, headIn: b.x } : b;
   if (headRows > 0) {
     for (const op of headOps(plan, sampler)) {
-      const made = await record(ctx, c, w, buffers, null, { R: headRows, layout: 'any', keys: Infinity }, op);
+      const made = await record(ctx, c, w, buffers, null, { R: headRows, layout: 'any', keys: Infinity }, op, tuned);
       head.push(...made.dispatches);
       drawer = made.sampler ?? drawer;
     }
@@ -145,6 +152,7 @@ async function record(
   cache: CacheShape | null,
   shape: BodyShape,
   op: StepOp,
+  tuned: TunedShapes,
 ): Promise<{ dispatches: Dispatch[]; sampler?: SampleKernel }> {
   const { R, layout, keys } = shape;
   const kvCache = (): CacheShape => {
@@ -166,8 +174,10 @@ async function record(
       return { dispatches: await embedding(ctx, op.name, matrixOf(w, op.table), b.tokensIn, b.x, R, op.scale) };
     case 'linear': {
       const norm = op.norm && { weight: vectorOf(w, op.norm), eps: c.rmsEps };
-      const opts: LinearOptions = { norm, bias: op.bias && vectorOf(w, op.bias), gate: op.gate, accumulate: op.accumulate, columns: op.columns };
-      return { dispatches: await linear(ctx, op.name, matrixOf(w, op.weight), buffer(op.input), buffer(op.output), R, opts) };
+      const m = matrixOf(w, op.weight);
+      const shape = tuned[linearProblemKey(m.format, m.rows, m.cols, R)];
+      const opts: LinearOptions = { norm, bias: op.bias && vectorOf(w, op.bias), gate: op.gate, accumulate: op.accumulate, columns: op.columns, shape };
+      return { dispatches: await linear(ctx, op.name, m, buffer(op.input), buffer(op.output), R, opts) };
     }
     case 'rope_store': {
       // Decode attention rotates and stores itself where the rows are distinct sequences.

@@ -9,7 +9,8 @@ import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
 import { decodeScratchSize } from '../kernels/attention.ts';
-import { kvElement, type KvElement, type LinearShape } from '../kernels/select.ts';
+import { kvElement, type KvElement } from '../kernels/select.ts';
+import { type LinearShape } from '../kernels/linear-shapes.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import { formatOfType } from './weight-types.ts';
@@ -161,7 +162,6 @@ export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: Load
   );
   await ctx.device.queue.onSubmittedWorkDone();
   const t1 = performance.now();
-  const engine = Engine.create(ctx, config, weights, opts.shape, plan);
   const shapes = opts.warmShapes ?? [
     [1, 1],
     [Math.min(opts.shape.maxRows, 64), 1],
@@ -171,6 +171,7 @@ export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: Load
     progress('tuning kernel shapes', 0);
     tuned = await withErrorScopes(ctx.device, `Tuning ${config.name}`, () => autotuneModel(ctx, weights, [...new Set(shapes.map(([R]) => R))], opts.autotune!));
   }
+  const engine = Engine.create(ctx, config, weights, opts.shape, plan, tuned.shapes);
   const t1t = performance.now();
   progress('compiling pipelines', 0);
   await withErrorScopes(ctx.device, `Compiling ${config.name}`, async () => {

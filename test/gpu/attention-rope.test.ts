@@ -13,7 +13,7 @@ import type { GpuContext } from '../../src/gpu/device.ts';
 import { attentionDecode, fusedRopeFits, type AttentionShape } from '../../src/kernels/attention.ts';
 import { ropeStore } from '../../src/kernels/rope-store.ts';
 import { rowTableData, type RowDesc } from '../../src/kernels/rows.ts';
-import { attentionShapes, decodeLanes, kvElement, type DecodeAttentionShape, type KvElement } from '../../src/kernels/select.ts';
+import { attentionShapes, decodeLanes, kvElement, SUBGROUP_DECODE_SLOTS, type DecodeAttentionShape, type KvElement } from '../../src/kernels/select.ts';
 import { ropeFrequencies } from '../../src/model/variants.ts';
 import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
 import { testGpu } from './context.ts';
@@ -115,7 +115,10 @@ async function checkCase(s: GpuScope, c: Case, kv: KvElement): Promise<void> {
     const gpu = attentionShapes(gpuLike, shape, R).decode;
     // This adapter's pick; the workgroup kernel split 3 ways; the subgroup kernel as GPUs run it (several teams, one split).
     const choices: DecodeAttentionShape[] = [attentionShapes(ctx.caps, shape, R).decode, { ...gpu, kernel: 'workgroup', splits: 3 }];
-    if (lanes > 0) choices.push({ ...gpu, kernel: 'subgroups', lanes, splits: 1, wgSize: 4 * lanes });
+    // (Where this adapter's subgroup holds too many of the group's slices per lane, e.g. SwiftShader's 4 lanes for 5 heads of 64, the subgroup kernel cannot run.)
+    const group = c.nHeads / c.nKvHeads;
+    if (lanes > 0 && group * (c.headDim / 4 / lanes) <= SUBGROUP_DECODE_SLOTS)
+      choices.push({ ...gpu, kernel: 'subgroups', lanes, splits: 1, wgSize: 4 * lanes });
     for (const choice of choices) {
       const what = `${JSON.stringify(choice)} rows ${JSON.stringify(rows)}`;
       // Two passes: rope_store, then attention on the rotated queries.

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureCeilings } from '../../src/measure/ceilings.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { linearShape, probeShapes, q8dotTokens } from '../../src/kernels/select.ts';
+import { probeShapes } from '../../src/kernels/select.ts';
+import { linearShape, q8dotTokens } from '../../src/kernels/linear-shapes.ts';
 import { prefillGemmRoof } from '../../src/measure/schema.ts';
 import { inBrowser, testGpu } from './context.ts';
 

@@ -6,7 +6,7 @@ import { generate } from '../../src/model/generate.ts';
 import { loadModel, presetChoice, type LoadedModel } from '../../src/model/load.ts';
 import type { OpenModel } from '../../src/model/open.ts';
 import { loadReferenceWeights, ReferenceModel, generateGreedy } from '../../src/model/reference.ts';
-import { linearShape, q8dotTokens } from '../../src/kernels/select.ts';
+import { linearShape, q8dotTokens } from '../../src/kernels/linear-shapes.ts';
 import { testGpu } from './context.ts';
 import { HAVE_MODEL, MISSING, openStories, quantizedStories, storiesExpected } from './models.ts';
 import { nmse } from './harness.ts';

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { storageBufferWith } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
-import { q8dotFits, q8dotTokens, type LinearShape } from '../../src/kernels/select.ts';
+import { q8dotFits, q8dotTokens, type LinearShape } from '../../src/kernels/linear-shapes.ts';
 import { destroyWeight, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
 

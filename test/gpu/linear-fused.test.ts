@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/select.ts';
+import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/linear-shapes.ts';
 import { linear } from '../../src/kernels/linear.ts';
 import { destroyWeight, interleaveRows, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';

@@ -10,7 +10,7 @@ import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear } from '../../src/kernels/linear.ts';
-import { linearShape, type RowsShape } from '../../src/kernels/select.ts';
+import { linearShape, type RowsShape } from '../../src/kernels/linear-shapes.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { checkLinear, FUSED_CASES } from './linear-check.ts';

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { linearShape, linearShapes, q8dotTokens, q8dotWorkgroupBytes, type LinearShape } from '../../src/kernels/select.ts';
+import { linearShape, linearShapes, q8dotTokens, q8dotWorkgroupBytes, type LinearShape } from '../../src/kernels/linear-shapes.ts';
 import type { WeightFormat } from '../../src/kernels/weights.ts';
 import { generate } from '../../src/model/generate.ts';
 import { loadModel } from '../../src/model/load.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
 import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
-import { linearSpec } from '../../src/kernels/linear.ts';
+import { linearSpec } from '../../src/kernels/linear-plan.ts';
 import { testGpu } from './context.ts';
 import { nmse, Q8_LOGITS_TOLERANCE } from './harness.ts';
 import { HAVE_MODEL, MISSING, quantizedStories } from './models.ts';
@@ -67,7 +67,9 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
         // The autotuner's candidates include it on CPU adapters at every R.
         expect(linearShapes(ctx.caps, R, format).some((s) => q8dotTokens(s, format, R) > 0)).toBe(true);
       }
-      expect(linearShape(gpu, 16, format).kernel).toBe('matmul');
+      // Short prompts (up to 64 rows) run the grouped wide matvec where subgroups exist; longer ones the tiled matmul.
+      expect(linearShape(gpu, 16, format, 2048)).toMatchObject(ctx.caps.subgroups ? { kernel: 'matvec', wide: true, q8dot: true } : { kernel: 'matmul' });
+      expect(linearShape(gpu, 65, format).kernel).toBe('matmul');
       // CPU adapters' prefill: the 8-bit register tile where 4 tokens' X fits workgroup memory, else linear_rows in f32.
       for (const R of [9, 64, 512]) {
         const swar = ctx.caps.kind === 'swiftshader' ? { rowBlock: 16, tokens: 1 } : { rowBlock: 4, tokens: 4 };

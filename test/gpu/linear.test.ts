@@ -3,7 +3,7 @@ import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type LinearOptions } from '../../src/kernels/linear.ts';
-import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/select.ts';
+import { linearShape, linearShapes, type LinearShape } from '../../src/kernels/linear-shapes.ts';
 import { destroyWeight, rowMultiple, uploadWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, rng, runAndRead, uniforms } from './weights-reference.ts';

@@ -6,10 +6,13 @@ import { weightBytes } from '../../../src/kernels/weights.ts';
 const caps = { adapter: { vendor: 'mesa', architecture: 'software', device: 'llvmpipe', description: 'Mesa 25', isFallbackAdapter: true } } as Capabilities;
 
 describe('autotune keys and proxies', () => {
-  it('keys by adapter, format, exact R for the matvec, "prefill" for the matmul, and power-of-two sizes', () => {
+  it('keys by adapter, format, exact R up to 8, "short-prefill" up to 64, "prefill" beyond, and power-of-two sizes', () => {
     expect(tuneKey(caps, 'q4_0', 4096, 4096, 1)).toBe('linear|v2|mesa|software|llvmpipe|Mesa 25|q4_0|R1|4096x4096');
     expect(tuneKey(caps, 'q4_0', 3000, 4000, 3)).toBe('linear|v2|mesa|software|llvmpipe|Mesa 25|q4_0|R3|4096x4096');
-    expect(tuneKey(caps, 'f16', 11008, 4096, 512)).toBe(tuneKey(caps, 'f16', 16384, 4096, 33));
+    expect(tuneKey(caps, 'f16', 11008, 4096, 512)).toBe(tuneKey(caps, 'f16', 16384, 4096, 65));
+    expect(tuneKey(caps, 'f16', 11008, 4096, 33)).toBe('linear|v2|mesa|software|llvmpipe|Mesa 25|f16|short-prefill|16384x4096');
+    expect(tuneKey(caps, 'f16', 4096, 4096, 64)).toBe(tuneKey(caps, 'f16', 4096, 4096, 9));
+    expect(tuneKey(caps, 'f16', 4096, 4096, 64)).not.toBe(tuneKey(caps, 'f16', 4096, 4096, 65));
     expect(tuneKey(caps, 'f16', 4096, 4096, 8)).not.toBe(tuneKey(caps, 'f16', 4096, 4096, 9));
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adapterKind, type Capabilities } from '../../../src/gpu/capabilities.ts';
-import { linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/select.ts';
+import { GROUPED_MAX_TOKENS, linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/linear-shapes.ts';
 
 function caps(over: Partial<Capabilities>): Capabilities {
   return {
@@ -23,12 +23,15 @@ const lavapipe = caps({ cpuLike: true, kind: 'lavapipe', shaderF16: true, subgro
 const gpu = caps({ shaderF16: true, subgroups: true, subgroupMinSize: 32, subgroupMaxSize: 32 });
 
 describe('linear shape selection', () => {
-  it('uses a matvec for decode and the tiled matmul for prefill on GPUs; CPU adapters take register tiles from 2 rows', () => {
+  it('uses a matvec for decode and the tiled matmul for prefill on GPUs (with subgroups, the grouped wide matvec up to 64 rows); CPU adapters take register tiles from 2 rows', () => {
     for (const c of [gpu, caps({})]) {
       expect(linearShape(c, 1).kernel).toBe('matvec');
       expect(linearShape(c, MATVEC_MAX_TOKENS).kernel).toBe('matvec');
-      expect(linearShape(c, MATVEC_MAX_TOKENS + 1).kernel).toBe('matmul');
     }
+    expect(linearShape(caps({}), MATVEC_MAX_TOKENS + 1).kernel).toBe('matmul');
+    expect(linearShape(gpu, MATVEC_MAX_TOKENS + 1)).toMatchObject({ kernel: 'matvec', wide: true });
+    expect(linearShape(gpu, GROUPED_MAX_TOKENS)).toMatchObject({ kernel: 'matvec', wide: true });
+    expect(linearShape(gpu, GROUPED_MAX_TOKENS + 1).kernel).toBe('matmul');
     expect(linearShape(lavapipe, 1).kernel).toBe('matvec');
     for (const R of [2, MATVEC_MAX_TOKENS, 16, 512]) expect(linearShape(lavapipe, R).kernel).toBe('rows');
   });
@@ -86,7 +89,8 @@ describe('linear shape selection', () => {
     expect(linearShape(dot, 1, 'q4_k', 2048)).toMatchObject({ wide: true, q8dot: true });
     expect(linearShape(dot, 1, 'q6_k', 2048)).toMatchObject({ wide: true, q8dot: true });
     expect(linearShape(dot, 1, 'q5_k', 2048)).not.toHaveProperty('q8dot');
-    expect(linearShape(dot, 9, 'q4_0', 2048).kernel).toBe('matmul');
+    expect(linearShape(dot, 9, 'q4_0', 2048)).toMatchObject({ kernel: 'matvec', wide: true, q8dot: true });
+    expect(linearShape(dot, GROUPED_MAX_TOKENS + 1, 'q4_0', 2048).kernel).toBe('matmul');
     // Llama-3.1-8B's down projection: 14336 columns stage 19.7 KB at R = 1, 39.4 KB at R = 2 (over 32 KiB).
     expect(q8dotWorkgroupBytes(1, 14336)).toBe(19712);
     expect(linearShape(dot, 1, 'q4_0', 14336)).toMatchObject({ q8dot: true });
