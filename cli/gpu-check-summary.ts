@@ -6,10 +6,15 @@ import type { Ceilings } from '../src/measure/schema.ts';
 const gflops = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
 
 /**
- * Decode from the sweep's shortest prompt (tokens/s and its fraction of the read-roof ceiling);
- * prefill from its longest (tokens/s and achieved GFLOP/s over the f16 FMA peak, or f32 without f16).
+ * Decode from the sweep's shortest prompt (tokens/s and its fraction of the read-roof ceiling, and
+ * with the launch roof the launch floor's share of its TPOT); prefill from its longest (tokens/s and
+ * achieved GFLOP/s over the f16 FMA peak, or f32 without f16).
  */
-export function summaryLine(name: string, latency: Pick<LatencySection, 'rows'>, ceilings: Pick<Ceilings, 'f16_gflops' | 'f32_gflops'>): string {
+export function summaryLine(
+  name: string,
+  latency: Pick<LatencySection, 'rows'> & Partial<Pick<LatencySection, 'dispatches_per_step'>>,
+  ceilings: Pick<Ceilings, 'f16_gflops' | 'f32_gflops'> & Partial<Pick<Ceilings, 'launch'>>,
+): string {
   const rows = [...latency.rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
   const decodeRow = rows[0];
   const prefillRow = rows[rows.length - 1];
@@ -19,6 +24,10 @@ export function summaryLine(name: string, latency: Pick<LatencySection, 'rows'>,
     decodeRow.decode_efficiency === null
       ? 'decode n/a'
       : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
+  const launch =
+    ceilings.launch && latency.dispatches_per_step && decodeRow.tpot
+      ? `; launch floor ${latency.dispatches_per_step.decode} dispatches × ${ceilings.launch.dispatch_us.toPrecision(3)} µs = ${((latency.dispatches_per_step.decode * ceilings.launch.dispatch_us) / 1000 / decodeRow.tpot.p50).toFixed(3)} of TPOT`
+      : '';
   const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${gflops(prefillRow.prefill_gflops)} of ${gflops(peak)} GFLOP/s)`;
-  return `${name}: ${decode}; ${prefill}`;
+  return `${name}: ${decode}${launch}; ${prefill}`;
 }

@@ -8,6 +8,7 @@ import copy from '../../shaders/copy.wgsl?raw';
 import fill_hash from '../../shaders/fill_hash.wgsl?raw';
 import fma_f16 from '../../shaders/fma_f16.wgsl?raw';
 import fma_f32 from '../../shaders/fma_f32.wgsl?raw';
+import launch_probe from '../../shaders/launch_probe.wgsl?raw';
 import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnorm_subgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
@@ -130,6 +131,7 @@ export const SHADERS = {
   fill_hash: fill_hash,
   fma_f16: fma_f16,
   fma_f32: fma_f32,
+  launch_probe: launch_probe,
   rmsnorm: rmsnorm,
   rmsnorm_subgroups: rmsnorm_subgroups,
   sample: sample,

@@ -26,6 +26,7 @@ import { destroyWeight, uploadWeight } from '../kernels/weights.ts';
 import { GGMLType } from '../model/gguf/types.ts';
 import { dequantize } from '../model/quant.ts';
 import { quantizeQ4_0 } from '../model/quantize.ts';
+import { measureLaunch, type LaunchRoof } from './launch.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
 import type { CeilingKey, CeilingMeasurement, Ceilings } from './schema.ts';
 import { summarize } from './stats.ts';
@@ -66,6 +67,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulTokens, shapes.matmulSize, 'f32')],
     ['matmul_q8_gflops', 'prefill GEMM (8-bit activations)', () => measureMatmul(run, shapes.matmulTokens, shapes.matmulSize, 'q4_0')],
   ];
+  let launch: LaunchRoof | undefined;
   try {
     for (const [i, [key, name, measure]] of steps.entries()) {
       progress(name, i / steps.length);
@@ -73,6 +75,9 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
       ctx.assertAlive();
       measured[key] = await withErrorScopes(ctx.device, `Measuring ${name}`, measure);
     }
+    progress('launch cost', steps.length / (steps.length + 1));
+    throwIfCancelled(opts.signal);
+    launch = await withErrorScopes(ctx.device, 'Measuring the launch cost', () => measureLaunch(ctx, timer, protocol, opts.signal));
     progress('done', 1);
   } finally {
     timer?.destroy();
@@ -96,6 +101,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     matmul_f32_gflops: measurements.matmul_f32_gflops.value,
     matmul_q8_gflops: measurements.matmul_q8_gflops?.value ?? null,
     working_set_bytes: bytes,
+    launch,
     measurements,
   };
 }

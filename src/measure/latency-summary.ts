@@ -6,7 +6,7 @@
 import type { KernelClass } from '../kernels/kernel.ts';
 import { latencyStats, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from './metrics.ts';
 import { prefillGemmRoof } from './sections/environment.ts';
-import { decodeCeilingTokensPerS, decodeEfficiency, perTokenOverheadMs, verdict, type Verdict } from './roofline.ts';
+import { decodeCeilingTokensPerS, decodeEfficiency, perTokenOverheadMs, verdict, type RoofRates, type Verdict } from './roofline.ts';
 import { summarize, type Summary } from './stats.ts';
 
 /** One timed request as stored in the result (times relative to its own send, ms). */
@@ -115,10 +115,16 @@ export interface Roofs {
   matmul_f32_gflops: number;
   /** The prefill GEMM with 8-bit activations; null where not run, absent in older results. */
   matmul_q8_gflops?: number | null;
+  /** The launch roof (µs per dependent dispatch, per submit-and-read round trip); absent in older results. */
+  launch?: { dispatch_us: number; roundtrip_us: number };
 }
 
-export function rooflineOf(roofs: Roofs): { computeFlopsPerS: number; bandwidthBytesPerS: number } {
-  return { computeFlopsPerS: roofs.f32_gflops * 1e9, bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9 };
+export function rooflineOf(roofs: Roofs): RoofRates {
+  return {
+    computeFlopsPerS: roofs.f32_gflops * 1e9,
+    bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9,
+    ...(roofs.launch ? { dispatchUs: roofs.launch.dispatch_us } : {}),
+  };
 }
 
 export function timingOf(r: RequestRecord): RequestTiming {
@@ -225,14 +231,61 @@ export function depthCurve(requests: readonly RequestRecord[], bytesAtDepth: (de
     });
 }
 
-/** Roofline verdicts of prefill and decode for one row (GPU time when measured, else host time). */
-export function phaseVerdicts(row: LatencyRow, costs: LengthCosts, roofs: Roofs): { prefill: Verdict; decode: Verdict | null } {
+/** Dispatches of one row's phases: its prefill (every chunk) and one decode step. */
+export interface PhaseDispatches {
+  prefill: number;
+  decode: number;
+}
+
+/**
+ * Roofline verdicts of prefill and decode for one row (GPU time when measured, else host time);
+ * with `dispatches` and the launch roof, the floor counts the launches too.
+ */
+export function phaseVerdicts(row: LatencyRow, costs: LengthCosts, roofs: Roofs, dispatches?: PhaseDispatches): { prefill: Verdict; decode: Verdict | null } {
   const r = rooflineOf(roofs);
   const prefillMs = row.gpu_prefill_ms ?? row.ttft.p50;
   const decodeMs = row.tpot ? row.tpot.p50 : null;
   return {
-    prefill: verdict({ ...costs.prefill, ms: prefillMs }, r),
-    decode: decodeMs !== null ? verdict({ ...costs.decodeStep, ms: decodeMs }, r) : null,
+    prefill: verdict({ ...costs.prefill, ms: prefillMs, dispatches: dispatches?.prefill }, r),
+    decode: decodeMs !== null ? verdict({ ...costs.decodeStep, ms: decodeMs, dispatches: dispatches?.decode }, r) : null,
+  };
+}
+
+/** Where one decode token's time goes (docs/METRICS.md § Decode waterfall), ms. */
+export interface DecodeWaterfall {
+  prompt_tokens: number;
+  tpot_ms: number;
+  /** Dispatches × the launch roof. */
+  launch_ms: number;
+  /** The step's bytes (weights, KV cache, activations) at the read roof. */
+  stream_ms: number;
+  /** GPU time beyond launch + stream: the kernels' own inefficiency (0 when they are within it). */
+  kernel_ms: number;
+  /** TPOT − GPU time: submission, the readback and the host's own work. */
+  host_ms: number;
+  /** The part of host_ms one submit-and-read round trip accounts for. */
+  readback_ms: number;
+}
+
+/**
+ * The decode waterfall of one row: a sequential model, TPOT = launch + stream + kernel + host, with
+ * the launch and stream floors first; null without a TPOT, GPU timestamps, or the launch roof.
+ */
+export function decodeWaterfall(row: LatencyRow, roofs: Roofs, decodeDispatches: number): DecodeWaterfall | null {
+  if (!row.tpot || row.gpu_decode_ms === null || !roofs.launch) return null;
+  const tpot = row.tpot.p50;
+  const gpu = Math.min(row.gpu_decode_ms, tpot);
+  const launch = (decodeDispatches * roofs.launch.dispatch_us) / 1000;
+  const stream = (1000 * row.decode_bytes_per_token) / (roofs.read_bandwidth_gbps * 1e9);
+  const host = Math.max(0, tpot - gpu);
+  return {
+    prompt_tokens: row.prompt_tokens,
+    tpot_ms: tpot,
+    launch_ms: launch,
+    stream_ms: stream,
+    kernel_ms: Math.max(0, gpu - launch - stream),
+    host_ms: host,
+    readback_ms: Math.min(host, roofs.launch.roundtrip_us / 1000),
   };
 }
 

@@ -19,6 +19,8 @@ import {
   kernelBreakdown,
   latencyRow,
   phaseVerdicts,
+  decodeWaterfall,
+  type DecodeWaterfall,
   type DepthPoint,
   type KernelRow,
   type KernelSample,
@@ -63,6 +65,8 @@ export interface LatencySection {
   depth_curve: DepthPoint[];
   /** Dispatches (kernel launches) per step from the recorded programs: the longest prompt's first prefill chunk, and a decode step after the shortest prompt. */
   dispatches_per_step?: { prefill: number; decode: number };
+  /** Where a decode token's time goes, per prompt length (rows with GPU timestamps and the launch roof). */
+  decode_waterfall?: DecodeWaterfall[];
   /** vLLM-style aggregates over every timed request of the sweep. */
   summary: LatencyStats & { completed: number };
   verdicts: { prompt_tokens: number; prefill: Verdict; decode: Verdict | null }[];
@@ -227,6 +231,9 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
   const warmRow = rows.find((r) => r.prompt_tokens === firstLength);
   // A decode step's bytes at the depth it attends (a step at position depth − 1 reads depth keys).
   const bytesAtDepth = (depth: number) => engine.stepCost({ rows: [{ slot: 0, pos: Math.max(0, depth - 1) }], tokens: 'device', sample: [0] }).total.bytes;
+  // Prefill: the longest prompt's first chunk; decode: after the shortest prompt (a long context may add a combine pass).
+  const dispatches = await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths)), Math.min(...lengths) + 1);
+  const rowDispatches = (P: number) => ({ prefill: dispatches.prefill * Math.ceil(P / settings.chunk), decode: dispatches.decode });
   return {
     settings,
     gpu_clock: requests.some((r) => r.gpu_prefill_ms !== null) ? 'gpu-timestamp' : 'host',
@@ -234,10 +241,13 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
     requests,
     rows,
     depth_curve: depthCurve(requests, bytesAtDepth, roofs),
-    // Prefill: the longest prompt's first chunk; decode: after the shortest prompt (a long context may add a combine pass).
-    dispatches_per_step: await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths)), Math.min(...lengths) + 1),
+    dispatches_per_step: dispatches,
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
-    verdicts: rows.map((row) => ({ prompt_tokens: row.prompt_tokens, ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs) })),
+    verdicts: rows.map((row) => ({
+      prompt_tokens: row.prompt_tokens,
+      ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs, rowDispatches(row.prompt_tokens)),
+    })),
+    decode_waterfall: rows.flatMap((row) => decodeWaterfall(row, roofs, dispatches.decode) ?? []),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
     kernel_points: settings.profile ? points : null,
     profile_step_ms: settings.profile

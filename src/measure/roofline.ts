@@ -4,12 +4,14 @@
  */
 import { requirePositive } from './stats.ts';
 
-export type Bound = 'memory-bound' | 'compute-bound' | 'overhead-bound';
+export type Bound = 'memory-bound' | 'compute-bound' | 'launch-bound' | 'overhead-bound';
 
 /** Peak compute and memory bandwidth of one device (ideally measured on it). */
 export interface RoofRates {
   computeFlopsPerS: number;
   bandwidthBytesPerS: number;
+  /** The launch roof: µs per dependent dispatch (ceilings.launch.dispatch_us), where measured. */
+  dispatchUs?: number;
 }
 
 /** What one phase (prefill, a decode step, a kernel) did and how long it took. */
@@ -18,6 +20,8 @@ export interface PhaseWork {
   /** Bytes moved to and from device memory. */
   bytes: number;
   ms: number;
+  /** Dependent dispatches the phase recorded, where known (the launch term of the floor). */
+  dispatches?: number;
 }
 
 export interface Verdict {
@@ -35,6 +39,8 @@ export interface Verdict {
   ridgePoint: number;
   /** Roofline time: the phase cannot run faster than this, ms. */
   floorMs: number;
+  /** The launch floor: dispatches × the launch roof, ms (0 where either is unknown). */
+  launchMs?: number;
   /** floorMs ÷ ms = max(computeShare, bandwidthShare): share of the roofline's speed reached. */
   efficiency: number;
 }
@@ -83,19 +89,21 @@ const giga = (x: number) => (x / 1e9).toFixed(2);
 
 /**
  * Which roof limits a phase, by this rule:
- * floor = max(flops / compute roof, bytes / bandwidth) is the fastest the roofline allows and
- * efficiency = floor / measured time (= the larger of the two achieved shares of peak).
+ * floor = max(flops / compute roof, bytes / bandwidth, dispatches × launch roof) is the fastest the
+ * roofline allows (the launch term where both the dispatch count and the launch roof are known) and
+ * efficiency = floor / measured time.
  * - efficiency < {@link OVERHEAD_BOUND_BELOW} (50%): **overhead-bound** — the phase is more than twice
- *   as slow as either roof predicts, so launches, synchronisation or kernel quality set the time;
- * - otherwise **memory-bound** when the bytes term is the larger (intensity ≤ ridge point), else
- *   **compute-bound**.
+ *   as slow as any roof predicts, so synchronisation, the host or kernel quality set the time;
+ * - otherwise the largest term names the bound: **launch-bound** (the dispatches' fixed cost),
+ *   **memory-bound** (the bytes; intensity ≤ ridge point) or **compute-bound**.
  */
 export function verdict(phase: PhaseWork, roofs: RoofRates): Verdict {
-  requirePositive({ ms: phase.ms, ...roofs });
+  requirePositive({ ms: phase.ms, computeFlopsPerS: roofs.computeFlopsPerS, bandwidthBytesPerS: roofs.bandwidthBytesPerS });
   const { computeFlopsPerS, bandwidthBytesPerS } = roofs;
   const computeMs = (1000 * phase.flops) / computeFlopsPerS;
   const memoryMs = (1000 * phase.bytes) / bandwidthBytesPerS;
-  const floorMs = Math.max(computeMs, memoryMs);
+  const launchMs = phase.dispatches !== undefined && roofs.dispatchUs !== undefined ? (phase.dispatches * roofs.dispatchUs) / 1000 : 0;
+  const floorMs = Math.max(computeMs, memoryMs, launchMs);
   const achievedFlopsPerS = phase.flops / (phase.ms / 1000);
   const achievedBytesPerS = phase.bytes / (phase.ms / 1000);
   const computeShare = achievedFlopsPerS / computeFlopsPerS;
@@ -105,6 +113,10 @@ export function verdict(phase: PhaseWork, roofs: RoofRates): Verdict {
   const ridge = ridgePoint(computeFlopsPerS, bandwidthBytesPerS);
   const timing = `the phase took ${phase.ms.toFixed(2)} ms against a ${floorMs.toFixed(2)} ms roofline floor`;
   const at = `at ${intensity.toFixed(2)} FLOP/byte (ridge point ${ridge.toFixed(2)})`;
+  const launches =
+    launchMs > 0
+      ? ` Its ${phase.dispatches} dispatches cost at least ${launchMs.toFixed(2)} ms at ${roofs.dispatchUs!.toFixed(2)} µs each (${percent(launchMs / phase.ms)} of the time).`
+      : '';
 
   let bound: Bound;
   let sentence: string;
@@ -113,15 +125,22 @@ export function verdict(phase: PhaseWork, roofs: RoofRates): Verdict {
     sentence =
       `Overhead-bound: ${timing} (${percent(efficiency)} of the speed the roofs allow), reaching only ` +
       `${percent(bandwidthShare)} of peak bandwidth and ${percent(computeShare)} of peak compute, ` +
-      'so launches, synchronisation or kernel inefficiency set the time, not the hardware.';
+      `so synchronisation, the host or kernel inefficiency set the time, not the hardware.${launches}`;
+  } else if (launchMs > memoryMs && launchMs > computeMs) {
+    bound = 'launch-bound';
+    sentence =
+      `Launch-bound: ${phase.dispatches} dependent dispatches at ${roofs.dispatchUs!.toFixed(2)} µs each need ${launchMs.toFixed(2)} ms, ` +
+      `more than the bytes (${memoryMs.toFixed(2)} ms at the read roof) or the FLOPs (${computeMs.toFixed(2)} ms); ${timing}. Fewer, larger kernels would help.`;
   } else if (memoryMs >= computeMs) {
     bound = 'memory-bound';
     sentence =
-      `Memory-bound: ${giga(achievedBytesPerS)} GB/s of ${giga(bandwidthBytesPerS)} GB/s peak bandwidth ` + `(${percent(bandwidthShare)}) ${at}; ${timing}.`;
+      `Memory-bound: ${giga(achievedBytesPerS)} GB/s of ${giga(bandwidthBytesPerS)} GB/s peak bandwidth ` +
+      `(${percent(bandwidthShare)}) ${at}; ${timing}.${launches}`;
   } else {
     bound = 'compute-bound';
     sentence =
-      `Compute-bound: ${giga(achievedFlopsPerS)} GFLOP/s of ${giga(computeFlopsPerS)} GFLOP/s peak compute ` + `(${percent(computeShare)}) ${at}; ${timing}.`;
+      `Compute-bound: ${giga(achievedFlopsPerS)} GFLOP/s of ${giga(computeFlopsPerS)} GFLOP/s peak compute ` +
+      `(${percent(computeShare)}) ${at}; ${timing}.${launches}`;
   }
   return {
     bound,
@@ -133,6 +152,7 @@ export function verdict(phase: PhaseWork, roofs: RoofRates): Verdict {
     intensity,
     ridgePoint: ridge,
     floorMs,
+    ...(launchMs > 0 ? { launchMs } : {}),
     efficiency,
   };
 }

@@ -102,6 +102,7 @@ function commonBound(rows: readonly PhaseRow[]): Bound | null {
 function boundWords(phase: string, bound: Bound | null, side: 'memory' | 'compute' | undefined): string {
   if (!bound) return '';
   if (bound === 'overhead-bound') return `${phase} is overhead-bound: on the ${side ?? 'memory'} side of the ridge, but far below the roof`;
+  if (bound === 'launch-bound') return `${phase} is launch-bound: its dispatches' fixed cost outweighs its bytes and FLOPs`;
   return `${phase} is ${bound}`;
 }
 

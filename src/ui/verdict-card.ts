@@ -5,7 +5,7 @@ import { num, pct } from './format.ts';
 import { bindingComputeRoof, headline } from './headline.ts';
 import { shared } from './styles.ts';
 
-const BOUND_TEXT = { 'memory-bound': 'memory', 'compute-bound': 'compute', 'overhead-bound': 'overhead' } as const;
+const BOUND_TEXT = { 'memory-bound': 'memory', 'compute-bound': 'compute', 'launch-bound': 'launches', 'overhead-bound': 'overhead' } as const;
 
 /**
  * The verdict on top of every report (live, from a link or a file): the roofs and the two phase
@@ -46,9 +46,64 @@ export class VerdictCard extends LitElement {
       th.num {
         text-align: right;
       }
+      .waterfall {
+        display: flex;
+        height: 22px;
+        border-radius: 4px;
+        overflow: hidden;
+        margin: 6px 0 4px;
+        border: 1px solid var(--border);
+      }
+      .waterfall span {
+        display: block;
+        min-width: 2px;
+      }
+      .w-launch {
+        background: #d97706;
+      }
+      .w-stream {
+        background: #2563eb;
+      }
+      .w-kernel {
+        background: #9333ea;
+      }
+      .w-host {
+        background: #6b7280;
+      }
+      .key i {
+        display: inline-block;
+        width: 10px;
+        height: 10px;
+        margin: 0 4px 0 10px;
+        border-radius: 2px;
+      }
     `,
   ];
   @property({ attribute: false }) result: BenchResult | null = null;
+
+  /** The first prompt length's decode waterfall as one stacked bar: launch, stream, kernels, host. */
+  private waterfall() {
+    const w = this.result?.latency?.decode_waterfall?.[0];
+    if (!w || !(w.tpot_ms > 0)) return '';
+    const parts = [
+      ['w-launch', 'launch floor', w.launch_ms],
+      ['w-stream', 'bytes at the read roof', w.stream_ms],
+      ['w-kernel', 'kernel inefficiency', w.kernel_ms],
+      ['w-host', `host (readback ${num(w.readback_ms)} ms)`, w.host_ms],
+    ] as const;
+    const total = parts.reduce((a, p) => a + p[2], 0) || 1;
+    return html`<div id="v-waterfall">
+      <p class="say">Where a decode token goes after ${w.prompt_tokens} tokens (${num(w.tpot_ms)} ms):</p>
+      <div class="waterfall" role="img" aria-label=${parts.map(([, label, ms]) => `${label} ${num(ms)} ms`).join(', ')}>
+        ${parts.map(([cls, label, ms]) => html`<span class=${cls} style="width:${((100 * ms) / total).toFixed(2)}%" title="${label}: ${num(ms)} ms"></span>`)}
+      </div>
+      <p class="muted key">${parts.map(([cls, label, ms]) => html`<i class=${cls}></i>${label} ${num(ms)} ms (${pct(ms / w.tpot_ms)})`)}</p>
+      <p class="muted">
+        A sequential model: TPOT = dispatches × launch roof + step bytes ÷ read roof + the kernels' own inefficiency + host time (docs/METRICS.md § Decode
+        waterfall).
+      </p>
+    </div>`;
+  }
 
   override render() {
     const r = this.result;
@@ -66,6 +121,22 @@ export class VerdictCard extends LitElement {
                   <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our prefill GEMM reaches ${num(roofs.matmulGflops)}</span>
                 </div>`
             : html`<div class="big"><b>…</b><span class="muted">measuring the roofs</span></div>`
+        }
+        ${
+          r.ceilings?.launch
+            ? html`<div class="big" id="v-launch">
+                <b>${num(r.ceilings.launch.dispatch_us)} µs</b
+                ><span class="muted"
+                  >per dependent dispatch (launch
+                  roof)${
+                    r.latency?.dispatches_per_step
+                      ? html`; ${r.latency.dispatches_per_step.decode} per decode step =
+                        ${num((r.latency.dispatches_per_step.decode * r.ceilings.launch.dispatch_us) / 1000)} ms floor`
+                      : ''
+                  }</span
+                >
+              </div>`
+            : ''
         }
         ${
           h.decode
@@ -101,6 +172,7 @@ export class VerdictCard extends LitElement {
             </p>`
           : ''
       }
+      ${this.waterfall()}
       ${
         h.rows.length
           ? html`<div class="scroll" tabindex="0" role="region" aria-label="Roofline verdicts by phase">
@@ -129,9 +201,9 @@ export class VerdictCard extends LitElement {
                 </table>
               </div>
               <p class="muted">
-                Time: prefill of the whole prompt, or one decode step (median). Floor = max(FLOPs ÷ FMA peak, bytes ÷ bandwidth), the fastest the roofline
-                allows; % of roof = floor ÷ time. Below 50% the phase is overhead-bound: launches, synchronisation or kernel quality set the time. Side: which
-                side of the ridge point the phase's intensity sits on.
+                Time: prefill of the whole prompt, or one decode step (median). Floor = max(FLOPs ÷ FMA peak, bytes ÷ bandwidth, dispatches × launch roof), the
+                fastest the roofline allows; % of roof = floor ÷ time. Launch-bound: the dispatches' fixed cost is the largest term. Below 50% the phase is
+                overhead-bound: synchronisation, the host or kernel quality set the time. Side: which side of the ridge point the phase's intensity sits on.
               </p>`
           : ''
       }`;

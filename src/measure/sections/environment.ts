@@ -66,6 +66,25 @@ const measurementSchema = object({
 });
 export type CeilingMeasurement = Infer<typeof measurementSchema>;
 
+/** One launch figure (src/measure/launch.ts): µs per dispatch, pass or round trip. */
+const launchMeasurementSchema = object({
+  value: num(0, 1e7).describe('Median, µs.'),
+  min: num(0, 1e7),
+  max: num(0, 1e7),
+  n: count().describe('Repetitions measured.'),
+  clock: oneOf(['gpu-timestamp', 'host'] as const),
+  lengths: array(count(), 4).describe('The chain lengths a slope is taken between (one for the round trip).'),
+});
+
+/** The launch roof: the fixed cost of a dispatch, a pass and a submit-and-read round trip (docs/METRICS.md § Launch roof). */
+export const launchSchema = object({
+  dispatch_us: num(0, 1e7).describe('A dependent dispatch inside one compute pass: slope over two chain lengths, µs.'),
+  pass_us: num(0, 1e7).describe('The same dispatch in a compute pass of its own: slope over two pass counts, host clock, µs.'),
+  roundtrip_us: num(0, 1e7).describe('One submission of one dispatch and a 4-byte readback (copy, map, read), host clock, µs.'),
+  measurements: object({ dispatch_us: launchMeasurementSchema, pass_us: launchMeasurementSchema, roundtrip_us: launchMeasurementSchema }),
+});
+export type LaunchRoofs = Infer<typeof launchSchema>;
+
 export const ceilingsSchema = object(
   {
     read_bandwidth_gbps: gbps(),
@@ -78,6 +97,7 @@ export const ceilingsSchema = object(
       "The engine's own prefill kernel on an n×n q4_0 weight where it runs with 8-bit activations (packed_4x8_integer_dot_product, CPU adapters); null elsewhere; absent in older results.",
     ),
     working_set_bytes: bytes(),
+    launch: optional(launchSchema).describe('The launch roof (absent in older results).'),
     measurements: object({
       read_bandwidth_gbps: measurementSchema,
       copy_bandwidth_gbps: measurementSchema,
@@ -193,6 +213,22 @@ export function formatCeilings(c: Ceilings): string {
     `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
     `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+    ...(c.launch ? ['', formatLaunch(c.launch)] : []),
+  ].join('\n');
+}
+
+/** The launch roof as a table: per dispatch, per pass, per round trip. */
+export function formatLaunch(l: LaunchRoofs): string {
+  const rows = (
+    [
+      ['dependent dispatch (one pass)', l.measurements.dispatch_us],
+      ['dispatch in its own pass', l.measurements.pass_us],
+      ['submit + 4-byte readback', l.measurements.roundtrip_us],
+    ] as const
+  ).map(([what, m]) => [what, `${fmt(m.value)} µs`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.lengths.join(' vs ')]);
+  return [
+    table(['launch roof', 'median', 'min–max', 'n', 'clock', 'chain lengths'], rows, [false, true, true, true]),
+    `A step of N dependent dispatches cannot take less than N × ${fmt(l.dispatch_us)} µs here (the launch floor).`,
   ].join('\n');
 }
 

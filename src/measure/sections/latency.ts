@@ -101,7 +101,7 @@ export const costRowShape = {
 };
 
 export const verdictSchema = object({
-  bound: oneOf(['memory-bound', 'compute-bound', 'overhead-bound'] as const),
+  bound: oneOf(['memory-bound', 'compute-bound', 'launch-bound', 'overhead-bound'] as const),
   sentence: str(MAX_SENTENCE),
   achievedFlopsPerS: perSecond(),
   achievedBytesPerS: perSecond(),
@@ -110,6 +110,7 @@ export const verdictSchema = object({
   intensity: intensity(),
   ridgePoint: intensity(),
   floorMs: ms(),
+  launchMs: optional(ms()).describe('The launch floor: dispatches × the launch roof (absent where either is unknown).'),
   efficiency: ratio(),
 });
 
@@ -173,6 +174,20 @@ export const latencySchema = object({
     'Dispatches one step records, counted from the recorded programs: the first prefill chunk and a decode step.',
   ),
   summary: optional(object({ ...latencyStatsShape, completed: count() })),
+  decode_waterfall: optional(
+    array(
+      object({
+        prompt_tokens: count(),
+        tpot_ms: ms(),
+        launch_ms: ms().describe('Decode dispatches × the launch roof (ceilings.launch.dispatch_us).'),
+        stream_ms: ms().describe("The step's bytes at the read roof."),
+        kernel_ms: ms().describe('GPU time beyond launch + stream: kernel inefficiency.'),
+        host_ms: ms().describe('TPOT − GPU time: submission, readback and host work.'),
+        readback_ms: ms().describe('The part of host_ms one submit-and-read round trip (ceilings.launch.roundtrip_us) accounts for.'),
+      }),
+      MAX_ROWS,
+    ),
+  ).describe('Where one decode token goes, a sequential model: TPOT = launch + stream + kernel + host (rows with GPU timestamps and a launch roof).'),
   verdicts: optional(verdictsSchema),
   kernels: optional(nullable(array(kernelRowSchema, MAX_ROWS))),
   kernel_points: optional(nullable(array(kernelPointSchema, MAX_ROWS))),
@@ -229,7 +244,15 @@ function roundParts(latency: LatencyReport, keys: readonly (keyof LatencySection
 }
 
 /** Everything the tables and charts read besides the length rows. */
-const DERIVED_LATENCY: readonly (keyof LatencySection)[] = ['cold_start', 'depth_curve', 'summary', 'verdicts', 'kernels', 'profile_step_ms'];
+const DERIVED_LATENCY: readonly (keyof LatencySection)[] = [
+  'cold_start',
+  'depth_curve',
+  'summary',
+  'verdicts',
+  'decode_waterfall',
+  'kernels',
+  'profile_step_ms',
+];
 
 const ROW_METRICS: readonly Metric<LatencyRow>[] = [
   { key: 'median_ttft_ms', metric: 'median TTFT', unit: 'ms', direction: 'lower-is-better', value: (r) => r.ttft.p50 },
@@ -346,6 +369,24 @@ function formatLatency(l: LatencyReport): string {
       ),
     );
   }
+  if (l.decode_waterfall?.length) {
+    out.push('', 'Where a decode token goes (ms; a sequential model: TPOT = launch floor + stream at the read roof + kernel inefficiency + host):');
+    out.push(
+      table(
+        ['prompt', 'TPOT', 'launch', 'stream', 'kernels', 'host', 'of which readback'],
+        l.decode_waterfall.map((w) => [
+          String(w.prompt_tokens),
+          fixedOrDash(w.tpot_ms, 3),
+          `${fixedOrDash(w.launch_ms, 3)} (${pctOrDash(w.launch_ms / w.tpot_ms)})`,
+          `${fixedOrDash(w.stream_ms, 3)} (${pctOrDash(w.stream_ms / w.tpot_ms)})`,
+          `${fixedOrDash(w.kernel_ms, 3)} (${pctOrDash(w.kernel_ms / w.tpot_ms)})`,
+          `${fixedOrDash(w.host_ms, 3)} (${pctOrDash(w.host_ms / w.tpot_ms)})`,
+          fixedOrDash(w.readback_ms, 3),
+        ]),
+        [true, true, true, true, true, true, true],
+      ),
+    );
+  }
   if (l.kernels?.length) {
     const inflation = (phase: 'prefill' | 'decode', headline: number | null | undefined) => {
       const span = l.profile_step_ms?.[phase];
@@ -380,7 +421,7 @@ export const latencySection = {
     'per-token': { note: PER_TOKEN_NOTE, trim: trimPerToken },
     'per-request': { note: PER_REQUEST_NOTE, trim: trimRequests },
     'derived-digits': {
-      note: `The depth curve, summary, verdicts and kernel breakdown were rounded to ${ROUNDED_DIGITS} significant digits for the link.`,
+      note: `The depth curve, summary, verdicts, decode waterfall and kernel breakdown were rounded to ${ROUNDED_DIGITS} significant digits for the link.`,
       trim: (l) => roundParts(l, DERIVED_LATENCY),
     },
     'row-digits': { note: `The latency rows were rounded to ${ROUNDED_DIGITS} significant digits for the link.`, trim: (l) => roundParts(l, ['rows']) },

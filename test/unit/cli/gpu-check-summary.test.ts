@@ -31,6 +31,14 @@ describe('the GPU check summary line', () => {
     );
   });
 
+  it('states the launch floor’s share of the decode TPOT where the launch roof and the dispatch count are known', () => {
+    const withTpot = [rows[0], row({ ...rows[1], tpot: { p50: 1.0 } as LatencyRow['tpot'] })];
+    const launch = { dispatch_us: 4, pass_us: 6, roundtrip_us: 50 } as never;
+    const line = summaryLine('m', { rows: withTpot, dispatches_per_step: { prefill: 90, decode: 100 } }, { f16_gflops: null, f32_gflops: 2000, launch });
+    // 100 × 4 µs = 0.4 ms of a 1.0 ms TPOT.
+    expect(line).toContain('(ceiling 200 tok/s); launch floor 100 dispatches × 4.00 µs = 0.400 of TPOT; prefill 512');
+  });
+
   it('falls back to the f32 peak without shader-f16, and says n/a without a decode', () => {
     const line = summaryLine('x', { rows: [row({ ...rows[1], decode_efficiency: null, decode_tokens_per_s: null })] }, { f16_gflops: null, f32_gflops: 2000 });
     expect(line).toBe('x: decode n/a; prefill 16 tokens 1600 tok/s = 0.500 of the f32 FMA peak (1000 of 2000 GFLOP/s)');

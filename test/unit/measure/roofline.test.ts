@@ -74,6 +74,27 @@ describe('verdict', () => {
   it('exactly half the roofline speed is still memory-bound (the rule is "< 50%")', () => {
     expect(verdict({ flops: 4e9, bytes: 4e9, ms: 16 }, roofs).bound).toBe('memory-bound');
   });
+
+  it('launch-bound: 100 dispatches at 4 µs = 0.4 ms outweigh 0.2 ms of bytes; the phase took 0.5 ms (80% of the floor speed)', () => {
+    const v = verdict({ flops: 1e8, bytes: 1e8, ms: 0.5, dispatches: 100 }, { ...roofs, dispatchUs: 4 });
+    expect(v.bound).toBe('launch-bound');
+    expect(v.launchMs).toBeCloseTo(0.4, 12);
+    expect(v.floorMs).toBeCloseTo(0.4, 12);
+    expect(v.efficiency).toBeCloseTo(0.8, 12);
+    expect(v.sentence).toMatch(/^Launch-bound: 100 dependent dispatches at 4\.00 µs each need 0\.40 ms, more than the bytes \(0\.20 ms/);
+  });
+
+  it('the launch term joins the floor only with both the dispatch count and the launch roof', () => {
+    // Without either, the same phase reads overhead-bound (0.2 ms floor of 0.5 ms).
+    expect(verdict({ flops: 1e8, bytes: 1e8, ms: 0.5, dispatches: 100 }, roofs).bound).toBe('overhead-bound');
+    expect(verdict({ flops: 1e8, bytes: 1e8, ms: 0.5 }, { ...roofs, dispatchUs: 4 }).bound).toBe('overhead-bound');
+    expect(verdict({ flops: 1e8, bytes: 1e8, ms: 0.5 }, { ...roofs, dispatchUs: 4 })).not.toHaveProperty('launchMs');
+    // A memory-bound phase with a small launch term stays memory-bound and says what the launches cost.
+    const v = verdict({ flops: 4e9, bytes: 4e9, ms: 10, dispatches: 100 }, { ...roofs, dispatchUs: 4 });
+    expect(v.bound).toBe('memory-bound');
+    expect(v.floorMs).toBe(8);
+    expect(v.sentence).toMatch(/Its 100 dispatches cost at least 0\.40 ms at 4\.00 µs each \(4% of the time\)\.$/);
+  });
 });
 
 describe('cost and energy', () => {

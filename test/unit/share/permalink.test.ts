@@ -115,7 +115,7 @@ describe('a large result', () => {
     expect(fragment.length).toBeLessThanOrEqual(LINK_BUDGET_CHARS);
     const decoded = await decodeReport(fragment);
     expect(decoded.notes).toHaveLength(5);
-    expect(decoded.notes![3]).toMatch(/depth curve, summary, verdicts and kernel breakdown were rounded to 6 significant digits/);
+    expect(decoded.notes![3]).toMatch(/depth curve, summary, verdicts, decode waterfall and kernel breakdown were rounded to 6 significant digits/);
     expect(decoded.notes![4]).toMatch(/latency rows were rounded to 6 significant digits/);
     expect(latencyOf(decoded).verdicts[0].prefill.efficiency).toBe(Number(latencyOf(many).verdicts[0].prefill.efficiency.toPrecision(6)));
     const [row] = latencyOf(decoded).rows;

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { launchChains, slopeMeasurement } from '../../../src/measure/launch.ts';
+import { decodeWaterfall, type LatencyRow, type Roofs } from '../../../src/measure/latency-summary.ts';
+
+describe('launch roof arithmetic', () => {
+  it('takes the median of per-pair slopes: (long − short) ms × 1000 / (long − short dispatches) µs', () => {
+    // 16 vs 256 dispatches: 0.1 ms vs 1.06 ms → 4 µs; 0.1 vs 0.82 → 3 µs; 0.2 vs 1.4 → 5 µs.
+    const m = slopeMeasurement([0.1, 0.1, 0.2], [1.06, 0.82, 1.4], 16, 256, 'gpu-timestamp');
+    expect(m.value).toBeCloseTo(4, 9);
+    expect(m.min).toBeCloseTo(3, 9);
+    expect(m.max).toBeCloseTo(5, 9);
+    expect(m).toMatchObject({ n: 3, clock: 'gpu-timestamp', lengths: [16, 256] });
+  });
+
+  it('floors a slope the clock cannot resolve at 0.01 µs and refuses unpaired samples', () => {
+    expect(slopeMeasurement([0.5], [0.4], 16, 256, 'host').value).toBe(0.01);
+    expect(() => slopeMeasurement([0.1], [], 16, 256, 'host')).toThrow(RangeError);
+    expect(() => slopeMeasurement([0.1], [0.2], 16, 16, 'host')).toThrow(RangeError);
+  });
+
+  it('uses shorter chains on CPU adapters', () => {
+    expect(launchChains(true).long).toBeLessThan(launchChains(false).long);
+    expect(launchChains(false)).toEqual({ short: 16, long: 256 });
+  });
+});
+
+describe('decode waterfall', () => {
+  const roofs: Roofs = { read_bandwidth_gbps: 1000, f32_gflops: 10000, matmul_f32_gflops: 5000, launch: { dispatch_us: 4, roundtrip_us: 50 } };
+  const row = (tpot: number, gpu: number | null) =>
+    ({ prompt_tokens: 32, tpot: { p50: tpot }, gpu_decode_ms: gpu, decode_bytes_per_token: 5e8 }) as unknown as LatencyRow;
+
+  it('splits TPOT into launch floor, stream at the read roof, kernel inefficiency and host time', () => {
+    // 100 dispatches × 4 µs = 0.4 ms; 0.5 GB at 1000 GB/s = 0.5 ms; GPU 1.2 ms → kernels 0.3 ms; host 1.5 − 1.2 = 0.3 ms.
+    const w = decodeWaterfall(row(1.5, 1.2), roofs, 100)!;
+    expect(w.launch_ms).toBeCloseTo(0.4, 12);
+    expect(w.stream_ms).toBeCloseTo(0.5, 12);
+    expect(w.kernel_ms).toBeCloseTo(0.3, 12);
+    expect(w.host_ms).toBeCloseTo(0.3, 12);
+    expect(w.readback_ms).toBeCloseTo(0.05, 12);
+    expect(w.launch_ms + w.stream_ms + w.kernel_ms + w.host_ms).toBeCloseTo(w.tpot_ms, 12);
+  });
+
+  it('reads no kernel inefficiency when the GPU time is within the floors, and is absent without GPU time or a launch roof', () => {
+    const w = decodeWaterfall(row(1.0, 0.8), roofs, 100)!;
+    expect(w.kernel_ms).toBe(0);
+    expect(decodeWaterfall(row(1.0, null), roofs, 100)).toBeNull();
+    expect(decodeWaterfall(row(1.0, 0.8), { ...roofs, launch: undefined }, 100)).toBeNull();
+  });
+});
