@@ -4,7 +4,7 @@
  * Token ids ≥ the table's rows read nothing and yield a zero row.
  */
 import type { GpuContext } from '../gpu/device.ts';
-import type { ShaderSpec } from '../gpu/pipelines.ts';
+import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
 import { embeddingWorkgroupSize } from './select.ts';
@@ -17,7 +17,7 @@ export function embeddingCost(format: WeightFormat, cols: number, R: number): Co
 }
 
 /** The gather's pipeline for a table in `format`: the kernel joined with the format's weight library. */
-export function embeddingSpec(format: WeightFormat, wgSize: number): ShaderSpec & { name: `embedding+${WeightFormat}` } {
+export function embeddingSpec(format: WeightFormat, wgSize: number): KernelSpec & { name: `embedding+${WeightFormat}` } {
   return { ...shader(`embedding+${format}`), constants: { WG_SIZE: wgSize } };
 }
 

@@ -9,6 +9,7 @@
  */
 import type { GpuContext } from '../gpu/device.ts';
 import { getPipeline, pipelineKey, type ShaderSpec } from '../gpu/pipelines.ts';
+import { shaderCode, type KernelSpec, type ShaderName } from './shaders.ts';
 import type { GpuTimer } from '../gpu/timer.ts';
 
 /** Kernel classes for the per-kernel breakdown. */
@@ -54,7 +55,7 @@ export function bindGroup(device: GPUDevice, pipeline: GPUComputePipeline, label
 /** Compile (or fetch from the device's cache) and bind a dispatch. */
 export async function makeDispatch(
   ctx: GpuContext,
-  spec: ShaderSpec,
+  spec: KernelSpec,
   args: {
     owner: string;
     kind: KernelClass;
@@ -63,8 +64,9 @@ export async function makeDispatch(
     owned?: GPUBuffer[];
   },
 ): Promise<Dispatch> {
-  const pipeline = await getPipeline(ctx.device, spec);
-  const label = `${args.owner}:${pipelineKey(spec)}`;
+  const full: ShaderSpec = { ...spec, code: spec.code ?? (await shaderCode(spec.name as ShaderName)) };
+  const pipeline = await getPipeline(ctx.device, full);
+  const label = `${args.owner}:${pipelineKey(full)}`;
   const [x, y, z] = args.workgroups;
   const max = ctx.caps.limits.maxComputeWorkgroupsPerDimension;
   if (x > max || y > max || z > max) {

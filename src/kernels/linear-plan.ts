@@ -12,7 +12,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
-import type { ShaderSpec } from '../gpu/pipelines.ts';
+import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
 import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
 import { shader, type ShaderName } from './shaders.ts';
@@ -46,7 +46,7 @@ export interface LinearPlan {
   /** The shape that runs: the requested one (or the static default) after fallbacks and fix-ups. */
   shape: LinearShape;
   /** Pipeline: the variant's name and text, and its override constants. */
-  spec: ShaderSpec & { name: LinearVariant };
+  spec: KernelSpec & { name: LinearVariant };
   /** The grid for a shard of `rows` weight rows. */
   workgroups(rows: number): [number, number, number];
 }
@@ -98,7 +98,7 @@ export type LinearVariant = Extract<ShaderName, `${LinearBody}+${string}`>;
  * The pipeline for a shape and format (constants that do not depend on the shard). `cols` sizes the
  * staged X of the 8-bit-activation kernels (linear_q8dot*.wgsl; their default without it).
  */
-export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}, cols?: number): ShaderSpec & { name: LinearVariant } {
+export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, opts: LinearIo = {}, cols?: number): KernelSpec & { name: LinearVariant } {
   const io = {
     ADD_BIAS: opts.bias ? 1 : 0,
     ACCUMULATE: opts.accumulate ? 1 : 0,

@@ -2,9 +2,21 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { query } from 'lit/decorators.js';
 import type { ChartConfiguration } from 'chart.js';
 import { chartRefusal } from './chart-guard.ts';
-import { Chart, themeColors } from './charts.ts';
+import type { Chart } from './chart-lib.ts';
+import { themeColors } from './charts.ts';
 import { downloadCanvasPng } from './download.ts';
 import { shared } from './styles.ts';
+
+let chartLib: Promise<typeof import('./chart-lib.ts')> | undefined;
+
+/** Chart.js in its own chunk, loaded when the first chart draws (a failed load is retried on the next draw). */
+function loadChartLib(): Promise<typeof import('./chart-lib.ts')> {
+  chartLib ??= import('./chart-lib.ts').catch((e: unknown) => {
+    chartLib = undefined;
+    throw e;
+  });
+  return chartLib;
+}
 
 export interface Theme {
   fg: string;
@@ -133,17 +145,18 @@ export abstract class ChartBase extends LitElement {
       this.chart = undefined;
       return;
     }
-    try {
-      this.draw(config);
-    } catch (e) {
+    void this.draw(config).catch((e: unknown) => {
       this.chart?.destroy();
       this.chart = undefined;
       this.drawFailure = `Not drawn: ${(e as Error).message}`;
       this.requestUpdate();
-    }
+    });
   }
 
-  private draw(config: ChartConfiguration): void {
+  private async draw(config: ChartConfiguration): Promise<void> {
+    const { Chart } = await loadChartLib();
+    // A newer update may have replaced the config (or emptied the chart) while Chart.js loaded.
+    if (config !== this.config || this.problem) return;
     const base = { animation: false, responsive: true, maintainAspectRatio: false } as const;
     config.options = { ...base, ...config.options };
     if (this.chart && (this.chart.config as { type?: string }).type === config.type) {

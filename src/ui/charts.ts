@@ -1,37 +1,4 @@
-/** Chart.js, registered once for the whole page. */
-import {
-  Chart,
-  Filler,
-  Legend,
-  LinearScale,
-  LineController,
-  LineElement,
-  LogarithmicScale,
-  PointElement,
-  ScatterController,
-  Tooltip,
-  BarController,
-  BarElement,
-  CategoryScale,
-} from 'chart.js';
-
-Chart.register(
-  LineController,
-  ScatterController,
-  BarController,
-  LineElement,
-  PointElement,
-  BarElement,
-  LinearScale,
-  LogarithmicScale,
-  CategoryScale,
-  Legend,
-  Tooltip,
-  Filler,
-);
-
-export { Chart };
-
+/** Chart colours (Chart.js itself loads lazily: chart-lib.ts). */
 /** Colours that read on both light and dark backgrounds. */
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7'];
 

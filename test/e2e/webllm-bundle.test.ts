@@ -4,6 +4,7 @@
  * bundler puts it in a chunk of its own. Reads dist/ as `vite build` wrote it (npm test builds first).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './browser.ts';
@@ -58,5 +59,28 @@ describe('the built page and WebLLM', () => {
     const initial = new Set(initialChunks());
     const lazy = readdirSync(ASSETS).filter((name) => name.endsWith('.js') && !initial.has(name));
     expect(lazy.filter((name) => hasWebLLM(readFileSync(join(ASSETS, name), 'utf8'))).length).toBeGreaterThan(0);
+  });
+});
+
+/** The entry's budget (issue 24): what a first visit downloads before the page can run anything. */
+const ENTRY_GZIP_BUDGET = 150 * 1024;
+
+describe('the built page loads the heavy parts on demand', () => {
+  it(`the initial scripts are at most ${ENTRY_GZIP_BUDGET / 1024} KB gzip`, () => {
+    const bytes = initialChunks().reduce((sum, name) => sum + gzipSync(readFileSync(join(ASSETS, name))).length, 0);
+    console.info(`initial scripts: ${(bytes / 1024).toFixed(1)} KB gzip`);
+    expect(bytes).toBeLessThanOrEqual(ENTRY_GZIP_BUDGET);
+  });
+
+  it('WGSL and Chart.js are in lazy chunks: one per weight format plus the core kernels, and Chart.js apart', () => {
+    const initial = initialChunks().map((name) => readFileSync(join(ASSETS, name), 'utf8'));
+    // Markers that survive minification: a variant's part marker (every generated variant has them) and a Chart.js error message.
+    const WGSL = '// ---- shaders/';
+    const CHART_JS = 'Canvas is already in use';
+    expect(initial.filter((code) => code.includes(WGSL) || code.includes(CHART_JS))).toEqual([]);
+    const lazy = readdirSync(ASSETS).filter((name) => name.endsWith('.js'));
+    const chunk = (prefix: string) => lazy.find((name) => name.startsWith(prefix));
+    for (const group of ['core', 'q4_0', 'q4_k', 'f16']) expect(readFileSync(join(ASSETS, chunk(`${group}.generated-`)!), 'utf8')).toContain(WGSL);
+    expect(readFileSync(join(ASSETS, chunk('chart-lib-')!), 'utf8')).toContain(CHART_JS);
   });
 });

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { getPipeline, pipelinesCreated } from '../../src/gpu/pipelines.ts';
-import { SHADERS } from '../../src/kernels/shaders.ts';
+import { shaderCode } from '../../src/kernels/shaders.ts';
 import { readBuffer } from '../../src/gpu/buffers.ts';
 import { buckets } from '../../src/model/buckets.ts';
 import type { Engine } from '../../src/model/engine.ts';
@@ -136,7 +136,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'steps padded to row buckets (stories2
     spy.createShaderModule = (...a) => (modules++, originals.module.apply(device, a));
     try {
       // The counters see a compilation: a module not compiled before.
-      await getPipeline(device, { name: 'copy', code: `${SHADERS.copy}\n// counted` });
+      await getPipeline(device, { name: 'copy', code: `${await shaderCode('copy')}\n// counted` });
       expect([compiled, modules]).toEqual([1, 1]);
       for (const [batch, settings] of [
         [4, SETTINGS],

@@ -23,7 +23,7 @@ import { ropeStore } from '../../src/kernels/rope-store.ts';
 import { argmax, sample } from '../../src/kernels/sampling.ts';
 import { attentionShapes, embeddingWorkgroupSize } from '../../src/kernels/select.ts';
 import { linearShapes } from '../../src/kernels/linear-shapes.ts';
-import { SHADERS, type ShaderName } from '../../src/kernels/shaders.ts';
+import { allShaderCode, type KernelSpec, type ShaderName } from '../../src/kernels/shaders.ts';
 import { WEIGHT_FORMATS } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 
@@ -46,13 +46,19 @@ function capsVariants(caps: Capabilities): Capabilities[] {
   );
 }
 
+/** Every module's text, loaded once before the tests (the page loads a group at a time). */
+let SHADERS: Record<ShaderName, string>;
+
+/** A kernel spec with its module's text. */
+const withCode = (s: KernelSpec): ShaderSpec => ({ ...s, code: s.code ?? SHADERS[s.name as ShaderName] });
+
 function linearVariants(ctx: GpuContext): ShaderSpec[] {
   const specs = new Map<string, ShaderSpec>();
   const seen = new Set<string>();
-  const once = (key: string, spec: () => ShaderSpec) => {
+  const once = (key: string, spec: () => KernelSpec) => {
     if (seen.has(key)) return;
     seen.add(key);
-    const s = spec();
+    const s = withCode(spec());
     specs.set(`${s.code}|${pipelineKey(s)}`, s);
   };
   for (const caps of capsVariants(ctx.caps)) {
@@ -69,7 +75,7 @@ function linearVariants(ctx: GpuContext): ShaderSpec[] {
         // every switch alone once per body.
         // TOKENS only bounds loops (the kernels' arrays are sized by their maxima): one value per shape is enough.
         const { TOKENS: _tokens, ...constants } = plain.constants ?? {};
-        once(pipelineKey({ ...plain, name: body, constants }), () => plain);
+        once(pipelineKey({ ...plain, name: body, code: '', constants }), () => plain);
         for (const format of WEIGHT_FORMATS)
           for (const io of [LINEAR_IO[0], LINEAR_IO[LINEAR_IO.length - 1]])
             once(`${linearSpec(format, shape, R).name} ${JSON.stringify(io)}`, () => linearSpec(format, shape, R, io));
@@ -141,6 +147,7 @@ describe('every shader variant the kernels can produce', () => {
   const codes: string[] = [];
   let original: GPUDevice['createShaderModule'];
   beforeAll(async () => {
+    SHADERS = await allShaderCode();
     ctx = await testGpu();
     const device = ctx.device;
     original = device.createShaderModule;
@@ -170,7 +177,10 @@ describe('every shader variant the kernels can produce', () => {
     const f16 = ctx.caps.shaderF16;
     const runnable = (s: ShaderSpec) => (f16 || !/\benable f16\b/.test(s.code)) && (ctx.caps.subgroups || !/\benable subgroups\b/.test(s.code));
     const linear = linearVariants(ctx);
-    const joined = [...linear, ...WEIGHT_FORMATS.flatMap((f) => capsVariants(ctx.caps).map((caps) => embeddingSpec(f, embeddingWorkgroupSize(caps))))];
+    const joined = [
+      ...linear,
+      ...WEIGHT_FORMATS.flatMap((f) => capsVariants(ctx.caps).map((caps) => withCode(embeddingSpec(f, embeddingWorkgroupSize(caps))))),
+    ];
     const failures: string[] = [];
     // The kernels' own builds first: the files they join (e.g. a KV load into attention) are not standalone.
     const dispatches = await kernelVariants(ctx).catch((e: unknown) => (failures.push(String(e)), []));

@@ -7,7 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedShaderFiles, INDEX_PATH, writtenVariantFiles } from '../../../cli/shader-variants.ts';
-import { SHADERS, UNIFORMS } from '../../../src/kernels/shaders.ts';
+import { allShaderCode, shaderCode, UNIFORMS } from '../../../src/kernels/shaders.ts';
+import { SHADER_GROUP } from '../../../src/kernels/shaders.generated.ts';
 import { LINEAR_BODIES, VARIANTS, WEIGHT_LIBRARIES, variantFileName } from '../../../src/kernels/variant-table.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../../../src/kernels/weight-formats.ts';
 
@@ -25,7 +26,8 @@ describe('generated shader variants', () => {
     expect(files.has(INDEX_PATH)).toBe(true);
   }, 60_000);
 
-  it('name every table entry in the index, each file starting with its generated header', () => {
+  it('name every table entry in the index, each file starting with its generated header', async () => {
+    const SHADERS = await allShaderCode();
     for (const [name, parts] of Object.entries(VARIANTS)) {
       const code = (SHADERS as Record<string, string>)[name];
       expect(code, name).toBeDefined();
@@ -43,6 +45,23 @@ describe('generated shader variants', () => {
       if ('formatParts' in spec) expect(Object.keys(VARIANTS).filter((v) => v.startsWith(`${body}+`))).toHaveLength(formats.length);
     }
     for (const f of WEIGHT_FORMATS) expect(VARIANTS[`embedding+${f}`]).toEqual(['embedding', ...WEIGHT_LIBRARIES[f]]);
+  });
+
+  it('group each weight format’s variants apart from the format-independent core, loading a group on first use', async () => {
+    expect(SHADER_GROUP['matvec_wide+q4_k']).toBe('q4_k');
+    expect(SHADER_GROUP['embedding+f16']).toBe('f16');
+    expect(SHADER_GROUP['attention_decode+kv_load_f16']).toBe('core');
+    expect(SHADER_GROUP.copy).toBe('core');
+    for (const [name, group] of Object.entries(SHADER_GROUP)) {
+      if (group !== 'core') expect(name.endsWith(`+${group}`), name).toBe(true);
+      if (group === 'core')
+        expect(
+          WEIGHT_FORMATS.some((f) => name.endsWith(`+${f}`)),
+          name,
+        ).toBe(false);
+    }
+    expect(await shaderCode('copy')).toContain('fn main');
+    await expect(shaderCode('no-such-module' as never)).rejects.toThrow(/No WGSL module is named no-such-module/);
   });
 
   it('file names are safe on every file system', () => {
