@@ -7,6 +7,7 @@ import type { ByteSource } from '../model/gguf/source.ts';
 import { keptOrDownload, modelCacheAvailable } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
+import { fmtBytes } from '../model/memory.ts';
 import { presetChoice, type ModelChoice } from '../model/load.ts';
 import { openModel } from '../model/open.ts';
 import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
@@ -42,7 +43,8 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
   }
   let source = opts.source;
   if (!source && spec.url) {
-    const onProgress = (loaded: number, total: number) => opts.onProgress?.(`downloading ${spec.url}`, total ? loaded / total : 0);
+    const onProgress = (loaded: number, total: number) =>
+      opts.onProgress?.(`downloading ${spec.url}: ${fmtBytes(loaded)} of ${fmtBytes(total)}`, total ? loaded / total : 0);
     // In a browser the file is downloaded once and kept (Cache API); elsewhere it is read by ranges.
     source = modelCacheAvailable()
       ? (await keptOrDownload(spec.url, { signal: opts.signal, onProgress })).source
