@@ -99,9 +99,14 @@ export async function boundedFetch(url: string, init: RequestInit, options: Fetc
     if (outer?.aborted) throw cancelledError(e);
     const text = failureText(e);
     if (/redirect/i.test(text)) {
-      throw new TokenscopeError('io', `${url} redirects in a loop (${text})`, 'The link is broken on the server: open it in a browser to see where it leads, and use the final URL.', {
-        cause: e,
-      });
+      throw new TokenscopeError(
+        'io',
+        `${url} redirects in a loop (${text})`,
+        'The link is broken on the server: open it in a browser to see where it leads, and use the final URL.',
+        {
+          cause: e,
+        },
+      );
     }
     throw new TokenscopeError(
       'io',
