@@ -178,7 +178,7 @@ export async function boundedFetch(url: string, init: RequestInit, options: Fetc
     function overCap(loaded: number) {
       return new TokenscopeError(
         'io',
-        `${server} sent more than the ${cap} bytes of ${what} (${loaded} so far): it sends more than it declared, or compresses it`,
+        `${server} sent more than ${what} holds (${loaded} bytes so far): it sends more than it declared, or compresses it`,
         'The server is misbehaving: serve the .gguf file as it is, with its true Content-Length, or download it and open the file.',
       );
     }

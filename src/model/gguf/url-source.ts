@@ -74,7 +74,7 @@ function rangeSource(url: string, size: number, get: (init: RequestInit) => Prom
       const bytes = new Uint8Array(length);
       let at = 0;
       if (answer.response.status === 206) {
-        for await (const chunk of answer.body(length, `the ${length} bytes at byte ${offset}`)) {
+        for await (const chunk of answer.body(length, `the range of ${length} bytes at byte ${offset}`)) {
           bytes.set(chunk, at);
           at += chunk.length;
         }

@@ -134,9 +134,9 @@ describe('inspecting by URL against hostile servers reads no more than the heade
 
   it.each([
     ['/silent', /did not answer within 0\.3 s/],
-    ['/stall-206', /stalled sending the 1048576 bytes at byte 0: 0 bytes in the last 0\.3 s/],
-    ['/drip-206', /stalled sending the 1048576 bytes at byte 0: \d+ bytes in the last 0\.3 s/],
-    ['/endless-206', /sent more than the 1048576 bytes of the 1048576 bytes at byte 0/],
+    ['/stall-206', /stalled sending the range of 1048576 bytes at byte 0: 0 bytes in the last 0\.3 s/],
+    ['/drip-206', /stalled sending the range of 1048576 bytes at byte 0: \d+ bytes in the last 0\.3 s/],
+    ['/endless-206', /sent more than the range of 1048576 bytes at byte 0 holds/],
     ['/endless', /does not serve byte ranges/],
     ['/huge', /does not serve byte ranges/],
     ['/gzip-bomb', /compressed \(Content-Encoding: gzip\)/],
