@@ -85,14 +85,19 @@ export async function boundedFetch(url: string, init: RequestInit, options: Fetc
   headers.set('Accept-Encoding', 'identity');
   let response: Response;
   try {
-    response = await within(headerMs, (options.fetch ?? globalThis.fetch)(url, { ...init, headers, signal: controller.signal }), () => {
-      abort();
-      return new TokenscopeError(
-        'io',
-        `${server} did not answer within ${seconds(headerMs)} (no response headers for ${url})`,
-        'The server may be down or overloaded: try again later, or check the URL.',
-      );
-    });
+    response = await within(
+      headerMs,
+      (options.fetch ?? globalThis.fetch)(url, { ...init, headers, signal: controller.signal }),
+      () => {
+        abort();
+        return new TokenscopeError(
+          'io',
+          `${server} did not answer within ${seconds(headerMs)} (no response headers for ${url})`,
+          'The server may be down or overloaded: try again later, or check the URL.',
+        );
+      },
+      outer,
+    );
   } catch (e) {
     abort();
     if (e instanceof TokenscopeError) throw e;
@@ -153,7 +158,7 @@ export async function boundedFetch(url: string, init: RequestInit, options: Fetc
             `${server} stalled sending ${what}: ${loaded - windowStart} bytes in the last ${seconds(idleMs)} (${loaded} of ${cap} bytes so far)`,
             'The server or the connection is too slow or stuck: try again later, or download the file another way and open it from disk.',
           );
-        const next = await within(Math.max(0, windowEnd - performance.now()), reader.read(), stalled);
+        const next = await within(Math.max(0, windowEnd - performance.now()), reader.read(), stalled, outer);
         if (next.done) return;
         loaded += next.value.length;
         if (loaded > cap) throw overCap(loaded);
@@ -186,13 +191,23 @@ export async function boundedFetch(url: string, init: RequestInit, options: Fetc
   return { response, body, cancel };
 }
 
-/** `promise`, or `onTimeout()`'s error once `ms` have passed. */
-function within<T>(ms: number, promise: Promise<T>, onTimeout: () => Error): Promise<T> {
+/**
+ * `promise`, or `onTimeout()`'s error once `ms` have passed, or a cancelled error once `signal`
+ * fires (even where a fetch or a body ignores its signal).
+ */
+function within<T>(ms: number, promise: Promise<T>, onTimeout: () => Error, signal?: AbortSignal): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort = () => {};
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), ms);
+    onAbort = () => reject(cancelledError(signal?.reason));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  });
 }
 
 /** A declared size from Content-Length, or undefined when absent or unreadable. */
