@@ -3,10 +3,12 @@
  * holds (a local File) to a model choice the engine can load, with its tokenizer.
  */
 import { TokenscopeError } from '../errors.ts';
+import type { NetLimits } from '../model/gguf/http.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { keptOrDownload, modelCacheAvailable } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
+import { fmtBytes } from '../model/memory.ts';
 import { presetChoice, type ModelChoice } from '../model/load.ts';
 import { openModel } from '../model/open.ts';
 import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
@@ -34,6 +36,8 @@ export interface ResolveOptions {
   source?: ByteSource;
   onProgress?: (step: string, fraction: number) => void;
   signal?: AbortSignal;
+  /** A URL's timeouts (tests shorten them; the defaults, 30 s, are for users). */
+  net?: NetLimits;
 }
 
 export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): Promise<ResolvedModel> {
@@ -42,11 +46,12 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
   }
   let source = opts.source;
   if (!source && spec.url) {
-    const onProgress = (loaded: number, total: number) => opts.onProgress?.(`downloading ${spec.url}`, total ? loaded / total : 0);
+    const onProgress = (loaded: number, total: number) =>
+      opts.onProgress?.(`downloading ${spec.url}: ${fmtBytes(loaded)} of ${fmtBytes(total)}`, total ? loaded / total : 0);
     // In a browser the file is downloaded once and kept (Cache API); elsewhere it is read by ranges.
     source = modelCacheAvailable()
-      ? (await keptOrDownload(spec.url, { signal: opts.signal, onProgress })).source
-      : await urlSource(spec.url, { signal: opts.signal, onProgress });
+      ? (await keptOrDownload(spec.url, { ...opts.net, signal: opts.signal, onProgress })).source
+      : await urlSource(spec.url, { ...opts.net, signal: opts.signal, onProgress });
   }
   if (!source && spec.path) {
     if (typeof process === 'undefined' || !process.versions?.node) {

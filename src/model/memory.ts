@@ -109,7 +109,7 @@ export function planMemory(
 }
 
 const GiB = 2 ** 30;
-const fmtBytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`);
+export const fmtBytes = (n: number) => (n >= GiB ? `${(n / GiB).toFixed(2)} GiB` : `${(n / 2 ** 20).toFixed(1)} MiB`);
 
 /**
  * Refuse a plan that cannot work on this device: a buffer over maxBufferSize or a binding over

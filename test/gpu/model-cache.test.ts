@@ -12,23 +12,36 @@ const file = buildTestModel({ architecture: 'llama', dim: 64, hiddenDim: 128, nL
 const URL_A = 'https://models.test/a.gguf';
 const URL_B = 'https://models.test/b.gguf';
 
-/** Serves `file` whole, in 4 KiB chunks; `declared` overrides Content-Length (a truncated transfer). */
-function server(opts: { status?: number; declared?: number } = {}) {
+interface ServerOptions {
+  status?: number;
+  /** Overrides Content-Length (a truncated transfer, an absurd size); null sends none. */
+  declared?: number | null;
+  /** After the file: zeros forever, or silence. */
+  then?: 'endless' | 'stall';
+}
+
+/** Serves `file` whole, in 4 KiB chunks, counting what it sent. */
+function server(opts: ServerOptions = {}) {
   const requests: string[] = [];
+  const sent = { bytes: 0 };
   const fetch = (async (url: RequestInfo | URL) => {
     requests.push(String(url));
     if (opts.status) return new Response('nope', { status: opts.status });
     let at = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(c) {
-        if (at >= file.length) return c.close();
-        c.enqueue(file.slice(at, at + 4096));
-        at += 4096;
+        if (at >= file.length && opts.then === 'stall') return new Promise<void>(() => {});
+        if (at >= file.length && opts.then !== 'endless') return c.close();
+        const chunk = at < file.length ? file.slice(at, at + 4096) : new Uint8Array(4096);
+        c.enqueue(chunk);
+        at += chunk.length;
+        sent.bytes += chunk.length;
       },
     });
-    return new Response(body, { headers: { 'Content-Length': String(opts.declared ?? file.length) } });
+    const declared = opts.declared === undefined ? file.length : opts.declared;
+    return new Response(body, { headers: declared === null ? {} : { 'Content-Length': String(declared) } });
   }) as typeof globalThis.fetch;
-  return { fetch, requests };
+  return { fetch, requests, sent };
 }
 
 describe.skipIf(!modelCacheAvailable())('files kept in the browser (Cache API)', () => {
@@ -67,6 +80,26 @@ describe.skipIf(!modelCacheAvailable())('files kept in the browser (Cache API)',
     expect(await isKept(URL_A)).toBe(false);
     const refused = keptOrDownload(URL_A, { fetch: server({ status: 404 }).fetch });
     await expect(refused).rejects.toThrow(/HTTP 404/);
+    expect(await keptFiles()).toEqual([]);
+  });
+
+  it('bounds the download: no size, more than declared, a stall, more than the storage left, the page’s cancel', async () => {
+    const noSize = server({ declared: null, then: 'endless' });
+    await expect(keptOrDownload(URL_A, { fetch: noSize.fetch })).rejects.toThrow(/no Content-Length/);
+    expect(noSize.sent.bytes).toBeLessThan(1 << 20);
+    // An endless same-origin body stops at its declared size (a browser also unpacks gzip unasked).
+    const endless = server({ then: 'endless' });
+    await expect(keptOrDownload(URL_A, { fetch: endless.fetch })).rejects.toThrow(new RegExp(`sent more than the ${file.length}-byte file holds`));
+    expect(endless.sent.bytes).toBeLessThan(file.length + (1 << 20));
+    const stalled = server({ declared: file.length + 1, then: 'stall' });
+    await expect(keptOrDownload(URL_A, { fetch: stalled.fetch, idleTimeoutMs: 300 })).rejects.toThrow(/stalled sending/);
+    await expect(keptOrDownload(URL_A, { fetch: server({ declared: 1e15 }).fetch })).rejects.toThrow(
+      /declares 1000000000000000 bytes .* more than the .* this browser can still keep/,
+    );
+    const abort = new AbortController();
+    const cancelled = keptOrDownload(URL_A, { fetch: server({ declared: file.length + 1, then: 'stall' }).fetch, signal: abort.signal });
+    setTimeout(() => abort.abort(), 100);
+    await expect(cancelled).rejects.toSatisfy((e: unknown) => isTokenscopeError(e, 'cancelled'));
     expect(await keptFiles()).toEqual([]);
   });
 });

@@ -5,7 +5,9 @@
  * Where there is no Cache API (Node, insecure origins) nothing is kept and callers read the URL.
  */
 import { TokenscopeError } from '../../errors.ts';
+import { boundedFetch, type NetLimits } from './http.ts';
 import { blobSource, type ByteSource } from './source.ts';
+import { declaredSize } from './url-source.ts';
 
 const CACHE_NAME = 'tokenscope-models-v1';
 /** When the file was kept (ISO 8601), stored with the response. */
@@ -17,8 +19,8 @@ export interface KeptFile {
   keptAt: string | null;
 }
 
-export interface KeepOptions {
-  /** Called as the body streams in; `total` is 0 when the server did not say. */
+export interface KeepOptions extends NetLimits {
+  /** Called as the body streams in: bytes of the declared total. */
   onProgress?: (loaded: number, total: number) => void;
   signal?: AbortSignal;
   /** Injected for tests; defaults to the global fetch. */
@@ -63,29 +65,47 @@ export async function forgetAll(): Promise<void> {
 
 /**
  * The kept copy of `url`, or — when there is none — the whole file downloaded once, kept, and
- * read from the kept copy. `fromCache` says which.
+ * read from the kept copy. `fromCache` says which. The download is bounded as url-source.ts's
+ * are (http.ts: timeouts, a stall, exactly the declared Content-Length), refused up front when it
+ * would not fit this origin's free storage, and stops when `signal` (the page's Cancel) fires.
  */
 export async function keptOrDownload(url: string, options: KeepOptions = {}): Promise<{ source: ByteSource; fromCache: boolean }> {
   const cache = await open();
   const kept = await cache.match(url);
   if (kept) return { source: blobSource(await kept.blob(), url), fromCache: true };
 
-  const response = await fetchWhole(url, options);
-  const declared = Number(response.headers.get('Content-Length'));
-  const total = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+  const answer = await boundedFetch(url, {}, options);
+  let total: number;
+  try {
+    total = declaredSize(url, answer, await freeStorage(), 'this browser can still keep for this page');
+  } catch (e) {
+    await answer.cancel();
+    throw e;
+  }
   let loaded = 0;
-  const counted = response.body!.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        loaded += chunk.length;
-        options.onProgress?.(loaded, total);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+  /** Why the body stopped, which cache.put's own error (a TypeError) does not say. */
+  let failure: unknown;
+  const chunks = answer.body(total, `the ${total}-byte file`);
+  const counted = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await chunks.next().catch((e: unknown) => {
+        failure = e;
+        throw e;
+      });
+      if (next.done) return controller.close();
+      loaded += next.value.length;
+      options.onProgress?.(loaded, total);
+      controller.enqueue(next.value);
+    },
+    async cancel() {
+      await chunks.return();
+    },
+  });
   try {
     await cache.put(url, new Response(counted, { headers: { 'content-type': 'application/octet-stream', [KEPT_AT]: new Date().toISOString() } }));
   } catch (e) {
+    await cache.delete(url);
+    if (failure instanceof TokenscopeError) throw failure;
     if (options.signal?.aborted) throw new TokenscopeError('cancelled', 'The download was cancelled.', 'Run again to download it.', { cause: e });
     throw new TokenscopeError(
       'io',
@@ -96,7 +116,7 @@ export async function keptOrDownload(url: string, options: KeepOptions = {}): Pr
   }
   const stored = await cache.match(url);
   const blob = await stored?.blob();
-  if (!blob || (total > 0 && blob.size !== total)) {
+  if (!blob || blob.size !== total) {
     await cache.delete(url);
     throw new TokenscopeError(
       'io',
@@ -107,20 +127,8 @@ export async function keptOrDownload(url: string, options: KeepOptions = {}): Pr
   return { source: blobSource(blob, url), fromCache: false };
 }
 
-async function fetchWhole(url: string, options: KeepOptions): Promise<Response> {
-  let response: Response;
-  try {
-    response = await (options.fetch ?? globalThis.fetch)(url, { signal: options.signal });
-  } catch (e) {
-    throw new TokenscopeError(
-      'io',
-      `could not fetch ${url}: ${(e as Error).message}`,
-      'Check the URL and your connection; a server on another origin must allow CORS.',
-      { cause: e },
-    );
-  }
-  if (!response.ok || !response.body) {
-    throw new TokenscopeError('io', `${url} answered HTTP ${response.status}`, 'Check that the URL points at a .gguf file.');
-  }
-  return response;
+/** Bytes this origin may still store (the quota less what it uses); unbounded where the browser does not say. */
+async function freeStorage(): Promise<number> {
+  const estimate = await globalThis.navigator?.storage?.estimate?.().catch(() => undefined);
+  return estimate?.quota !== undefined ? Math.max(0, estimate.quota - (estimate.usage ?? 0)) : Number.MAX_SAFE_INTEGER;
 }

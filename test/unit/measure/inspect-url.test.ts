@@ -18,6 +18,8 @@ import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { inspectSource } from '../../../src/measure/inspect.ts';
 import { globalTensorSpecs, layerTensorSpecs, type ShapeConfig } from '../../../src/model/tensors.ts';
 import { STORIES_GGUF } from '../model/paths.ts';
+import { expectTokenscopeError } from '../model/helpers.ts';
+import { hostileServer, type HostileServer } from '../model/hostile-server.ts';
 
 /** The reader's first read: 1 MiB (src/model/gguf/reader.ts); later reads grow from there. */
 const READER_FIRST_WINDOW = 1 << 20;
@@ -118,5 +120,32 @@ describe('inspecting a GGUF by URL reads the header only', () => {
     expect(requests.length).toBe(2);
     expect(bytes).toBe(1 + Math.min(READER_FIRST_WINDOW, file.length));
     expect(bytes).toBeLessThan(file.length);
+  });
+});
+
+describe('inspecting by URL against hostile servers reads no more than the header budget, in seconds', () => {
+  let server: HostileServer;
+  beforeAll(async () => {
+    server = await hostileServer();
+  });
+  afterAll(() => server?.close());
+  /** `--inspect URL`'s source with short limits (the defaults are 30 s). */
+  const inspectUrl = async (path: string) => inspectSource(await urlSource(server.url(path), { rangesOnly: true, headerTimeoutMs: 300, idleTimeoutMs: 300 }));
+
+  it.each([
+    ['/silent', /did not answer within 0\.3 s/],
+    ['/stall-206', /stalled sending the range of 1048576 bytes at byte 0: 0 bytes in the last 0\.3 s/],
+    ['/drip-206', /stalled sending the range of 1048576 bytes at byte 0: \d+ bytes in the last 0\.3 s/],
+    ['/endless-206', /sent more than the range of 1048576 bytes at byte 0 holds/],
+    ['/endless', /does not serve byte ranges/],
+    ['/huge', /does not serve byte ranges/],
+    ['/gzip-bomb', /compressed \(Content-Encoding: gzip\)/],
+    ['/loop', /redirects in a loop/],
+  ])('%s ends with a clear error', async (path, message) => {
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    await expectTokenscopeError(() => inspectUrl(path), 'io', message);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
   });
 });

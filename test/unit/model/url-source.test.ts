@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { buildTestModel } from '../../../src/model/gguf/synthetic.ts';
 import { urlSource } from '../../../src/model/gguf/url-source.ts';
+import { resolveModel } from '../../../src/jobs/model-source.ts';
 import { expectTokenscopeError } from './helpers.ts';
+import { hostileServer, type HostileServer } from './hostile-server.ts';
 
 const file = buildTestModel({ architecture: 'llama', dim: 128, hiddenDim: 256, nLayers: 2, nHeads: 4, vocabSize: 4096 });
 
@@ -109,5 +111,120 @@ describe('URL source', () => {
       }) as typeof fetch,
     });
     await expectTokenscopeError(() => source.read(10, 100), 'io', /range request for 100 bytes at byte 10 with status 206 and 99 bytes/);
+  });
+});
+
+/** Short limits, so each case fails in well under a second; the defaults (30 s) are for users. */
+const QUICK = { headerTimeoutMs: 300, idleTimeoutMs: 300 };
+
+/** `action` fails with an io error matching `message`, within `seconds`. */
+async function failsQuickly(action: () => Promise<unknown>, message: RegExp, seconds = 3) {
+  const t0 = performance.now();
+  const error = await expectTokenscopeError(action, 'io', message);
+  expect((performance.now() - t0) / 1000).toBeLessThan(seconds);
+  return error;
+}
+
+describe('URL source against hostile servers: every case ends in seconds with a clear error', () => {
+  let server: HostileServer;
+  beforeAll(async () => {
+    server = await hostileServer();
+  });
+  afterAll(() => server?.close());
+
+  it('a server that never answers: the header timeout names the server', async () => {
+    await failsQuickly(() => urlSource(server.url('/silent'), QUICK), /127\.0\.0\.1:\d+ did not answer within 0\.3 s/);
+  });
+
+  it('a body that stalls after its headers, a 206 that stalls, and drips: the stall timeout', async () => {
+    await failsQuickly(
+      () => urlSource(server.url('/stall-body'), QUICK),
+      /stalled sending the 1048576-byte file: 1000 bytes in the last 0\.3 s \(1000 of 1048576/,
+    );
+    const ranged = await urlSource(server.url('/stall-206'), QUICK);
+    await failsQuickly(() => ranged.read(0, 1 << 20), /stalled sending the range of 1048576 bytes at byte 0: 0 bytes in the last 0\.3 s/);
+    // A drip is never silent for long, but falls far short of 64 KiB per window.
+    await failsQuickly(() => urlSource(server.url('/drip'), QUICK), /stalled sending the 1048576-byte file: \d+ bytes in the last 0\.3 s/);
+    const dripping = await urlSource(server.url('/drip-206'), QUICK);
+    await failsQuickly(() => dripping.read(0, 1 << 20), /stalled sending the range of 1048576 bytes at byte 0/);
+  });
+
+  it('an endless body without a size is refused before it is read; an endless 206 stops at the bytes asked', async () => {
+    const rss0 = process.memoryUsage().rss;
+    await failsQuickly(() => urlSource(server.url('/endless'), QUICK), /does not say how big .* is \(no Content-Length\)/);
+    const ranged = await urlSource(server.url('/endless-206'), QUICK);
+    await failsQuickly(() => ranged.read(0, 1 << 20), /sent more than the range of 1048576 bytes at byte 0 holds/);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
+  });
+
+  it('a body that decodes to more than its Content-Length (a browser unpacks gzip unasked) stops at that size', async () => {
+    let sent = 0;
+    const endlessBody = new ReadableStream<Uint8Array>({
+      pull(c) {
+        sent += 1 << 20;
+        c.enqueue(new Uint8Array(1 << 20));
+      },
+    });
+    const lying = (async () => new Response(endlessBody, { headers: { 'Content-Length': String(8 << 20) } })) as typeof fetch;
+    const rss0 = process.memoryUsage().rss;
+    await failsQuickly(() => urlSource('https://models.example/m.gguf', { ...QUICK, fetch: lying }), /sent more than the 8388608-byte file holds/);
+    expect(sent).toBeLessThanOrEqual(10 << 20);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
+  });
+
+  it('asks for no compression and refuses a gzip bomb sent anyway, before unpacking a byte', async () => {
+    const rss0 = process.memoryUsage().rss;
+    await failsQuickly(() => urlSource(server.url('/gzip-bomb'), QUICK), /sent .*gzip-bomb compressed \(Content-Encoding: gzip\)/, 8);
+    // undici repeats it for the Range probe (the Fetch standard adds it to every range request).
+    const asked = server.requests.filter((r) => r.path === '/gzip-bomb').map((r) => r.acceptEncoding);
+    expect(asked).toEqual([expect.stringMatching(/^identity(, identity)*$/)]);
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
+  });
+
+  it('a Content-Length of 100 GB without ranges is refused up front', async () => {
+    const rss0 = process.memoryUsage().rss;
+    await failsQuickly(
+      () => urlSource(server.url('/huge'), QUICK),
+      /declares 100000000000 bytes \(93\.13 GiB\), more than the 4\.00 GiB this process downloads whole/,
+      1,
+    );
+    expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
+  });
+
+  it('a redirect loop is called one, not a CORS problem', async () => {
+    const error = await failsQuickly(() => urlSource(server.url('/loop'), QUICK), /\/loop redirects in a loop/);
+    expect(error.describe()).not.toMatch(/CORS/);
+  });
+
+  it('the caller’s cancel stops a download mid-body with a cancelled error', async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 100);
+    const t0 = performance.now();
+    await expectTokenscopeError(() => urlSource(server.url('/drip'), { signal: abort.signal }), 'cancelled', /cancelled/);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe('--model URL (resolveModel in Node) against hostile servers', () => {
+  let server: HostileServer;
+  beforeAll(async () => {
+    server = await hostileServer({ '/plain.gguf': file });
+  });
+  afterAll(() => server?.close());
+
+  it('downloads a server without ranges once, its progress in bytes of the declared total', async () => {
+    const steps: [string, number][] = [];
+    const resolved = await resolveModel({ url: server.url('/plain.gguf') }, { onProgress: (step, f) => steps.push([step, f]) });
+    expect(resolved.choice.kind).toBe('gguf');
+    const mib = (file.length / 2 ** 20).toFixed(1);
+    expect(steps.at(-1)).toEqual([`downloading ${server.url('/plain.gguf')}: ${mib} MiB of ${mib} MiB`, 1]);
+  });
+
+  it('a stalled or endless header read, a 100 GB body and a redirect loop end in seconds', async () => {
+    const net = QUICK;
+    await failsQuickly(() => resolveModel({ url: server.url('/stall-206') }, { net }), /stalled sending the range of 1048576 bytes at byte 0/);
+    await failsQuickly(() => resolveModel({ url: server.url('/endless-206') }, { net }), /sent more than the range of 1048576 bytes at byte 0 holds/);
+    await failsQuickly(() => resolveModel({ url: server.url('/huge') }, { net }), /declares 100000000000 bytes/, 1);
+    await failsQuickly(() => resolveModel({ url: server.url('/loop') }, { net }), /redirects in a loop/);
   });
 });
