@@ -7,11 +7,11 @@
 import { TokenscopeError } from '../../errors.ts';
 
 export interface NetLimits {
-  /** From sending a request to its response headers, connecting included (ms). Default 30 s. */
+  /** From sending a request to its response headers, connecting included (ms). Default 8 s (issue 25: no stalled server may hold a run past 10 s). */
   headerTimeoutMs?: number;
   /**
    * A body that delivers less than `STALL_BYTES` (or what is left of it) within this window has
-   * stalled (ms). Default 30 s: a floor of about 2 KiB/s, so a drip fails as surely as silence.
+   * stalled (ms). Default 8 s: a floor of 8 KiB/s, so a drip fails as surely as silence.
    */
   idleTimeoutMs?: number;
 }
@@ -23,8 +23,8 @@ export interface FetchOptions extends NetLimits {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_HEADER_TIMEOUT_MS = 30_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+export const DEFAULT_HEADER_TIMEOUT_MS = 8_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 8_000;
 /** The progress a body must make within each idle window. */
 const STALL_BYTES = 64 << 10;
 

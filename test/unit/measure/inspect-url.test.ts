@@ -129,11 +129,11 @@ describe('inspecting by URL against hostile servers reads no more than the heade
     server = await hostileServer();
   });
   afterAll(() => server?.close());
-  /** `--inspect URL`'s source with short limits (the defaults are 30 s). */
-  const inspectUrl = async (path: string) => inspectSource(await urlSource(server.url(path), { rangesOnly: true, headerTimeoutMs: 300, idleTimeoutMs: 300 }));
+  /** `--inspect URL`'s source with short limits (the defaults are 8 s). */
+  const inspectUrl = async (path: string) => inspectSource(await urlSource(server.url(path), { rangesOnly: true, headerTimeoutMs: 1500, idleTimeoutMs: 300 }));
 
   it.each([
-    ['/silent', /did not answer within 0\.3 s/],
+    ['/silent', /did not answer within 1\.5 s/],
     ['/stall-206', /stalled sending the range of 1048576 bytes at byte 0: 0 bytes in the last 0\.3 s/],
     ['/drip-206', /stalled sending the range of 1048576 bytes at byte 0: \d+ bytes in the last 0\.3 s/],
     ['/endless-206', /sent more than the range of 1048576 bytes at byte 0 holds/],
@@ -145,7 +145,7 @@ describe('inspecting by URL against hostile servers reads no more than the heade
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
     await expectTokenscopeError(() => inspectUrl(path), 'io', message);
-    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(performance.now() - t0).toBeLessThan(5000);
     expect(process.memoryUsage().rss - rss0).toBeLessThan(256 << 20);
   });
 });
