@@ -29,11 +29,21 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },
   chat: { type: 'boolean', help: "with --prompt: send it as a user message through the model file's chat template" },
-  temperature: { type: 'number', range: 'temperature', value: 'T', help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy; at most 100)' },
+  temperature: {
+    type: 'number',
+    range: 'temperature',
+    value: 'T',
+    help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy; at most 100)',
+  },
   'top-k': { type: 'int', range: 'top-k', value: 'K', help: 'with --temperature: keep the K most likely tokens (default 0: off)' },
   'top-p': { type: 'number', range: 'top-p', value: 'P', help: 'with --temperature: nucleus sampling mass, above 0 and at most 1 (default 1: off)' },
   gen: { type: 'int', range: 'gen', value: 'N', help: 'output tokens per request, 1-4096 (default 16 on CPU adapters, 64 on GPUs)' },
-  'prompt-lengths': { type: 'list', range: 'prompt-lengths', value: 'N,N,…', help: 'prompt lengths of the latency sweep, at most 16 of 1-32768 (seeded random token ids)' },
+  'prompt-lengths': {
+    type: 'list',
+    range: 'prompt-lengths',
+    value: 'N,N,…',
+    help: 'prompt lengths of the latency sweep, at most 16 of 1-32768 (seeded random token ids)',
+  },
   reps: { type: 'int', range: 'reps', value: 'N', help: 'timed repetitions per prompt length / per roof, 1-1000 (default 5; 3 on CPU adapters)' },
   warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length, 0-100 (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
@@ -125,12 +135,15 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
   if (COMMON_FLAGS.has(name)) return null;
   if (kind === 'roofs') {
-    return name === 'reps' ? null : `${flag} does not apply to --probe, which measures the roofs only; drop --probe to run a model (the roofs come first anyway)`;
+    return name === 'reps'
+      ? null
+      : `${flag} does not apply to --probe, which measures the roofs only; drop --probe to run a model (the roofs come first anyway)`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;
   if (SWEEP_FLAGS.has(name)) {
-    if (kind === 'serve') return `${flag} is a latency-sweep flag, which serve mode ignores${name === 'prompt-lengths' ? ' (--prompt-len sets its prompts)' : ''}; drop --mode serve`;
+    if (kind === 'serve')
+      return `${flag} is a latency-sweep flag, which serve mode ignores${name === 'prompt-lengths' ? ' (--prompt-len sets its prompts)' : ''}; drop --mode serve`;
     if (prompt && !given.has('prompt-lengths')) return `${flag} is a latency-sweep flag; with --prompt the sweep runs only when --prompt-lengths is given`;
     return null;
   }
@@ -141,7 +154,8 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   }
   if (name === 'chunk') {
     if (kind === 'serve' && given.has('no-chunking')) return '--chunk sets the prefill chunk, which --no-chunking turns off; drop one of them';
-    if (kind === 'latency' && prompt && !given.has('prompt-lengths')) return '--chunk sets the latency sweep\'s prefill chunk; with --prompt the sweep runs only when --prompt-lengths is given';
+    if (kind === 'latency' && prompt && !given.has('prompt-lengths'))
+      return "--chunk sets the latency sweep's prefill chunk; with --prompt the sweep runs only when --prompt-lengths is given";
   }
   return null;
 }
@@ -152,15 +166,23 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
  */
 export function outputPathProblem(path: string, flag = '--json'): string | null {
   const full = resolve(path);
+  // A path through a file (ENOTDIR) is reported as its folder's problem below.
+  const statOf = (p: string) => {
+    try {
+      return statSync(p, { throwIfNoEntry: false });
+    } catch {
+      return undefined;
+    }
+  };
   try {
-    const stat = statSync(full, { throwIfNoEntry: false });
+    const stat = statOf(full);
     if (stat?.isDirectory()) return `${flag} ${path} is a folder; give a file name inside it`;
     if (stat) {
       accessSync(full, constants.W_OK);
       return null;
     }
     const folder = dirname(full);
-    const parent = statSync(folder, { throwIfNoEntry: false });
+    const parent = statOf(folder);
     if (!parent) return `${flag} ${path}: the folder ${folder} does not exist; create it first`;
     if (!parent.isDirectory()) return `${flag} ${path}: ${folder} is not a folder`;
     accessSync(folder, constants.W_OK);

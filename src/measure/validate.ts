@@ -123,7 +123,7 @@ export function listProblem(name: SettingName, values: readonly (number | string
   if (values.length === 0) return `${spelled} needs at least one value`;
   if (values.length > MAX_LIST_ENTRIES) return `${spelled} takes at most ${MAX_LIST_ENTRIES} values, got ${values.length}`;
   for (const v of values) {
-    const problem = rangeProblem(name, v, `each ${spelled} value`);
+    const problem = rangeProblem(name, v, `each value of ${spelled}`);
     if (problem) return problem;
   }
   return null;

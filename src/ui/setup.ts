@@ -263,7 +263,8 @@ export function setupProblem(setup: RunSetup): string | null {
 }
 
 /** How the form names each setting it holds (the problems above and the work bound say these). */
-export const FORM_LABELS: Partial<Record<SettingName, string>> & Record<'prompt-lengths' | 'gen' | 'reps' | 'requests' | 'rate' | 'max-batch' | 'prompt-len' | 'output-len' | 'chunk', string> = {
+export const FORM_LABELS: Partial<Record<SettingName, string>> &
+  Record<'prompt-lengths' | 'gen' | 'reps' | 'requests' | 'rate' | 'max-batch' | 'prompt-len' | 'output-len' | 'chunk', string> = {
   'prompt-lengths': 'Prompt lengths',
   gen: 'Output tokens',
   reps: 'Repetitions per length',

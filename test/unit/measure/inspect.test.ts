@@ -117,7 +117,11 @@ describe('inspect agrees with run', () => {
   it.each([
     ['context 0', broken((p) => p.metadata.set('llama.context_length', meta.u32(0))), /'llama.context_length' is 0/],
     ['n_head_kv 0', broken((p) => p.metadata.set('llama.attention.head_count_kv', meta.u32(0))), /'llama.attention.head_count_kv' is 0/],
-    ['heads that do not divide', broken((p) => p.metadata.set('llama.attention.head_count_kv', meta.u32(3))), /head_count 4 is not a multiple of head_count_kv 3/],
+    [
+      'heads that do not divide',
+      broken((p) => p.metadata.set('llama.attention.head_count_kv', meta.u32(3))),
+      /head_count 4 is not a multiple of head_count_kv 3/,
+    ],
     ['odd RoPE dims', broken((p) => p.metadata.set('llama.rope.dimension_count', meta.u32(7))), /rope.dimension_count 7 must be even/],
     ['a missing tensor', broken((p) => p.tensors.splice(p.tensors.indexOf(tensor(p, 'blk.1.ffn_up.weight')), 1)), /'blk.1.ffn_up.weight' is missing/],
     [
@@ -130,7 +134,9 @@ describe('inspect agrees with run', () => {
     ],
     [
       'NaN rope_freqs',
-      broken((p) => p.tensors.push({ name: 'rope_freqs.weight', type: GGMLType.F32, dims: [4], data: new Uint8Array(new Float32Array([NaN, 1, 1, 1]).buffer) })),
+      broken((p) =>
+        p.tensors.push({ name: 'rope_freqs.weight', type: GGMLType.F32, dims: [4], data: new Uint8Array(new Float32Array([NaN, 1, 1, 1]).buffer) }),
+      ),
       /rope_freqs.weight must hold positive finite values/,
     ],
   ])('%s: inspect says "cannot run" with the message the run gives', async (_, bytes, message) => {
