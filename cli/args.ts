@@ -3,7 +3,7 @@
  * in validate.ts's one table); unknown flags, flags the chosen run does not use and bad values are
  * errors that carry the usage text (the CLI prints it and exits 2) — all before any GPU work.
  */
-import { listProblem, rangeProblem, type SettingName } from '../src/measure/validate.ts';
+import { describeRange, listProblem, rangeProblem, SETTING_RANGES, type SettingName } from '../src/measure/validate.ts';
 
 export type FlagType = 'boolean' | 'string' | 'int' | 'number' | 'list';
 
@@ -30,7 +30,8 @@ export class UsageError extends Error {
 export function usage(command: string, summary: string, flags: Record<string, FlagSpec>): string {
   const lines = Object.entries(flags).map(([name, spec]) => {
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
-    return `  --${name}${value}`.padEnd(34) + spec.help;
+    const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
+    return `  --${name}${value}`.padEnd(34) + spec.help + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }

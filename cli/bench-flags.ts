@@ -6,7 +6,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
-import { MAX_UNCONFIRMED_ARRIVAL_S, MAX_UNCONFIRMED_TOKENS } from '../src/measure/validate.ts';
+import { MAX_LIST_ENTRIES, MAX_UNCONFIRMED_ARRIVAL_S, MAX_UNCONFIRMED_TOKENS, SETTING_RANGES } from '../src/measure/validate.ts';
 import type { FlagSpec, GivenFlags } from './args.ts';
 
 export const BENCH_FLAGS: Record<string, FlagSpec> = {
@@ -33,37 +33,41 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     type: 'number',
     range: 'temperature',
     value: 'T',
-    help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy; at most 100)',
+    help: 'with --prompt: sample on the GPU at this temperature (default 0: greedy)',
   },
   'top-k': { type: 'int', range: 'top-k', value: 'K', help: 'with --temperature: keep the K most likely tokens (default 0: off)' },
-  'top-p': { type: 'number', range: 'top-p', value: 'P', help: 'with --temperature: nucleus sampling mass, above 0 and at most 1 (default 1: off)' },
-  gen: { type: 'int', range: 'gen', value: 'N', help: 'output tokens per request, 1-4096 (default 16 on CPU adapters, 64 on GPUs)' },
+  'top-p': { type: 'number', range: 'top-p', value: 'P', help: 'with --temperature: nucleus sampling mass (default 1: off)' },
+  gen: { type: 'int', range: 'gen', value: 'N', help: 'output tokens per request (default 16 on CPU adapters, 64 on GPUs)' },
   'prompt-lengths': {
     type: 'list',
     range: 'prompt-lengths',
     value: 'N,N,…',
-    help: 'prompt lengths of the latency sweep, at most 16 of 1-32768 (seeded random token ids)',
+    help: `prompt lengths of the latency sweep, at most ${MAX_LIST_ENTRIES} (seeded random token ids)`,
   },
-  reps: { type: 'int', range: 'reps', value: 'N', help: 'timed repetitions per prompt length / per roof, 1-1000 (default 5; 3 on CPU adapters)' },
-  warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length, 0-100 (default 1)' },
+  reps: { type: 'int', range: 'reps', value: 'N', help: 'timed repetitions per prompt length / per roof (default 5; 3 on CPU adapters)' },
+  warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
   'llama-bench': { type: 'boolean', help: "also run llama-bench's pp512 / tg128 and print its table" },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
-  chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens, 1-32768 (default 512; serve: 32)' },
+  chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
   seed: { type: 'int', range: 'seed', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },
   'memory-gib': { type: 'number', range: 'memory-gib', value: 'GIB', help: 'refuse models whose memory plan exceeds this budget' },
   mode: { type: 'string', choices: ['latency', 'serve'], help: 'latency sweep (default) or serving under load' },
-  rate: { type: 'string', range: 'rate', choices: ['inf'], value: 'REQ/S|inf', help: 'serve: arrival rate, 0.001-1000000 (default inf: all at once)' },
-  burstiness: { type: 'number', range: 'burstiness', value: 'K', help: 'serve: Gamma shape of arrival gaps, 0.01-1000 (1 = Poisson, default)' },
-  requests: { type: 'int', range: 'requests', value: 'N', help: 'serve: number of requests, 1-10000 (default 16)' },
-  'max-batch': { type: 'int', range: 'max-batch', value: 'B', help: 'serve: most sequences decoding together, 1-64 (default 4)' },
+  rate: { type: 'string', range: 'rate', choices: ['inf'], value: 'REQ/S|inf', help: 'serve: arrival rate (default inf: all at once)' },
+  burstiness: { type: 'number', range: 'burstiness', value: 'K', help: 'serve: Gamma shape of arrival gaps (1 = Poisson, default)' },
+  requests: { type: 'int', range: 'requests', value: 'N', help: 'serve: number of requests (default 16)' },
+  'max-batch': { type: 'int', range: 'max-batch', value: 'B', help: 'serve: most sequences decoding together (default 4)' },
   'max-tokens-per-step': { type: 'int', range: 'max-tokens-per-step', value: 'N', help: 'serve: token budget of one step (default 64)' },
-  'prompt-len': { type: 'string', value: 'SPEC', help: 'serve: N | uniform:MIN-MAX | lognormal:MEDIAN:SIGMA:MAX (default 32)' },
-  'output-len': { type: 'string', value: 'SPEC', help: 'serve: output lengths, same forms, at most 4096 (default 16)' },
+  'prompt-len': {
+    type: 'string',
+    value: 'SPEC',
+    help: `serve: N | uniform:MIN-MAX | lognormal:MEDIAN:SIGMA:MAX (default 32; at most ${SETTING_RANGES['prompt-len'].max} tokens)`,
+  },
+  'output-len': { type: 'string', value: 'SPEC', help: `serve: output lengths, same forms (default 16; at most ${SETTING_RANGES['output-len'].max} tokens)` },
   'no-chunking': { type: 'boolean', help: 'serve: prefill whole prompts (default: chunks of --chunk, 32)' },
   slo: { type: 'string', value: 'ttft=MS,tpot=MS,e2el=MS', help: 'serve: SLOs for goodput/attainment, or an MLPerf preset name' },
   'sweep-rate': { type: 'boolean', help: 'serve: bisect the arrival rate for capacity (≥ 90% within SLOs)' },
-  'sweep-batch': { type: 'list', range: 'sweep-batch', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes (1-64)' },
+  'sweep-batch': { type: 'list', range: 'sweep-batch', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
   'dollars-per-hour': { type: 'number', range: 'dollars-per-hour', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
   watts: { type: 'number', range: 'watts', value: 'W', help: 'serve: power draw, for energy per token' },
   yes: {
@@ -71,7 +75,7 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     help: `run even past the work bound: ${MAX_UNCONFIRMED_TOKENS.toLocaleString('en-US')} tokens (prompt + output, every repetition) or arrivals over ${MAX_UNCONFIRMED_ARRIVAL_S / 3600} h`,
   },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
-  'probe-mib': { type: 'int', range: 'probe-mib', value: 'MIB', help: 'cap on the bandwidth working set in MiB, 1-4096 (default: per device)' },
+  'probe-mib': { type: 'int', range: 'probe-mib', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups,packed_4x8_integer_dot_product' },
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE (checked writable before the run)' },
   share: { type: 'boolean', help: 'print a permalink that opens this report in the page (no server, no re-run)' },
