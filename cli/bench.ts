@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { findPreset, KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
-import { defaultJob, runJob, type BenchJob } from '../src/jobs/job.ts';
+import { defaultJob, plannedWork, runJob, type BenchJob } from '../src/jobs/job.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import { formatReport } from '../src/jobs/report.ts';
@@ -20,7 +20,7 @@ import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
 import { parseFlags, usage, UsageError } from './args.ts';
 import { BENCH_FLAGS, misplacedFlag, outputPathProblem } from './bench-flags.ts';
-import { rangeProblem, workProblem, type PlannedWork } from '../src/measure/validate.ts';
+import { rangeProblem, workProblem } from '../src/measure/validate.ts';
 
 const FLAGS = BENCH_FLAGS;
 
@@ -100,20 +100,6 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
   const problem = flags.get('yes') ? null : workProblem(plannedWork(job), 'add --yes to run it anyway');
   if (problem) throw new UsageError(`${problem}.`);
   return job;
-}
-
-/** The work a job plans, for the bound on what runs without --yes. */
-function plannedWork(job: BenchJob): PlannedWork {
-  const work: PlannedWork = {};
-  if (job.latency) work.latency = { ...job.latency, warmup: job.latency.warmup ?? 1 };
-  const s = job.serve;
-  if (s) {
-    const longest = (d: LengthDistribution) => (d.kind === 'fixed' ? d.tokens : d.max);
-    // The rate sweep runs the workload up to 6 more times (findCapacity's two brackets and 4 bisections).
-    const runs = 1 + (s.sweep_batch?.length ?? 0) + (s.sweep_rate ? 6 : 0);
-    work.serve = { requests: s.requests, rate: s.rate, longestPrompt: longest(s.prompt), longestOutput: longest(s.output), runs };
-  }
-  return work;
 }
 
 function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {

@@ -5,7 +5,7 @@
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
 import { findKnownFile, findPreset } from '../model/catalog.ts';
-import { defaultJob, type BenchJob, type LatencyJob } from '../jobs/job.ts';
+import { defaultJob, plannedWork, type BenchJob, type LatencyJob } from '../jobs/job.ts';
 import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
@@ -278,16 +278,7 @@ export const FORM_LABELS: Partial<Record<SettingName, string>> &
 
 /** The work a setup plans (validate.ts's PlannedWork), for the bound on what runs without a confirmation. */
 export function plannedWorkOf(setup: RunSetup): PlannedWork {
-  if (setup.mode === 'latency') {
-    const s = setup.sweep;
-    return { latency: { promptLengths: s.promptLengths, gen: s.gen, reps: s.reps + (s.profile ? 1 : 0), warmup: 1 } };
-  }
-  if (setup.mode !== 'serve') return {};
-  const v = setup.serve;
-  const longest = (d: LengthDistribution) => (d.kind === 'fixed' ? d.tokens : d.max);
-  // The rate sweep runs the workload up to 6 more times (findCapacity's two brackets and 4 bisections).
-  const runs = 1 + (v.sweep_batch?.length ?? 0) + (v.sweep_rate ? 6 : 0);
-  return { serve: { requests: v.requests, rate: v.rate, longestPrompt: longest(v.prompt), longestOutput: longest(v.output), runs } };
+  return plannedWork(jobOf(setup).job);
 }
 
 /** The job a setup runs, and the local file it reads (if any). */
