@@ -22,8 +22,6 @@ import { parseFlags, usage, UsageError } from './args.ts';
 import { BENCH_FLAGS, misplacedFlag, outputPathProblem } from './bench-flags.ts';
 import { rangeProblem, workProblem } from '../src/measure/validate.ts';
 
-const FLAGS = BENCH_FLAGS;
-
 /** Where `npm start` serves the page. */
 const DEFAULT_PAGE_URL = 'http://127.0.0.1:5173/';
 
@@ -161,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
   let flags: Map<string, unknown>;
   let disabled;
   try {
-    flags = parseFlags(argv, FLAGS, misplacedFlag);
+    flags = parseFlags(argv, BENCH_FLAGS, misplacedFlag);
     disabled = parseFallbacks(((flags.get('disable') as string[] | undefined) ?? []).join(','));
     const jsonPath = flags.get('json') as string | undefined;
     const pathProblem = jsonPath === undefined ? null : outputPathProblem(jsonPath);
@@ -170,11 +168,11 @@ async function main(argv: string[]): Promise<number> {
     // adapter here, and again with the device's own once it is known (still before the roofs).
     if (!flags.has('help') && !flags.has('list-models') && !flags.has('inspect')) jobFromFlags(flags, true);
   } catch (e) {
-    process.stderr.write(`error: ${describeError(e)}\n\n${usage('npm run bench --', SUMMARY, FLAGS)}`);
+    process.stderr.write(`error: ${describeError(e)}\n\n${usage('npm run bench --', SUMMARY, BENCH_FLAGS)}`);
     return 2;
   }
   if (flags.get('help')) {
-    process.stdout.write(usage('npm run bench --', SUMMARY, FLAGS));
+    process.stdout.write(usage('npm run bench --', SUMMARY, BENCH_FLAGS));
     return 0;
   }
   if (flags.get('list-models')) {
@@ -209,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
     }
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`error: ${e.message}\n\n${usage('npm run bench --', SUMMARY, FLAGS)}`);
+      process.stderr.write(`error: ${e.message}\n\n${usage('npm run bench --', SUMMARY, BENCH_FLAGS)}`);
       return 2;
     }
     process.stderr.write(`error: ${describeError(e)}\n`);
