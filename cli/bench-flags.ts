@@ -146,8 +146,10 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;
   if (SWEEP_FLAGS.has(name)) {
-    if (kind === 'serve')
-      return `${flag} is a latency-sweep flag, which serve mode ignores${name === 'prompt-lengths' ? ' (--prompt-len sets its prompts)' : ''}; drop --mode serve`;
+    if (kind === 'serve') {
+      const instead = name === 'prompt-lengths' ? '; --prompt-len sets its prompts' : name === 'reps' ? ' (and the roofs take it only with --probe alone)' : '';
+      return `${flag} is a flag of the latency sweep (the default mode), which --mode serve does not run${instead}`;
+    }
     if (prompt && !given.has('prompt-lengths')) return `${flag} is a latency-sweep flag; with --prompt the sweep runs only when --prompt-lengths is given`;
     return null;
   }

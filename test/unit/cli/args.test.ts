@@ -77,7 +77,16 @@ describe("bench's flags: every value in range, every flag in its mode, before an
     [['--rate', 'abc'], '--rate is a serve-mode flag; add --mode serve.'],
     [['--requests', '5'], '--requests is a serve-mode flag; add --mode serve.'],
     [['--mode', 'latency', '--sweep-rate'], '--sweep-rate is a serve-mode flag; add --mode serve.'],
-    [['--mode', 'serve', '--reps', '3'], '--reps is a latency-sweep flag, which serve mode ignores; drop --mode serve.'],
+    [
+      ['--mode', 'serve', '--reps', '3'],
+      '--reps is a flag of the latency sweep (the default mode), which --mode serve does not run (and the roofs take it only with --probe alone).',
+    ],
+    [['--mode', 'serve', '--warmup', '3'], '--warmup is a flag of the latency sweep (the default mode), which --mode serve does not run.'],
+    // The e2e tests once passed --reps 1 with --prompt to shorten the roofs: it never did.
+    [
+      ['--prompt', 'hi', '--gen', '24', '--probe-mib', '4', '--reps', '1'],
+      /--reps is a latency-sweep flag; with --prompt the sweep runs only when --prompt-lengths is given/,
+    ],
     [['--mode', 'serve', '--prompt-lengths', '16'], /--prompt-len sets its prompts/],
     [['--mode', 'serve', '--gen', '8'], /in serve mode --output-len sets it/],
     [['--prompt', 'hi', '--reps', '3'], /with --prompt the sweep runs only when --prompt-lengths is given/],
