@@ -10,7 +10,7 @@ import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import type { LengthDistribution } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
-import { rangeProblem, workProblem } from '../src/measure/validate.ts';
+import { arrivalLimitProblem, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { UsageError } from './args.ts';
 
 /** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
@@ -67,7 +67,8 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
       seed: get<number>('seed'),
     };
   }
-  const problem = flags.get('yes') ? null : workProblem(plannedWork(job), 'add --yes to run it anyway');
+  const work = plannedWork(job);
+  const problem = arrivalLimitProblem(work) ?? (flags.get('yes') ? null : workProblem(work, 'add --yes to run it anyway'));
   if (problem) throw new UsageError(`${problem}.`);
   return job;
 }

@@ -145,6 +145,11 @@ export interface PlannedWork {
 export const MAX_UNCONFIRMED_TOKENS = 250_000;
 /** The longest a workload's arrivals may take (requests ÷ rate, seconds) without a confirmation. */
 export const MAX_UNCONFIRMED_ARRIVAL_S = 3600;
+/**
+ * The longest they may take at all: a week, well inside what one timer can wait (2^31 ms, 24.8
+ * days; past it Node fires at once with a TimeoutOverflowWarning, and the scheduler would spin).
+ */
+export const MAX_ARRIVAL_S = 7 * 24 * 3600;
 
 /** Tokens the work processes: Σ over prompt lengths of (warm-ups + reps) × (P + gen), and requests × lengths × runs. */
 export function plannedTokens(work: PlannedWork): number {
@@ -177,4 +182,15 @@ export function workProblem(work: PlannedWork, confirm: string, spell: (name: Se
     );
   }
   return null;
+}
+
+/** Null unless the arrivals would take longer than MAX_ARRIVAL_S, which no confirmation allows. */
+export function arrivalLimitProblem(work: PlannedWork, spell: (name: SettingName) => string = (n) => `--${n}`): string | null {
+  const s = work.serve;
+  if (!s || !Number.isFinite(s.rate) || s.requests / s.rate <= MAX_ARRIVAL_S) return null;
+  const count = (n: number) => Math.round(n).toLocaleString('en-US');
+  return (
+    `${s.requests} requests at ${s.rate} req/s take ${count(s.requests / s.rate)} s to arrive; a run waits at most ` +
+    `${count(MAX_ARRIVAL_S)} s (a week) for its arrivals: raise ${spell('rate')} or lower ${spell('requests')}`
+  );
 }

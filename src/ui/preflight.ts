@@ -8,7 +8,7 @@ import { plannedMatrices, presetChoice } from '../model/load.ts';
 import { costOfStep, weightPlan } from '../model/step.ts';
 import { prefillRows } from '../kernels/rows.ts';
 import { FORM_LABELS, plannedWorkOf, type RunSetup } from './setup.ts';
-import { plannedTokens, workProblem } from '../measure/validate.ts';
+import { arrivalLimitProblem, plannedTokens, workProblem, type SettingName } from '../measure/validate.ts';
 
 export interface Preflight {
   /** Why this setup cannot run, in one sentence. */
@@ -35,8 +35,11 @@ const floorPow2 = (n: number) => 2 ** Math.floor(Math.log2(n));
 export function preflight(setup: RunSetup): Preflight | null {
   if (setup.mode === 'roofs') return null;
   const work = plannedWorkOf(setup);
+  const label = (n: SettingName) => FORM_LABELS[n] ?? n;
+  const never = arrivalLimitProblem(work, label);
+  if (never) return { problem: `${never}.`, fix: null };
   const tokens = plannedTokens(work);
-  const tooMuch = tokens > (setup.confirmedWork ?? -1) ? workProblem(work, 'run it anyway', (n) => FORM_LABELS[n] ?? n) : null;
+  const tooMuch = tokens > (setup.confirmedWork ?? -1) ? workProblem(work, 'run it anyway', label) : null;
   if (tooMuch) return { problem: `${tooMuch}.`, fix: { label: 'Run it anyway', setup: { ...setup, confirmedWork: tokens } } };
   const known = knownContext(setup);
   if (!known) return null;

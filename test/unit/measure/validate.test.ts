@@ -3,6 +3,7 @@ import { newResult, prefillGemmRoof, SCHEMA_VERSION, type Ceilings, type Ceiling
 import { formatCeilings } from '../../../src/measure/sections/environment.ts';
 import { decodeReport, encodeReport } from '../../../src/share/permalink.ts';
 import {
+  arrivalLimitProblem,
   listProblem,
   MAX_UNCONFIRMED_TOKENS,
   plannedTokens,
@@ -199,5 +200,14 @@ describe('settings: the work bound', () => {
       '16 requests at 0.001 req/s take 16,000 s to arrive, more than the 3600 s allowed without confirmation; raise --rate, lower --requests, or add --yes',
     );
     expect(workProblem({ serve: { ...slow.serve, rate: 1 } }, 'add --yes')).toBeNull();
+  });
+  it('refuses arrivals over a week even when confirmed (no timer waits that long)', () => {
+    const serve = { requests: 10000, rate: 0.001, longestPrompt: 32, longestOutput: 16, runs: 1 };
+    expect(arrivalLimitProblem({ serve })).toBe(
+      '10000 requests at 0.001 req/s take 10,000,000 s to arrive; a run waits at most 604,800 s (a week) for its arrivals: raise --rate or lower --requests',
+    );
+    expect(arrivalLimitProblem({ serve: { ...serve, requests: 600 } })).toBeNull();
+    expect(arrivalLimitProblem({ serve: { ...serve, rate: Infinity } })).toBeNull();
+    expect(arrivalLimitProblem(sweep(5))).toBeNull();
   });
 });

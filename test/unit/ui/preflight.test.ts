@@ -119,5 +119,10 @@ describe("preflight: the work bound (the CLI's --yes)", () => {
     expect(p.problem).toMatch(
       /^16 requests at 0.001 req\/s take 16,000 s to arrive, more than the 3600 s allowed without confirmation; raise Arrival rate, lower Requests/,
     );
+    expect(p.fix!.label).toBe('Run it anyway');
+    // Past a week no confirmation is offered.
+    const never = preflight({ ...base, mode: 'serve', serve: { ...base.serve, rate: 0.001, requests: 1000 } })!;
+    expect(never.problem).toMatch(/waits at most 604,800 s \(a week\) for its arrivals: raise Arrival rate or lower Requests\.$/);
+    expect(never.fix).toBeNull();
   });
 });
