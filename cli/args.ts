@@ -1,7 +1,9 @@
 /**
- * A small, strict flag parser: every flag is declared with its type; unknown flags and bad
- * values are errors that carry the usage text (the CLI prints it and exits 2).
+ * A small, strict flag parser: every flag is declared with its type (and, for numbers, its range
+ * in validate.ts's one table); unknown flags, flags the chosen run does not use and bad values are
+ * errors that carry the usage text (the CLI prints it and exits 2) — all before any GPU work.
  */
+import { describeRange, listProblem, rangeProblem, SETTING_RANGES, type SettingName } from '../src/measure/validate.ts';
 
 export type FlagType = 'boolean' | 'string' | 'int' | 'number' | 'list';
 
@@ -10,11 +12,16 @@ export interface FlagSpec {
   help: string;
   /** Shown in the usage line, e.g. "FILE". */
   value?: string;
-  /** For string flags: the allowed values. */
+  /** For string flags: the allowed values (with `range`: the words allowed besides a number, e.g. "inf"). */
   choices?: readonly string[];
+  /** For int, number and list flags (and strings that hold a number): the allowed range, from SETTING_RANGES. */
+  range?: SettingName;
 }
 
-export type FlagValue = boolean | string | number | string[];
+export type FlagValue = boolean | string | number | string[] | number[];
+
+/** The flags as typed: the raw text of each (true for a boolean), before values are parsed. */
+export type GivenFlags = ReadonlyMap<string, string | true>;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -23,13 +30,23 @@ export class UsageError extends Error {
 export function usage(command: string, summary: string, flags: Record<string, FlagSpec>): string {
   const lines = Object.entries(flags).map(([name, spec]) => {
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
-    return `  --${name}${value}`.padEnd(34) + spec.help;
+    const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
+    return `  --${name}${value}`.padEnd(34) + spec.help + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }
 
-export function parseFlags(argv: readonly string[], flags: Record<string, FlagSpec>): Map<string, FlagValue> {
-  const out = new Map<string, FlagValue>();
+/**
+ * Parse `argv` against `flags`. `misplaced` (optional) is asked about each flag given, with all the
+ * flags as typed, before any value is parsed: a flag the chosen mode ignores is refused first, so
+ * `--rate abc` without `--mode serve` says where --rate belongs rather than what it must hold.
+ */
+export function parseFlags(
+  argv: readonly string[],
+  flags: Record<string, FlagSpec>,
+  misplaced?: (name: string, given: GivenFlags) => string | null,
+): Map<string, FlagValue> {
+  const given = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" (flags start with --).`);
@@ -39,38 +56,56 @@ export function parseFlags(argv: readonly string[], flags: Record<string, FlagSp
     if (!spec) throw new UsageError(`Unknown flag --${name}.`);
     if (spec.type === 'boolean') {
       if (eq !== -1) throw new UsageError(`--${name} takes no value.`);
-      out.set(name, true);
+      given.set(name, true);
       continue;
     }
-    let raw: string | undefined;
-    if (eq !== -1) raw = arg.slice(eq + 1);
-    else raw = argv[++i];
+    const raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
     if (raw === undefined || (eq === -1 && raw.startsWith('--'))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
-    out.set(name, parseValue(name, spec, raw));
+    given.set(name, raw);
   }
+  for (const name of given.keys()) {
+    const problem = misplaced?.(name, given);
+    if (problem) throw new UsageError(`${problem}.`);
+  }
+  const out = new Map<string, FlagValue>();
+  for (const [name, raw] of given) out.set(name, raw === true ? true : parseValue(name, flags[name], raw));
   return out;
 }
 
 function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
+  const inRange = (text: string) => {
+    const problem = spec.range ? rangeProblem(spec.range, text, `--${name}`) : null;
+    if (problem) throw new UsageError(`${problem}.`);
+  };
   switch (spec.type) {
     case 'int': {
-      if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a non-negative integer, got "${raw}".`);
+      inRange(raw);
+      if (!/^\d+$/.test(raw.trim())) throw new UsageError(`--${name} must be a non-negative integer, got "${raw}".`);
       return Number(raw);
     }
     case 'number': {
+      inRange(raw);
       const n = Number(raw);
       if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${raw}".`);
       return n;
     }
-    case 'list':
-      return raw
+    case 'list': {
+      const items = raw
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+      if (!spec.range) return items;
+      const problem = listProblem(spec.range, items, `--${name}`);
+      if (problem) throw new UsageError(`${problem}.`);
+      return items.map(Number);
+    }
     case 'string':
-      if (spec.choices && !spec.choices.includes(raw)) {
-        throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}; got "${raw}".`);
+      if (spec.choices?.includes(raw)) return raw;
+      if (spec.range) {
+        inRange(raw);
+        return raw;
       }
+      if (spec.choices) throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}; got "${raw}".`);
       return raw;
     default:
       throw new UsageError(`--${name}: unsupported flag type.`);

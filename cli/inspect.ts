@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --inspect URL|PATH|ID`: read only a GGUF's header (Range requests for a URL)
  * and print what the page's inspection shows before a download — architecture, parameters, each
- * tensor type's share of the bytes, the memory plan against this device's limits, and the decode
- * tokens/s the read roof allows (measured first with --probe; otherwise "no roof measured yet").
+ * tensor type's share of the bytes, the memory plan against this device's limits (or "cannot run: …"
+ * with the message a run would give; the CLI then exits 1), and the decode tokens/s the read roof
+ * allows (measured first with --probe; otherwise "no roof measured yet").
  */
 import { findKnownFile } from '../src/model/catalog.ts';
 import { table } from '../src/measure/format.ts';
@@ -91,7 +92,7 @@ export function formatInspection(run: InspectRun): string {
     ),
   );
   lines.push('');
-  if (i.unsupported) lines.push(`tokenscope cannot run this file yet: ${i.unsupported}`);
+  if (i.unsupported) lines.push(`cannot run: ${i.unsupported}`);
   else if (i.memory) {
     const p = i.memory.plan;
     lines.push(

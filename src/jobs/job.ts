@@ -21,6 +21,7 @@ import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import { newResult, type BenchResult } from '../measure/schema.ts';
+import type { PlannedWork } from '../measure/validate.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
 import { parseModelId } from '../webllm/catalog.ts';
@@ -131,6 +132,23 @@ export function checkPresetFits(job: BenchJob): void {
       ? `Run llama-bench with pp${Math.min(lb.nPrompt, context)} and tg${Math.min(lb.nGen, context - 1)} instead.`
       : `Choose prompt and output lengths that add up to at most ${context} tokens, or a model with a longer context.`;
   throw new TokenscopeError('bad-input', `This job needs ${need} positions; ${preset.title} holds ${context}.`, hint);
+}
+
+/**
+ * The work a job plans (validate.ts's PlannedWork), for the bound on what runs without a
+ * confirmation (the CLI's --yes, the page's "Run it anyway"). A profiled sweep runs each length once more.
+ */
+export function plannedWork(job: BenchJob): PlannedWork {
+  const work: PlannedWork = {};
+  const l = job.latency;
+  if (l) work.latency = { promptLengths: l.promptLengths, gen: l.gen, reps: l.reps + (l.profile ? 1 : 0), warmup: l.warmup ?? 1 };
+  const s = job.serve;
+  if (s) {
+    // The rate sweep runs the workload up to 6 more times (findCapacity's two brackets and 4 bisections).
+    const runs = 1 + (s.sweep_batch?.length ?? 0) + (s.sweep_rate ? 6 : 0);
+    work.serve = { requests: s.requests, rate: s.rate, longestPrompt: maxLength(s.prompt), longestOutput: maxLength(s.output), runs };
+  }
+  return work;
 }
 
 /** llama-bench's settings for a job: its pp/tg lengths over llama.cpp's defaults. */

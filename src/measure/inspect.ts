@@ -1,8 +1,9 @@
 /**
- * What a GGUF is, from its header alone — before a byte of tensor data is downloaded: the
- * architecture, the parameter count, each tensor type's share of the bytes, the memory the
- * engine would need against the device's limits, and the decode speed the measured read roof
- * allows. Everything here is a pure function of the header (plus the device's limits and roof).
+ * What a GGUF is, from its header alone — before the weights are downloaded: the architecture,
+ * the parameter count, each tensor type's share of the bytes, the memory the engine would need
+ * against the device's limits, and the decode speed the measured read roof allows. Everything here
+ * is a pure function of the header (plus the device's limits and roof, and the few bytes of
+ * rope_freqs.weight, whose values a run checks too).
  */
 import { describeError } from '../errors.ts';
 import { decodeCeilingTokensPerS } from './roofline.ts';
@@ -11,7 +12,8 @@ import { metaString } from '../model/gguf/metadata.ts';
 import { readGGUF, type GGUF } from '../model/gguf/reader.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { elementCount, ggmlTypeName } from '../model/gguf/types.ts';
-import { plannedMatrices } from '../model/load.ts';
+import { checkContext, plannedMatrices } from '../model/load.ts';
+import { ropeFreqValues } from '../model/open.ts';
 import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
 import type { KvElement } from '../kernels/select.ts';
 import { modelTensors } from '../model/tensors.ts';
@@ -117,10 +119,16 @@ export function countingSource(source: ByteSource): { source: ByteSource; stats:
 
 /** Read a source's header (only the header: tensor data is never touched) and inspect it. */
 export async function inspectSource(source: ByteSource, options: InspectOptions = {}): Promise<ModelInspection> {
-  return inspectModel(await readGGUF(source), options);
+  const gguf = await readGGUF(source);
+  return inspectModel(gguf, options, await ropeFreqValues(gguf));
 }
 
-export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelInspection {
+/**
+ * The inspection of a header. `ropeFreqs` (rope_freqs.weight's values, read by inspectSource) are
+ * checked as a run checks them; every check a run makes before allocating — the config, the tensor
+ * roles, the matrices' formats, the context — fails here with the run's message, in `unsupported`.
+ */
+export function inspectModel(gguf: GGUF, options: InspectOptions = {}, ropeFreqs?: Float32Array): ModelInspection {
   const types = typeShares(gguf);
   const tensorBytes = types.reduce((sum, t) => sum + t.bytes, 0);
   const architecture = metaString(gguf.metadata, 'general.architecture') ?? 'unknown';
@@ -132,8 +140,9 @@ export function inspectModel(gguf: GGUF, options: InspectOptions = {}): ModelIns
   const depth = options.depth ?? 0;
   const roof = options.readRoofGBs ?? null;
   try {
-    config = readModelConfig(gguf);
+    config = readModelConfig(gguf, ropeFreqs);
     const model = { gguf, config, tensors: modelTensors(gguf, config) };
+    if (options.context !== undefined) checkContext(config, options.context);
     const context = Math.max(1, Math.min(options.context ?? DEFAULT_CONTEXT_CAP, config.contextLength));
     const shape: EngineShape = { maxSeq: context, slots: 1, maxRows: Math.min(context, PREFILL_CHUNK) };
     const matrices = plannedMatrices({ kind: 'gguf', model, id: gguf.source.name });

@@ -144,10 +144,15 @@ export function checkModelFits(caps: GpuContext['caps'], choice: ModelChoice, sh
   const config = configOf(choice);
   const plan = planMemory(config, plannedMatrices(choice), shape, kvElement(caps), decodeScratchSize(caps, config, shape.maxRows));
   checkFits(plan, caps, config.name, budgetBytes);
-  if (shape.maxSeq > config.contextLength) {
-    throw new TokenscopeError('bad-input', `A context of ${shape.maxSeq} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');
-  }
+  checkContext(config, shape.maxSeq);
   return plan;
+}
+
+/** Refuse a context longer than the model's (the header inspection asks the same). */
+export function checkContext(config: ModelConfig, context: number): void {
+  if (context > config.contextLength) {
+    throw new TokenscopeError('bad-input', `A context of ${context} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');
+  }
 }
 
 export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: LoadOptions): Promise<LoadedModel> {

@@ -16,7 +16,20 @@ export interface OpenModel {
 
 export async function openModel(source: ByteSource, options?: ReadOptions): Promise<OpenModel> {
   const gguf = await readGGUF(source, options);
-  const ropeFreqs = gguf.tensor('rope_freqs.weight');
-  const config = readModelConfig(gguf, ropeFreqs && dequantize(ropeFreqs.type, await gguf.tensorBytes(ropeFreqs), elementCount(ropeFreqs.dims)));
+  const config = readModelConfig(gguf, await ropeFreqValues(gguf));
   return { gguf, config, tensors: modelTensors(gguf, config) };
+}
+
+/** A rope_freqs divisor per rotated pair: at most half the largest head size config.ts accepts. */
+const MAX_ROPE_FREQS = 512;
+
+/**
+ * The values of rope_freqs.weight, which readModelConfig checks (finite, positive, one per pair);
+ * undefined without the tensor, or when its size is implausible (then readModelConfig refuses its
+ * dims without a byte of it being read). The header inspection reads it too, so it refuses what a run would.
+ */
+export async function ropeFreqValues(gguf: GGUF): Promise<Float32Array | undefined> {
+  const t = gguf.tensor('rope_freqs.weight');
+  if (!t || elementCount(t.dims) > MAX_ROPE_FREQS) return undefined;
+  return dequantize(t.type, await gguf.tensorBytes(t), elementCount(t.dims));
 }

@@ -7,7 +7,8 @@ import { findPreset } from '../model/catalog.ts';
 import { plannedMatrices, presetChoice } from '../model/load.ts';
 import { costOfStep, weightPlan } from '../model/step.ts';
 import { prefillRows } from '../kernels/rows.ts';
-import type { RunSetup } from './setup.ts';
+import { FORM_LABELS, plannedWorkOf, type RunSetup } from './setup.ts';
+import { arrivalLimitProblem, plannedTokens, workProblem, type SettingName } from '../measure/validate.ts';
 
 export interface Preflight {
   /** Why this setup cannot run, in one sentence. */
@@ -27,9 +28,19 @@ export function knownContext(setup: RunSetup): { name: string; context: number }
 /** Largest power of two ≤ n (n ≥ 1). */
 const floorPow2 = (n: number) => 2 ** Math.floor(Math.log2(n));
 
-/** Null when the setup fits; otherwise the problem and the nearest valid choice. */
+/**
+ * Null when the setup fits; otherwise the problem and the nearest valid choice. Work past the bound
+ * that the CLI runs only with --yes (validate.ts's workProblem) is offered as "Run it anyway".
+ */
 export function preflight(setup: RunSetup): Preflight | null {
   if (setup.mode === 'roofs') return null;
+  const work = plannedWorkOf(setup);
+  const label = (n: SettingName) => FORM_LABELS[n] ?? n;
+  const never = arrivalLimitProblem(work, label);
+  if (never) return { problem: `${never}.`, fix: null };
+  const tokens = plannedTokens(work);
+  const tooMuch = tokens > (setup.confirmedWork ?? -1) ? workProblem(work, 'run it anyway', label) : null;
+  if (tooMuch) return { problem: `${tooMuch}.`, fix: { label: 'Run it anyway', setup: { ...setup, confirmedWork: tokens } } };
   const known = knownContext(setup);
   if (!known) return null;
   const { name, context } = known;

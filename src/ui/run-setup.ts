@@ -4,6 +4,7 @@ import type { Environment } from '../measure/schema.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import type { ReportRoofs } from './headline.ts';
 import { modelFloorSeconds, preflight, roofsSeconds } from './preflight.ts';
+import { MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS } from '../measure/validate.ts';
 import { parseLengths, setupProblem, type Mode, type ModelPick, type RunSetup } from './setup.ts';
 import { shared } from './styles.ts';
 import './model-picker.ts';
@@ -23,9 +24,10 @@ function duration(seconds: number): string {
 
 /**
  * The run form: the one big Run button with the run's expected duration, and behind a disclosure
- * the model, mode and sweep settings. Each setup is checked before it can start (`preflight`):
- * one that does not fit the model offers the nearest one that does. The setup itself is owned by
- * the page (properties in, events out).
+ * the model, mode and sweep settings. Each setup is checked before it can start: its numbers
+ * against the CLI's ranges (`setupProblem`), its fit to the model (`preflight`, which offers the
+ * nearest setup that fits) and its work against the CLI's --yes bound ("Run it anyway"). The
+ * setup itself is owned by the page (properties in, events out).
  *
  * @fires setup-change - detail: the new `RunSetup`.
  * @fires run - the visitor asked to run the current setup.
@@ -130,7 +132,7 @@ export class RunSetupForm extends LitElement {
     const locked = this.running;
     const check = preflight(s);
     const problem = !this.lengthsValid
-      ? 'Prompt lengths must be whole numbers from 1 to 32768, separated by commas.'
+      ? `Prompt lengths must be at most ${MAX_LIST_ENTRIES} whole numbers from 1 to ${MAX_PROMPT_TOKENS}, separated by commas.`
       : (setupProblem(s) ?? check?.problem ?? null);
     return html`<div class="go">
         <button

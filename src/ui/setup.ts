@@ -5,14 +5,16 @@
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
 import { findKnownFile, findPreset } from '../model/catalog.ts';
-import { defaultJob, type BenchJob, type LatencyJob } from '../jobs/job.ts';
+import { defaultJob, plannedWork, type BenchJob, type LatencyJob } from '../jobs/job.ts';
 import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
+import type { LengthDistribution } from '../serve/workload.ts';
 import { matchingPreset } from '../jobs/webllm-run.ts';
+import { listProblem, MAX_BATCH, MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS, rangeProblem, type PlannedWork, type SettingName } from '../measure/validate.ts';
 import { parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';
@@ -48,6 +50,8 @@ export interface RunSetup {
   probeReps?: number;
   /** Workgroup grids the bandwidth roofs try (default: chosen per device in kernels/select.ts). */
   probeGrids?: number[];
+  /** Tokens of work the visitor confirmed past the bound (validate.ts's workProblem); more asks again. */
+  confirmedWork?: number;
 }
 
 /** URL parameters the page reads (all optional). */
@@ -65,23 +69,29 @@ export interface PageParams {
   serve?: Partial<ServeSettings>;
 }
 
-const MAX_PROMPT = 32768;
+const MAX_PROMPT = MAX_PROMPT_TOKENS;
 
-function positiveInt(raw: string, name: string, max: number, problems: string[]): number | undefined {
-  const n = Number(raw);
-  if (Number.isInteger(n) && n >= 1 && n <= max) return n;
-  problems.push(`?${name}=${raw.slice(0, 40)} is not a whole number from 1 to ${max}; using the default.`);
+/** A URL parameter's number, checked against the setting's range (validate.ts's table, the CLI's too). */
+function setting(raw: string, name: SettingName, problems: string[], param: string = name): number | undefined {
+  const problem = rangeProblem(name, raw, `?${param}=`);
+  if (problem === null) return Number(raw);
+  problems.push(`${problem}; using the default.`);
   return undefined;
 }
 
-/** A comma-separated list of whole numbers from 1 to `max` (at most 16), or undefined with the problems noted. */
-function positiveInts(raw: string, name: string, max: number, problems: string[]): number[] | undefined {
-  const parsed = raw.split(',').map((s) => positiveInt(s.trim(), name, max, problems));
-  return parsed.length <= 16 && parsed.every((n) => n !== undefined) ? (parsed as number[]) : undefined;
+/** A comma-separated list of the setting's values (at most MAX_LIST_ENTRIES), or undefined with the problems noted. */
+function settings(raw: string, name: SettingName, problems: string[], param: string = name): number[] | undefined {
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length > MAX_LIST_ENTRIES) {
+    problems.push(`?${param}= takes at most ${MAX_LIST_ENTRIES} values, got ${parts.length}; using the default.`);
+    return undefined;
+  }
+  const parsed = parts.map((s) => setting(s, name, problems, param));
+  return parsed.every((n) => n !== undefined) ? (parsed as number[]) : undefined;
 }
 
-/** Largest batch the serving form accepts (each sequence holds its own KV cache). */
-export const MAX_BATCH = 64;
+/** Largest batch the serving form accepts (each sequence holds its own KV cache): validate.ts's, the CLI's too. */
+export { MAX_BATCH };
 
 /**
  * Serving overrides: `requests`, `max-batch`, `rate` (req/s or inf), `prompt-len`, `output-len`,
@@ -89,25 +99,28 @@ export const MAX_BATCH = 64;
  */
 function parseServeParams(get: (name: string) => string | undefined, problems: string[]): Partial<ServeSettings> | undefined {
   const serve: Partial<ServeSettings> = {};
-  const int = (name: string, max: number) => {
+  const int = (name: SettingName) => {
     const raw = get(name);
-    return raw === undefined ? undefined : positiveInt(raw, name, max, problems);
+    return raw === undefined ? undefined : setting(raw, name, problems);
   };
-  const requests = int('requests', 10000);
+  const requests = int('requests');
   if (requests) serve.requests = requests;
-  const batch = int('max-batch', MAX_BATCH);
+  const batch = int('max-batch');
   if (batch) serve.max_batch = batch;
-  const prompt = int('prompt-len', MAX_PROMPT);
+  const prompt = int('prompt-len');
   if (prompt) serve.prompt = { kind: 'fixed', tokens: prompt };
-  const output = int('output-len', 4096);
+  const output = int('output-len');
   if (output) serve.output = { kind: 'fixed', tokens: output };
   const rate = get('rate');
   if (rate !== undefined) {
-    if (rate === 'inf' || Number(rate) > 0) serve.rate = rate === 'inf' ? Infinity : Number(rate);
-    else problems.push('?rate= must be a positive number of requests/s or inf; using the default.');
+    if (rate === 'inf') serve.rate = Infinity;
+    else {
+      const n = setting(rate, 'rate', problems);
+      if (n !== undefined) serve.rate = n;
+    }
   }
   const chunk = get('chunk');
-  if (chunk !== undefined) serve.chunk = chunk === '0' ? null : (positiveInt(chunk, 'chunk', MAX_PROMPT, problems) ?? 32);
+  if (chunk !== undefined) serve.chunk = chunk === '0' ? null : (setting(chunk, 'chunk', problems) ?? 32);
   const slo = get('slo');
   if (slo !== undefined) {
     try {
@@ -151,18 +164,18 @@ export function parsePageParams(search: string): { params: PageParams; problems:
     else problems.push(`?quant= must be one of ${QUANTS.join(', ')}; using the default.`);
   }
   const lengths = get('lengths');
-  if (lengths !== undefined) params.lengths = positiveInts(lengths, 'lengths', MAX_PROMPT, problems);
+  if (lengths !== undefined) params.lengths = settings(lengths, 'prompt-lengths', problems, 'lengths');
   const grids = get('probe-grids');
-  if (grids !== undefined) params.probeGrids = positiveInts(grids, 'probe-grids', 65536, problems);
-  const ints: [keyof PageParams & ('gen' | 'reps' | 'probeMiB' | 'probeReps'), string, number][] = [
-    ['gen', 'gen', 4096],
-    ['reps', 'reps', 1000],
-    ['probeMiB', 'probe-mib', 4096],
-    ['probeReps', 'probe-reps', 1000],
+  if (grids !== undefined) params.probeGrids = settings(grids, 'probe-grids', problems);
+  const ints: [keyof PageParams & ('gen' | 'reps' | 'probeMiB' | 'probeReps'), SettingName][] = [
+    ['gen', 'gen'],
+    ['reps', 'reps'],
+    ['probeMiB', 'probe-mib'],
+    ['probeReps', 'probe-reps'],
   ];
-  for (const [key, name, max] of ints) {
+  for (const [key, name] of ints) {
     const raw = get(name);
-    if (raw !== undefined) params[key] = positiveInt(raw, name, max, problems);
+    if (raw !== undefined) params[key] = setting(raw, name, problems);
   }
   const profile = get('profile');
   if (profile !== undefined) params.profile = profile === '1' || profile === 'true';
@@ -227,10 +240,45 @@ export function setupProblem(setup: RunSetup): string | null {
   if (setup.mode === 'latency') {
     const s = setup.sweep;
     if (s.promptLengths.length === 0) return 'Give at least one prompt length.';
-    if (s.gen < 1 || s.reps < 1) return 'Output tokens and repetitions must be at least 1.';
+    const problem =
+      listProblem('prompt-lengths', s.promptLengths, FORM_LABELS['prompt-lengths']) ??
+      rangeProblem('gen', s.gen, FORM_LABELS.gen) ??
+      rangeProblem('reps', s.reps, FORM_LABELS.reps);
+    if (problem) return `${problem}.`;
   }
-  if (setup.mode === 'serve' && setup.serve.sweep_rate && !hasSlo(setup.serve.slo)) return 'The rate sweep needs at least one SLO (TTFT, TPOT or E2EL).';
+  if (setup.mode === 'serve') {
+    const v = setup.serve;
+    const longest = (d: LengthDistribution) => (d.kind === 'fixed' ? d.tokens : d.max);
+    const problem =
+      rangeProblem('requests', v.requests, FORM_LABELS.requests) ??
+      (v.rate === Infinity ? null : rangeProblem('rate', v.rate, FORM_LABELS.rate)) ??
+      rangeProblem('max-batch', v.max_batch, FORM_LABELS['max-batch']) ??
+      rangeProblem('prompt-len', longest(v.prompt), FORM_LABELS['prompt-len']) ??
+      rangeProblem('output-len', longest(v.output), FORM_LABELS['output-len']) ??
+      (v.chunk === null ? null : rangeProblem('chunk', v.chunk, FORM_LABELS.chunk));
+    if (problem) return `${problem}.`;
+    if (v.sweep_rate && !hasSlo(v.slo)) return 'The rate sweep needs at least one SLO (TTFT, TPOT or E2EL).';
+  }
   return null;
+}
+
+/** How the form names each setting it holds (the problems above and the work bound say these). */
+export const FORM_LABELS: Partial<Record<SettingName, string>> &
+  Record<'prompt-lengths' | 'gen' | 'reps' | 'requests' | 'rate' | 'max-batch' | 'prompt-len' | 'output-len' | 'chunk', string> = {
+  'prompt-lengths': 'Prompt lengths',
+  gen: 'Output tokens',
+  reps: 'Repetitions per length',
+  requests: 'Requests',
+  rate: 'Arrival rate',
+  'max-batch': 'Max batch',
+  'prompt-len': 'Prompt tokens',
+  'output-len': 'Output tokens',
+  chunk: 'Chunk size',
+};
+
+/** The work a setup plans (validate.ts's PlannedWork), for the bound on what runs without a confirmation. */
+export function plannedWorkOf(setup: RunSetup): PlannedWork {
+  return plannedWork(jobOf(setup).job);
 }
 
 /** The job a setup runs, and the local file it reads (if any). */
@@ -268,7 +316,7 @@ export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
 export function parseList(text: string, max: number): number[] | null {
   const parts = text.split(/[\s,]+/).filter(Boolean);
   const ns = parts.map(Number);
-  return ns.length > 0 && ns.length <= 16 && ns.every((n) => Number.isInteger(n) && n >= 1 && n <= max) ? ns : null;
+  return ns.length > 0 && ns.length <= MAX_LIST_ENTRIES && ns.every((n) => Number.isInteger(n) && n >= 1 && n <= max) ? ns : null;
 }
 
 /** Prompt lengths: {@link parseList} up to the longest prompt. */

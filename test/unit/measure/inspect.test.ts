@@ -4,9 +4,11 @@ import { readModelConfig } from '../../../src/model/config.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, testModelParts } from '../../../src/model/gguf/synthetic.ts';
-import { ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
+import { GGMLType, ggmlTypeName, meta } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { inspectModel, inspectSource, typeShares } from '../../../src/measure/inspect.ts';
+import { openModel } from '../../../src/model/open.ts';
+import { describeError } from '../../../src/errors.ts';
 
 const shape = { architecture: 'llama' as const, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 320, contextLength: 1024 };
 /** Q8_0 matrices except a Q4_0 output head; norms and the embedding table stay F32. */
@@ -82,9 +84,11 @@ describe('inspectModel', () => {
     const unknown = inspectModel(gguf);
     expect(unknown.memory!.checked).toBe(false);
     expect(unknown.memory!.problem).toBeNull();
-    // The planned context is capped by the option and by the model's own context.
+    // The planned context is the option's; past the model's own context it is refused, as a run refuses it.
     expect(inspectModel(gguf, { context: 99 }).memory!.context).toBe(99);
-    expect(inspectModel(gguf, { context: 1 << 20 }).memory!.context).toBe(1024);
+    const tooLong = inspectModel(gguf, { context: 1 << 20 });
+    expect(tooLong.unsupported).toMatch(/A context of 1048576 exceeds .*'s 1024\. — Use a shorter context\./);
+    expect(tooLong.memory).toBeNull();
   });
 
   it('still describes a file whose architecture tokenscope does not run, and says why', async () => {
@@ -99,5 +103,49 @@ describe('inspectModel', () => {
     expect(ins.parameters).toBe(tensors.reduce((n, t) => n + t.dims.reduce((a, b) => a * b, 1), 0));
     // The engine cannot plan it, so no decode prediction.
     expect(ins.decode).toBeNull();
+  });
+});
+
+describe('inspect agrees with run', () => {
+  const small = { architecture: 'llama' as const, dim: 32, hiddenDim: 64, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 260 };
+  const broken = (edit: (p: ReturnType<typeof testModelParts>) => void) => {
+    const parts = testModelParts(small);
+    edit(parts);
+    return encodeGGUF(parts.metadata, parts.tensors);
+  };
+  const tensor = (p: ReturnType<typeof testModelParts>, name: string) => p.tensors.find((t) => t.name === name)!;
+  it.each([
+    ['context 0', broken((p) => p.metadata.set('llama.context_length', meta.u32(0))), /'llama.context_length' is 0/],
+    ['n_head_kv 0', broken((p) => p.metadata.set('llama.attention.head_count_kv', meta.u32(0))), /'llama.attention.head_count_kv' is 0/],
+    [
+      'heads that do not divide',
+      broken((p) => p.metadata.set('llama.attention.head_count_kv', meta.u32(3))),
+      /head_count 4 is not a multiple of head_count_kv 3/,
+    ],
+    ['odd RoPE dims', broken((p) => p.metadata.set('llama.rope.dimension_count', meta.u32(7))), /rope.dimension_count 7 must be even/],
+    ['a missing tensor', broken((p) => p.tensors.splice(p.tensors.indexOf(tensor(p, 'blk.1.ffn_up.weight')), 1)), /'blk.1.ffn_up.weight' is missing/],
+    [
+      'a vocabulary that does not match the embedding',
+      broken((p) => {
+        const t = tensor(p, 'token_embd.weight');
+        Object.assign(t, { dims: [32, 259], data: t.data.subarray(0, 32 * 259 * 4) });
+      }),
+      /'token_embd.weight' has dims \[32, 259\], expected \[32, 260\]/,
+    ],
+    [
+      'NaN rope_freqs',
+      broken((p) =>
+        p.tensors.push({ name: 'rope_freqs.weight', type: GGMLType.F32, dims: [4], data: new Uint8Array(new Float32Array([NaN, 1, 1, 1]).buffer) }),
+      ),
+      /rope_freqs.weight must hold positive finite values/,
+    ],
+  ])('%s: inspect says "cannot run" with the message the run gives', async (_, bytes, message) => {
+    const source = () => bytesSource(bytes, 'broken.gguf');
+    let runMessage = '';
+    await openModel(source()).catch((e: unknown) => (runMessage = describeError(e)));
+    expect(runMessage).toMatch(message);
+    const ins = await inspectSource(source());
+    expect(ins.unsupported).toBe(runMessage);
+    expect(ins.memory).toBeNull();
   });
 });

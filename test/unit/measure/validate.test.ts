@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { newResult, prefillGemmRoof, SCHEMA_VERSION, type Ceilings, type CeilingMeasurement } from '../../../src/measure/schema.ts';
 import { formatCeilings } from '../../../src/measure/sections/environment.ts';
 import { decodeReport, encodeReport } from '../../../src/share/permalink.ts';
-import { validateResult } from '../../../src/measure/validate.ts';
+import {
+  arrivalLimitProblem,
+  listProblem,
+  MAX_UNCONFIRMED_TOKENS,
+  plannedTokens,
+  rangeProblem,
+  SETTING_RANGES,
+  validateResult,
+  workProblem,
+  type SettingName,
+} from '../../../src/measure/validate.ts';
 import { workingSetBytes } from '../../../src/measure/ceilings.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
@@ -94,5 +104,110 @@ describe('workingSetBytes', () => {
     [{ maxBufferSize: 1000, maxStorageBufferBindingSize: 1000 }, 1024 * MiB, MiB],
   ])('sizes from the limits %j under a cap', (limits, cap, want) => {
     expect(workingSetBytes(limits, cap)).toBe(want);
+  });
+});
+
+describe('settings: one table of ranges', () => {
+  it.each([
+    ['reps', '0', '--reps must be an integer from 1 to 1000, got 0'],
+    ['reps', '100000', '--reps must be an integer from 1 to 1000, got 100000'],
+    ['reps', '2.5', '--reps must be an integer from 1 to 1000, got 2.5'],
+    ['gen', '0', '--gen must be an integer from 1 to 4096, got 0'],
+    ['warmup', '1000000', '--warmup must be an integer from 0 to 100, got 1000000'],
+    ['rate', '1e-9', '--rate must be a number from 0.001 to 1000000 or inf, got 1e-9'],
+    ['rate', 'abc', '--rate must be a number from 0.001 to 1000000 or inf, got "abc"'],
+    ['rate', '1e9', '--rate must be a number from 0.001 to 1000000 or inf, got 1e9'],
+    ['burstiness', '1e-300', '--burstiness must be a number from 0.01 to 1000, got 1e-300'],
+    ['requests', '1000000', '--requests must be an integer from 1 to 10000, got 1000000'],
+    ['requests', '0', '--requests must be an integer from 1 to 10000, got 0'],
+    ['probe-mib', '0', '--probe-mib must be an integer from 1 to 4096, got 0'],
+    ['top-p', '-5', '--top-p must be a number above 0 and at most 1, got -5'],
+    ['top-p', '0', '--top-p must be a number above 0 and at most 1, got 0'],
+    ['context', '0', '--context must be an integer from 1 to 16777216, got 0'],
+    ['max-tokens-per-step', '0', '--max-tokens-per-step must be an integer from 1 to 32768, got 0'],
+    ['dollars-per-hour', '-1e308', '--dollars-per-hour must be a number above 0 and at most 100000, got -1e308'],
+    ['watts', 'NaN', '--watts must be a number above 0 and at most 1000000, got "NaN"'],
+    ['memory-gib', '', '--memory-gib must be a number above 0 and at most 1024, got ""'],
+    ['temperature', 'Infinity', '--temperature must be a number from 0 to 100, got Infinity'],
+  ] as [SettingName, string, string][])("--%s %s is refused in the user's words", (name, raw, message) => {
+    expect(rangeProblem(name, raw)).toBe(message);
+  });
+
+  it.each([
+    ['reps', '1'],
+    ['reps', 1000],
+    ['warmup', 0],
+    ['top-p', 1],
+    ['rate', '0.5'],
+    ['burstiness', 0.01],
+    ['seed', 2 ** 32 - 1],
+    ['dollars-per-hour', 2.5],
+  ] as [SettingName, number | string][])('--%s %s is accepted', (name, value) => {
+    expect(rangeProblem(name, value)).toBeNull();
+  });
+
+  it('names the setting as each surface spells it', () => {
+    expect(rangeProblem('reps', 0, '?reps=')).toBe('?reps= must be an integer from 1 to 1000, got 0');
+    expect(rangeProblem('gen', 5000, 'Output tokens')).toBe('Output tokens must be an integer from 1 to 4096, got 5000');
+  });
+
+  it('every range is a real interval', () => {
+    for (const [name, r] of Object.entries(SETTING_RANGES)) {
+      expect(r.min, name).toBeLessThan(r.max);
+      expect(rangeProblem(name as SettingName, r.max)).toBeNull();
+    }
+  });
+
+  it('lists: at most 16 values, each in range', () => {
+    expect(listProblem('prompt-lengths', [16, 64])).toBeNull();
+    expect(
+      listProblem(
+        'prompt-lengths',
+        Array.from({ length: 1000 }, (_, i) => i + 1),
+      ),
+    ).toBe('--prompt-lengths takes at most 16 values, got 1000');
+    expect(
+      listProblem(
+        'prompt-lengths',
+        Array.from({ length: 60000 }, () => 8),
+      ),
+    ).toBe('--prompt-lengths takes at most 16 values, got 60000');
+    expect(listProblem('prompt-lengths', ['16', '0'])).toBe('each value of --prompt-lengths must be an integer from 1 to 32768, got 0');
+    expect(listProblem('sweep-batch', [])).toBe('--sweep-batch needs at least one value');
+  });
+});
+
+describe('settings: the work bound', () => {
+  const sweep = (reps: number) => ({ latency: { promptLengths: [16, 64, 256, 1024], gen: 64, reps, warmup: 1 } });
+  it('counts prompt + output tokens of every repetition and warm-up', () => {
+    expect(plannedTokens(sweep(5))).toBe(6 * (16 + 64 + 256 + 1024 + 4 * 64));
+    expect(plannedTokens({ serve: { requests: 16, rate: Infinity, longestPrompt: 256, longestOutput: 128, runs: 1 } })).toBe(16 * 384);
+    // The defaults are far inside the bound.
+    expect(plannedTokens(sweep(5)) * 20).toBeLessThan(MAX_UNCONFIRMED_TOKENS);
+  });
+  it('refuses more work than the bound, saying what to lower and how to confirm', () => {
+    expect(workProblem(sweep(5), 'add --yes')).toBeNull();
+    expect(workProblem(sweep(1000), 'add --yes')).toBe(
+      'This run would process about 1,617,616 tokens (prompt + output, every repetition), more than the 250,000 allowed without confirmation; lower --reps, --prompt-lengths, --gen, or add --yes',
+    );
+    expect(workProblem({ serve: { requests: 10000, rate: 1e6, longestPrompt: 256, longestOutput: 128, runs: 1 } }, 'add --yes')).toMatch(
+      /about 3,840,000 tokens .* lower --requests, --prompt-len, --output-len, or add --yes$/,
+    );
+  });
+  it('refuses arrivals spread over more than an hour', () => {
+    const slow = { serve: { requests: 16, rate: 0.001, longestPrompt: 32, longestOutput: 16, runs: 1 } };
+    expect(workProblem(slow, 'add --yes')).toBe(
+      '16 requests at 0.001 req/s take 16,000 s to arrive, more than the 3600 s allowed without confirmation; raise --rate, lower --requests, or add --yes',
+    );
+    expect(workProblem({ serve: { ...slow.serve, rate: 1 } }, 'add --yes')).toBeNull();
+  });
+  it('refuses arrivals over a week even when confirmed (no timer waits that long)', () => {
+    const serve = { requests: 10000, rate: 0.001, longestPrompt: 32, longestOutput: 16, runs: 1 };
+    expect(arrivalLimitProblem({ serve })).toBe(
+      '10000 requests at 0.001 req/s take 10,000,000 s to arrive; a run waits at most 604,800 s (a week) for its arrivals: raise --rate or lower --requests',
+    );
+    expect(arrivalLimitProblem({ serve: { ...serve, requests: 600 } })).toBeNull();
+    expect(arrivalLimitProblem({ serve: { ...serve, rate: Infinity } })).toBeNull();
+    expect(arrivalLimitProblem(sweep(5))).toBeNull();
   });
 });

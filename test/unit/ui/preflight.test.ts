@@ -95,3 +95,34 @@ describe('phase plan and duration floor', () => {
     expect(floor('q4_k_m')).toBeLessThan(floor('q8_0'));
   });
 });
+
+describe("preflight: the work bound (the CLI's --yes)", () => {
+  it('refuses a sweep past the bound, offers "Run it anyway", and asks again when the work grows', () => {
+    const base = defaultSetup(cpu);
+    const sweep = (reps: number): RunSetup => ({ ...base, sweep: { ...base.sweep, promptLengths: [16, 64, 128, 200], gen: 16, reps } });
+    expect(preflight(sweep(100))).toBeNull();
+    const p = preflight(sweep(1000))!;
+    // 1001 requests (reps + the warm-up) per length × (16 + 64 + 128 + 200 + 4 × 16) tokens.
+    expect(p.problem).toBe(
+      'This run would process about 472,472 tokens (prompt + output, every repetition), more than the 250,000 allowed without confirmation; lower Repetitions per length, Prompt lengths, Output tokens, or run it anyway.',
+    );
+    expect(p.fix!.label).toBe('Run it anyway');
+    const confirmed = p.fix!.setup;
+    expect(preflight(confirmed)).toBeNull();
+    expect(jobOf(confirmed).job.latency!.reps).toBe(1000);
+    expect(preflight({ ...confirmed, sweep: { ...confirmed.sweep, gen: 17 } })?.fix?.label).toBe('Run it anyway');
+  });
+
+  it('refuses serving arrivals spread over more than an hour', () => {
+    const base = defaultSetup(cpu);
+    const p = preflight({ ...base, mode: 'serve', serve: { ...base.serve, rate: 0.001 } })!;
+    expect(p.problem).toMatch(
+      /^16 requests at 0.001 req\/s take 16,000 s to arrive, more than the 3600 s allowed without confirmation; raise Arrival rate, lower Requests/,
+    );
+    expect(p.fix!.label).toBe('Run it anyway');
+    // Past a week no confirmation is offered.
+    const never = preflight({ ...base, mode: 'serve', serve: { ...base.serve, rate: 0.001, requests: 1000 } })!;
+    expect(never.problem).toMatch(/waits at most 604,800 s \(a week\) for its arrivals: raise Arrival rate or lower Requests\.$/);
+    expect(never.fix).toBeNull();
+  });
+});

@@ -71,3 +71,33 @@ describe('page setup', () => {
     expect(parseLengths('')).toBeNull();
   });
 });
+
+describe("page settings: the CLI's ranges (validate.ts)", () => {
+  it('URL parameters out of range are named with the range, and ignored', () => {
+    const many = Array.from({ length: 17 }, (_, i) => i + 1).join(',');
+    const { params, problems } = parsePageParams(`?reps=0&gen=5000&probe-mib=0&lengths=${many}&mode=serve&rate=1e-9&requests=100000&max-batch=65`);
+    expect(problems).toEqual([
+      '?lengths= takes at most 16 values, got 17; using the default.',
+      '?gen= must be an integer from 1 to 4096, got 5000; using the default.',
+      '?reps= must be an integer from 1 to 1000, got 0; using the default.',
+      '?probe-mib= must be an integer from 1 to 4096, got 0; using the default.',
+      '?requests= must be an integer from 1 to 10000, got 100000; using the default.',
+      '?max-batch= must be an integer from 1 to 64, got 65; using the default.',
+      '?rate= must be a number from 0.001 to 1000000 or inf, got 1e-9; using the default.',
+    ]);
+    expect(params).toEqual({ mode: 'serve' });
+  });
+
+  it("the form refuses what the CLI refuses, in the form's words", () => {
+    const base = defaultSetup(cpu);
+    const sweep = (s: Partial<RunSetup['sweep']>): RunSetup => ({ ...base, sweep: { ...base.sweep, ...s } });
+    expect(setupProblem(sweep({ reps: 0 }))).toBe('Repetitions per length must be an integer from 1 to 1000, got 0.');
+    expect(setupProblem(sweep({ reps: 100000 }))).toBe('Repetitions per length must be an integer from 1 to 1000, got 100000.');
+    expect(setupProblem(sweep({ gen: 0 }))).toBe('Output tokens must be an integer from 1 to 4096, got 0.');
+    expect(setupProblem(sweep({ promptLengths: [16, 40000] }))).toBe('each value of Prompt lengths must be an integer from 1 to 32768, got 40000.');
+    const serve = (s: Partial<RunSetup['serve']>): RunSetup => ({ ...base, mode: 'serve', serve: { ...base.serve, ...s } });
+    expect(setupProblem(serve({ requests: 1e6 }))).toBe('Requests must be an integer from 1 to 10000, got 1000000.');
+    expect(setupProblem(serve({ rate: 1e-9 }))).toBe('Arrival rate must be a number from 0.001 to 1000000 or inf, got 1e-9.');
+    expect(setupProblem(serve({ rate: Infinity }))).toBeNull();
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The job `npm run bench` runs, from its parsed flags (cli/bench-flags.ts). Kept apart from
+ * bench.ts so the flags are checked before the engine's modules load: a refused flag exits at once.
+ */
+import { findPreset } from '../src/model/catalog.ts';
+import { defaultJob, plannedWork, type BenchJob } from '../src/jobs/job.ts';
+import type { ModelSpec } from '../src/jobs/model-source.ts';
+import type { Quantization } from '../src/model/gpu-weights.ts';
+import { parseSlo } from '../src/serve/metrics.ts';
+import type { ServeSettings } from '../src/serve/run.ts';
+import type { LengthDistribution } from '../src/serve/workload.ts';
+import { describeError } from '../src/errors.ts';
+import { arrivalLimitProblem, rangeProblem, workProblem } from '../src/measure/validate.ts';
+import { UsageError } from './args.ts';
+
+/** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
+export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
+  const get = <T>(name: string) => flags.get(name) as T | undefined;
+  if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
+  const defaults = defaultJob({ cpuLike });
+  const modelArg = get<string>('model');
+  const webllm = get('engine') === 'webllm';
+  if (webllm) {
+    if (!modelArg) throw new UsageError('--engine webllm needs --model with a WebLLM model id, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC.');
+    for (const f of ['prompt', 'llama-bench', 'profile', 'quant']) if (flags.has(f)) throw new UsageError(`--${f} needs --engine tokenscope.`);
+    if (get('mode') === 'serve') throw new UsageError('--mode serve needs --engine tokenscope.');
+  }
+  const model: ModelSpec | undefined = webllm
+    ? undefined
+    : modelArg
+      ? /^https?:\/\//.test(modelArg)
+        ? { url: modelArg }
+        : findPreset(modelArg)
+          ? { preset: modelArg }
+          : { path: modelArg }
+      : { ...defaults.model };
+  if (model && get('quant')) model.quant = get<Quantization>('quant');
+  if (model && get('seed') !== undefined) model.seed = get<number>('seed');
+  const lengths = get<number[]>('prompt-lengths');
+  const gen = get<number>('gen') ?? defaults.latency!.gen;
+  const job: BenchJob = {
+    probe: true,
+    probeMiB: get<number>('probe-mib'),
+    model,
+    context: get<number>('context'),
+    llamaBench: Boolean(flags.get('llama-bench')),
+    memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
+    ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
+  };
+  const prompt = get<string>('prompt');
+  if (flags.has('chat') && prompt === undefined) throw new UsageError('--chat needs --prompt.');
+  if (prompt !== undefined) {
+    const temperature = get<number>('temperature') ?? 0;
+    job.generate = { prompt, gen, chat: Boolean(flags.get('chat')) };
+    if (temperature > 0)
+      job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
+  }
+  if (get('mode') === 'serve') job.serve = serveSettingsFromFlags(get, cpuLike);
+  else if (prompt === undefined || lengths) {
+    job.latency = {
+      promptLengths: lengths ?? defaults.latency!.promptLengths,
+      gen,
+      reps: get<number>('reps') ?? defaults.latency!.reps,
+      warmup: get<number>('warmup'),
+      profile: Boolean(flags.get('profile')),
+      chunk: get<number>('chunk'),
+      seed: get<number>('seed'),
+    };
+  }
+  const work = plannedWork(job);
+  const problem = arrivalLimitProblem(work) ?? (flags.get('yes') ? null : workProblem(work, 'add --yes to run it anyway'));
+  if (problem) throw new UsageError(`${problem}.`);
+  return job;
+}
+
+function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {
+  const rateText = get<string>('rate') ?? 'inf';
+  const rate = rateText === 'inf' ? Infinity : Number(rateText);
+  const sweepBatch = get<number[]>('sweep-batch');
+  let slo: ReturnType<typeof parseSlo>;
+  try {
+    slo = get<string>('slo') ? parseSlo(get<string>('slo')!) : {};
+  } catch (e) {
+    throw new UsageError(describeError(e));
+  }
+  return {
+    requests: get<number>('requests') ?? 16,
+    rate,
+    burstiness: get<number>('burstiness') ?? 1,
+    prompt: parseLength('prompt-len', get<string>('prompt-len') ?? (cpuLike ? '32' : '256')),
+    output: parseLength('output-len', get<string>('output-len') ?? (cpuLike ? '16' : '128')),
+    max_batch: get<number>('max-batch') ?? 4,
+    max_tokens_per_step: get<number>('max-tokens-per-step') ?? (cpuLike ? 64 : 512),
+    chunk: get('no-chunking') ? null : (get<number>('chunk') ?? 32),
+    slo,
+    seed: get<number>('seed') ?? 42,
+    dollars_per_hour: get<number>('dollars-per-hour'),
+    watts: get<number>('watts'),
+    sweep_batch: sweepBatch,
+    sweep_rate: Boolean(get('sweep-rate')),
+  };
+}
+
+/** "128" | "uniform:64-256" | "lognormal:128:0.5:1024". */
+export function parseLength(flag: 'prompt-len' | 'output-len', text: string): LengthDistribution {
+  const int = (s: string) => {
+    const problem = rangeProblem(flag, s, `each length in --${flag}`);
+    if (problem) throw new UsageError(`${problem}.`);
+    return Number(s);
+  };
+  if (/^\d+$/.test(text)) return { kind: 'fixed', tokens: int(text) };
+  const uniform = /^uniform:(\d+)-(\d+)$/.exec(text);
+  if (uniform) {
+    const [min, max] = [int(uniform[1]), int(uniform[2])];
+    if (min > max) throw new UsageError(`--${flag}: uniform range ${min}-${max} is empty.`);
+    return { kind: 'uniform', min, max };
+  }
+  const lognormal = /^lognormal:(\d+):([\d.]+):(\d+)$/.exec(text);
+  if (lognormal) {
+    const sigma = Number(lognormal[2]);
+    if (!(sigma <= 10)) throw new UsageError(`--${flag}: the lognormal sigma must be a number from 0 to 10, got ${lognormal[2]}.`);
+    return { kind: 'lognormal', median: int(lognormal[1]), sigma, max: int(lognormal[3]) };
+  }
+  throw new UsageError(`--${flag} must be N, uniform:MIN-MAX or lognormal:MEDIAN:SIGMA:MAX; got "${text}".`);
+}
+
+function protocolFor(reps: number | undefined) {
+  return reps ? { warmup: 1, minReps: reps, maxReps: Math.max(reps, 50), minDurationMs: 400 } : undefined;
+}
