@@ -19,6 +19,8 @@ import type { Environment, Interpreter } from '@huggingface/jinja';
 import { TokenscopeError } from '../../errors.ts';
 
 export interface RenderBudget {
+  /** Characters of the template itself (parsed before any other limit applies: about 1 µs per character). */
+  source: number;
   /** Evaluations, blocks (each loop iteration, macro body, branch) and filters, together. */
   steps: number;
   /** Evaluations and blocks inside one another: how deep a recursive macro may go. */
@@ -38,7 +40,7 @@ export interface RenderBudget {
  * little longer than the messages (whose text the tokenizer caps at MAX_PROMPT_CHARS); they
  * render in milliseconds.
  */
-export const RENDER_BUDGET: RenderBudget = { steps: 300_000, depth: 400, chars: 2_000_000, items: 100_000, bytes: 256 << 20, ms: 1000 };
+export const RENDER_BUDGET: RenderBudget = { source: 256_000, steps: 300_000, depth: 400, chars: 2_000_000, items: 100_000, bytes: 256 << 20, ms: 1000 };
 
 type JinjaModule = typeof import('@huggingface/jinja');
 
@@ -73,15 +75,18 @@ const evaluated = (value: Value): Node => ({ type: EVALUATED, value });
 /** Filters whose output size is bounded before they run. */
 const MULTIPLIERS = new Set(['indent', 'join', 'replace', 'tojson', 'string']);
 
-/** Renders `program` (a parsed template) with `items` as its variables, within `budget`. */
-export function renderWithBudget(jinja: JinjaModule, program: unknown, items: Record<string, unknown>, budget: RenderBudget = RENDER_BUDGET): string {
+/** Renders `template` with `items` as its variables, within `budget`. */
+export function renderWithBudget(jinja: JinjaModule, template: string, items: Record<string, unknown>, budget: RenderBudget = RENDER_BUDGET): string {
+  if (template.length > budget.source)
+    over(`has ${template.length.toLocaleString('en-US')} characters, past the ${budget.source.toLocaleString('en-US')} a template may have`);
+  const program = new jinja.Template(template).parsed;
   const meter = new Meter(budget);
   const env = new jinja.Environment();
   declareGlobals(jinja, env, meter);
   for (const [key, value] of Object.entries(items)) env.set(key, value);
   const interpreter = new jinja.Interpreter(env);
   hook(interpreter, meter);
-  return (interpreter.run(program as Parameters<Interpreter['run']>[0]) as Value).value as string;
+  return (interpreter.run(program) as Value).value as string;
 }
 
 /** The library's globals (its setupGlobals is not exported), with a `range()` that counts first. */

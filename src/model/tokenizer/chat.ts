@@ -35,7 +35,7 @@ export async function renderChat(chat: ChatTemplate, messages: readonly ChatMess
   const jinja = await import('@huggingface/jinja');
   try {
     const items = { messages, add_generation_prompt: true, bos_token: chat.bosToken, eos_token: chat.eosToken };
-    return renderWithBudget(jinja, new jinja.Template(chat.template).parsed, items, budget);
+    return renderWithBudget(jinja, chat.template, items, budget);
   } catch (e) {
     if (e instanceof TokenscopeError) throw e;
     throw new TokenscopeError(

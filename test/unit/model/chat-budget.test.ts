@@ -64,6 +64,7 @@ const HOSTILE: [name: string, template: string, limit: RegExp][] = [
     "{% set ns = namespace(a=['x']) %}{% for i in range(16) %}{% set ns.a = ns.a + ns.a %}{% endfor %}{{ ns.a | join('" + 'y'.repeat(64) + "') }}",
     /text of more than/,
   ],
+  ['a template too long to parse quickly', '{{ 1 }}'.repeat(300_000), /has 2,100,000 characters, past the 256,000/],
   ['tojson with a huge indent', '{{ [1, 2, 3] | tojson(indent=300000000) }}', /text of more than/],
 ];
 
