@@ -18,9 +18,27 @@ import { utf8Encoder, type Vocabulary } from './vocab.ts';
 export type Fragment = string | number;
 
 /** A trie over UTF-16 code units; `ends` lists the tokens (by rank) whose text ends at this node. */
-interface TrieNode {
-  next: Map<number, TrieNode>;
-  ends: number[];
+class TrieNode {
+  /** Children by code unit: an array for ASCII (most steps), a map for the rest. */
+  private readonly ascii: (TrieNode | undefined)[] = [];
+  private readonly other = new Map<number, TrieNode>();
+  readonly ends: number[] = [];
+
+  child(unit: number): TrieNode | undefined {
+    return unit < 128 ? this.ascii[unit] : this.other.get(unit);
+  }
+
+  add(unit: number): TrieNode {
+    let node = this.child(unit);
+    if (!node) {
+      node = new TrieNode();
+      if (unit < 128) {
+        while (this.ascii.length < unit) this.ascii.push(undefined);
+        this.ascii[unit] = node;
+      } else this.other.set(unit, node);
+    }
+    return node;
+  }
 }
 
 /** Occurrences kept in memory per character of text, at most; only a hostile vocabulary nests more. */
@@ -29,7 +47,7 @@ const MAX_OCCURRENCES_PER_CHAR = 64;
 export class SpecialTokens {
   /** [text, id, always (user-defined)], longest text (in UTF-8 bytes) first: a token's rank is its index. */
   private readonly tokens: [string, number, boolean][] = [];
-  private readonly root: TrieNode = { next: new Map(), ends: [] };
+  private readonly root = new TrieNode();
 
   constructor(vocab: Pick<Vocabulary, 'tokens' | 'types'>) {
     const special = new Set<number>([TokenType.CONTROL, TokenType.USER_DEFINED, TokenType.UNKNOWN]);
@@ -39,12 +57,7 @@ export class SpecialTokens {
     this.tokens.sort((a, b) => utf8Encoder.encode(b[0]).length - utf8Encoder.encode(a[0]).length);
     this.tokens.forEach(([text], rank) => {
       let node = this.root;
-      for (let i = 0; i < text.length; i++) {
-        const unit = text.charCodeAt(i);
-        let child = node.next.get(unit);
-        if (!child) node.next.set(unit, (child = { next: new Map(), ends: [] }));
-        node = child;
-      }
+      for (let i = 0; i < text.length; i++) node = node.add(text.charCodeAt(i));
       node.ends.push(rank);
     });
   }
@@ -54,8 +67,8 @@ export class SpecialTokens {
     if (this.tokens.length === 0) return [text];
     const n = text.length;
     // Every occurrence, grouped by rank (counted, then placed), in ascending position within a rank.
-    const counts = new Int32Array(this.tokens.length + 1);
-    const total = this.scan(text, (rank) => counts[rank + 1]++);
+    const offsets = new Int32Array(this.tokens.length + 1);
+    const total = this.scan(text, offsets.subarray(1));
     if (total > MAX_OCCURRENCES_PER_CHAR * n) {
       throw new TokenscopeError(
         'model-format',
@@ -63,17 +76,17 @@ export class SpecialTokens {
         'The tokenizer metadata looks hostile; use another model file.',
       );
     }
-    for (let r = 0; r < this.tokens.length; r++) counts[r + 1] += counts[r];
+    for (let r = 0; r < this.tokens.length; r++) offsets[r + 1] += offsets[r];
     const starts = new Int32Array(total);
-    const fill = counts.slice(0, -1);
-    this.scan(text, (rank, start) => (starts[fill[rank]++] = start));
+    this.scan(text, offsets.slice(0, -1), starts);
 
     const claimed = new Uint8Array(n);
     const keptStarts = new FenwickCounts(n);
     const kept = new Int32Array(n).fill(-1); // rank of the token kept at each position
-    this.tokens.forEach(([token, , always], rank) => {
-      if (!always && !parseSpecial) return;
-      for (let k = counts[rank]; k < counts[rank + 1]; k++) {
+    for (let rank = 0; rank < this.tokens.length; rank++) {
+      const [token, , always] = this.tokens[rank];
+      if (!always && !parseSpecial) continue;
+      for (let k = offsets[rank]; k < offsets[rank + 1]; k++) {
         const start = starts[k];
         const end = start + token.length;
         // Overlapping a kept token means covering its first character or starting inside it.
@@ -82,7 +95,7 @@ export class SpecialTokens {
         keptStarts.add(start);
         kept[start] = rank;
       }
-    });
+    }
 
     const fragments: Fragment[] = [];
     let from = 0;
@@ -98,15 +111,22 @@ export class SpecialTokens {
     return fragments;
   }
 
-  /** Calls `found` for every occurrence of every token, by ascending start; returns how many. */
-  private scan(text: string, found: (rank: number, start: number) => void): number {
+  /**
+   * Walks the text once with the trie. Without `starts`, counts each rank's occurrences into
+   * `counts`; with it, writes each occurrence's start at `starts[counts[rank]++]`. Returns how many.
+   */
+  private scan(text: string, counts: Int32Array, starts?: Int32Array): number {
     let total = 0;
     for (let i = 0; i < text.length; i++) {
-      let node = this.root.next.get(text.charCodeAt(i));
+      let node = this.root.child(text.charCodeAt(i));
       for (let j = i + 1; node; j++) {
-        for (const rank of node.ends) found(rank, i);
-        total += node.ends.length;
-        node = j < text.length ? node.next.get(text.charCodeAt(j)) : undefined;
+        const ends = node.ends;
+        for (let e = 0; e < ends.length; e++) {
+          if (starts) starts[counts[ends[e]]++] = i;
+          else counts[ends[e]]++;
+        }
+        total += ends.length;
+        node = j < text.length ? node.child(text.charCodeAt(j)) : undefined;
       }
     }
     return total;
