@@ -78,6 +78,13 @@ describe('chat template budget', () => {
     expect(process.memoryUsage().rss).toBeLessThan(2 ** 30);
   });
 
+  it('a template whose every step is slow stops soon after the time limit', async () => {
+    const slow = `${doubled(19)}{% for i in range(100000) %}{% set t = ns.s[::-1] %}{% endfor %}`;
+    const start = performance.now();
+    await expectTokenscopeError(() => renderChat(chatOf(slow), hi, { ...RENDER_BUDGET, ms: 300 }), 'model-format', /ran past 300 ms|MiB of text/);
+    expect(performance.now() - start).toBeLessThan(2000);
+  });
+
   it('a slow template stops at the time limit', async () => {
     const slow = `{% set big = range(100000) %}{% for i in range(100000) %}{{ i in big }}{% endfor %}`;
     const start = performance.now();
