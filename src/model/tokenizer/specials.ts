@@ -8,9 +8,9 @@
  * llama.cpp searches every fragment for every token in turn: with Gemma 3's 6,414 special tokens
  * that took 3 s for 1 MB of text. Here one pass over the text with a trie finds every occurrence
  * of every token; the occurrences, taken token by token in the same order, are kept where they
- * overlap none kept before — the same cuts.
+ * overlap none kept before — the same cuts. Where tokens nest (many occurrences per character),
+ * the tokens present cut in turn, as llama.cpp does.
  */
-import { TokenscopeError } from '../../errors.ts';
 import { TokenType } from './types.ts';
 import { utf8Encoder, type Vocabulary } from './vocab.ts';
 
@@ -41,8 +41,12 @@ class TrieNode {
   }
 }
 
-/** Occurrences kept in memory per character of text, at most; only a hostile vocabulary nests more. */
-const MAX_OCCURRENCES_PER_CHAR = 64;
+/**
+ * Occurrences per character past which tokens are cut in turn instead: nested tokens (Gemma 3 has
+ * one for each run of 1 to 31 spaces or newlines) make up to 31 per character of a run, which
+ * cost more to place than llama.cpp's way costs over the few tokens present.
+ */
+const NESTED_PER_CHAR = 4;
 
 export class SpecialTokens {
   /** [text, id, always (user-defined)], longest text (in UTF-8 bytes) first: a token's rank is its index. */
@@ -69,13 +73,7 @@ export class SpecialTokens {
     // Every occurrence, grouped by rank (counted, then placed), in ascending position within a rank.
     const offsets = new Int32Array(this.tokens.length + 1);
     const total = this.scan(text, offsets.subarray(1));
-    if (total > MAX_OCCURRENCES_PER_CHAR * n) {
-      throw new TokenscopeError(
-        'model-format',
-        `the vocabulary's special tokens overlap more than ${MAX_OCCURRENCES_PER_CHAR} times per character of this text`,
-        'The tokenizer metadata looks hostile; use another model file.',
-      );
-    }
+    if (total > NESTED_PER_CHAR * n) return this.cutInTurn(text, parseSpecial, offsets.subarray(1));
     for (let r = 0; r < this.tokens.length; r++) offsets[r + 1] += offsets[r];
     const starts = new Int32Array(total);
     this.scan(text, offsets.slice(0, -1), starts);
@@ -108,6 +106,27 @@ export class SpecialTokens {
       i = from - 1;
     }
     if (from < n) fragments.push(text.slice(from));
+    return fragments;
+  }
+
+  /** llama.cpp's way, over the tokens present (`counts[rank]` > 0): each token cuts every fragment. */
+  private cutInTurn(text: string, parseSpecial: boolean, counts: Int32Array): Fragment[] {
+    let fragments: Fragment[] = [text];
+    this.tokens.forEach(([token, id, always], rank) => {
+      if (counts[rank] === 0 || (!always && !parseSpecial)) return;
+      fragments = fragments.flatMap((f) => {
+        if (typeof f !== 'string' || !f.includes(token)) return [f];
+        const out: Fragment[] = [];
+        let start = 0;
+        for (let at = f.indexOf(token); at >= 0; at = f.indexOf(token, start)) {
+          if (at > start) out.push(f.slice(start, at));
+          out.push(id);
+          start = at + token.length;
+        }
+        if (start < f.length) out.push(f.slice(start));
+        return out;
+      });
+    });
     return fragments;
   }
 
