@@ -12,6 +12,7 @@ import type { ByteSource } from '../model/gguf/source.ts';
 import { checkModelFits, configOf, loadModel, type LoadedModel } from '../model/load.ts';
 import type { EngineShape } from '../model/memory.ts';
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
+import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
@@ -377,9 +378,11 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
 
 /**
  * Text → token ids with the model's tokenizer (BOS first), or as one user message through the
- * file's chat template; presets have no tokenizer, so UTF-8 bytes offset past the specials.
+ * file's chat template; presets have no tokenizer, so UTF-8 bytes offset past the specials. A
+ * prompt past MAX_PROMPT_CHARS is refused before the template or the tokenizer runs.
  */
 async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boolean): Promise<number[]> {
+  checkPromptLength(prompt);
   const { tokenizer, choice } = resolved;
   if (chat) {
     const template = tokenizer && choice.kind === 'gguf' ? chatTemplateOf(choice.model.gguf.metadata, tokenizer) : undefined;

@@ -150,7 +150,8 @@ function formatError(file: string, what: string, hint = 'The file is damaged or 
   return new TokenscopeError('model-format', `${file}: ${what}`, hint);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF: Gemma 3 has tokens such as '\uFEFF//' beside '//'.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A description for messages, built only when a message needs it (millions of items need none). */
 type Label = string | (() => string);

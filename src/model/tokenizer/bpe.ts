@@ -5,9 +5,11 @@
  * `tokenizer.ggml.merges` rank (lowest first), as GPT-2's `bpe()`.
  */
 import { TokenscopeError } from '../../errors.ts';
+import { mergeSymbols } from './merge.ts';
 import { preTokenizer } from './pretokenize.ts';
 import { TokenType, type EncodeOptions, type Tokenizer } from './types.ts';
-import { checkId, decodeAll, SpecialTokens, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
+import { SpecialTokens } from './specials.ts';
+import { checkId, checkPromptLength, decodeAll, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
 
 /** GPT-2's bytes_to_unicode(): printable Latin-1 bytes map to themselves, the rest to U+0100 onwards. */
 export const BYTE_TO_CHAR: readonly string[] = (() => {
@@ -16,6 +18,10 @@ export const BYTE_TO_CHAR: readonly string[] = (() => {
   return Array.from({ length: 256 }, (_, b) => String.fromCodePoint(printable(b) ? b : next++));
 })();
 const CHAR_TO_BYTE = new Map(BYTE_TO_CHAR.map((c, b) => [c, b]));
+
+/** Words up to this long are remembered (up to CACHED_WORDS of them), as prompts repeat words. */
+const CACHED_WORD_CHARS = 256;
+const CACHED_WORDS = 65536;
 
 export interface BpeOptions {
   merges: readonly string[];
@@ -29,8 +35,8 @@ export class BytePairTokenizer implements Tokenizer {
   readonly bosId: number;
   readonly eosId: number;
   private readonly ids: Map<string, number>;
-  /** "left right" → merge rank. */
-  private readonly ranks = new Map<string, number>();
+  /** left → right → merge rank (nested, so a lookup makes no string). */
+  private readonly ranks = new Map<string, Map<string, number>>();
   private readonly preTokenize: (text: string) => string[];
   private readonly specials: SpecialTokens;
   /** Llama 3 takes a word that is itself a token without merging (HF's `ignore_merges`). */
@@ -54,9 +60,11 @@ export class BytePairTokenizer implements Tokenizer {
     options.merges.forEach((merge, rank) => {
       const space = merge.indexOf(' ', 1);
       if (space < 0) formatError(`merge #${rank} '${merge}' is not two tokens separated by a space`);
-      const merged = merge.slice(0, space) + merge.slice(space + 1);
-      if (!this.ids.has(merged)) formatError(`merge #${rank} '${merge}' makes '${merged}', which is not in the vocabulary`);
-      if (!this.ranks.has(merge)) this.ranks.set(merge, rank);
+      const [left, right] = [merge.slice(0, space), merge.slice(space + 1)];
+      if (!this.ids.has(left + right)) formatError(`merge #${rank} '${merge}' makes '${left + right}', which is not in the vocabulary`);
+      let rights = this.ranks.get(left);
+      if (!rights) this.ranks.set(left, (rights = new Map()));
+      if (!rights.has(right)) rights.set(right, rank);
     });
     this.specials = new SpecialTokens(vocab);
     this.pieces = vocab.tokens.map((text, id) => {
@@ -72,6 +80,7 @@ export class BytePairTokenizer implements Tokenizer {
   }
 
   encode(text: string, { bos = this.vocab.addBos, special = true }: EncodeOptions = {}): number[] {
+    checkPromptLength(text);
     const ids = bos ? [this.bosId] : [];
     for (const fragment of this.specials.partition(text, special)) {
       if (typeof fragment === 'number') ids.push(fragment);
@@ -85,37 +94,25 @@ export class BytePairTokenizer implements Tokenizer {
       let ids = this.cache.get(word);
       if (!ids) {
         ids = this.encodeWord(word);
-        this.cache.set(word, ids);
+        if (word.length <= CACHED_WORD_CHARS) {
+          if (this.cache.size >= CACHED_WORDS) this.cache.clear();
+          this.cache.set(word, ids);
+        }
       }
-      out.push(...ids);
+      for (const id of ids) out.push(id);
     }
   }
 
+  /**
+   * Lowest rank first, leftmost on ties, as llama.cpp's queue of pairs does. GPT-2's bpe() merges
+   * every occurrence of the best pair left to right before looking again; with merges in training
+   * order (a pair's parts are made by earlier merges) the two pick the same pieces.
+   */
   private encodeWord(word: string): number[] {
-    let symbols = [...utf8Encoder.encode(word)].map((b) => BYTE_TO_CHAR[b]);
+    const symbols = Array.from(utf8Encoder.encode(word), (b) => BYTE_TO_CHAR[b]);
     const whole = this.ids.get(symbols.join(''));
     if (this.ignoreMerges && whole !== undefined) return [whole];
-    while (symbols.length > 1) {
-      let best = -1;
-      let bestRank = Infinity;
-      for (let i = 0; i + 1 < symbols.length; i++) {
-        const rank = this.ranks.get(`${symbols[i]} ${symbols[i + 1]}`);
-        if (rank !== undefined && rank < bestRank) {
-          best = i;
-          bestRank = rank;
-        }
-      }
-      if (best < 0) break;
-      // Merge every occurrence of the best pair, left to right, as GPT-2 does.
-      const [left, right] = [symbols[best], symbols[best + 1]];
-      const merged: string[] = [];
-      for (let i = 0; i < symbols.length; i++) {
-        if (i + 1 < symbols.length && symbols[i] === left && symbols[i + 1] === right) merged.push(left + symbols[++i]);
-        else merged.push(symbols[i]);
-      }
-      symbols = merged;
-    }
-    return symbols.map((s) => this.ids.get(s)!);
+    return mergeSymbols(symbols, (left, right) => this.ranks.get(left)?.get(right)).map((s) => this.ids.get(s)!);
   }
 
   decodeToken(id: number): Uint8Array {

@@ -1,10 +1,11 @@
 /**
  * Chat prompts: the model file's own template (`tokenizer.chat_template`, Jinja) rendered with
  * Hugging Face's Jinja interpreter, loaded only when a chat prompt is sent (about 23 kB gzipped,
- * kept out of the page's main bundle), then tokenized with special tokens parsed, as llama.cpp's
- * chat path does.
+ * kept out of the page's main bundle), within a budget of steps, depth, size and time
+ * (chat-budget.ts), then tokenized with special tokens parsed, as llama.cpp's chat path does.
  */
 import { TokenscopeError } from '../../errors.ts';
+import { RENDER_BUDGET, renderWithBudget, type RenderBudget } from './chat-budget.ts';
 import { metaString, metaStrings } from '../gguf/metadata.ts';
 import type { GGUFMetadata } from '../gguf/types.ts';
 import type { Tokenizer } from './types.ts';
@@ -30,16 +31,13 @@ export function chatTemplateOf(meta: GGUFMetadata, tokenizer: Pick<Tokenizer, 'b
 }
 
 /** The prompt text the template makes of `messages`, ending with the assistant's turn opened. */
-export async function renderChat(chat: ChatTemplate, messages: readonly ChatMessage[]): Promise<string> {
-  const { Template } = await import('@huggingface/jinja');
+export async function renderChat(chat: ChatTemplate, messages: readonly ChatMessage[], budget: RenderBudget = RENDER_BUDGET): Promise<string> {
+  const jinja = await import('@huggingface/jinja');
   try {
-    return new Template(chat.template).render({
-      messages,
-      add_generation_prompt: true,
-      bos_token: chat.bosToken,
-      eos_token: chat.eosToken,
-    });
+    const items = { messages, add_generation_prompt: true, bos_token: chat.bosToken, eos_token: chat.eosToken };
+    return renderWithBudget(jinja, chat.template, items, budget);
   } catch (e) {
+    if (e instanceof TokenscopeError) throw e;
     throw new TokenscopeError(
       'model-format',
       `the file's chat template does not render: ${(e as Error).message}`,

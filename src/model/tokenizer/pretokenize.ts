@@ -1,14 +1,20 @@
 /**
  * Byte-level BPE pre-tokenizers: the regexes that cut text into words before merges run,
  * chosen by `tokenizer.ggml.pre` as llama.cpp does (llama-vocab.cpp). `(?i:…)` groups of the
- * originals are spelled out as character classes, since JS regexes have no inline flags.
+ * originals are spelled out as character classes, since JS regexes have no inline flags, and
+ * `\s` is Unicode's White_Space as in llama.cpp and Hugging Face (JS's `\s` adds U+FEFF, the
+ * byte-order mark, and leaves out U+0085). Each regex matches in linear time: the global scan
+ * resumes after each match, and no pattern nests quantifiers.
  */
 import { TokenscopeError } from '../../errors.ts';
 
-const GPT2 = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+const GPT2 = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+/gu;
 const CONTRACTIONS = String.raw`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`;
 const llama3Like = (digits: string) =>
-  new RegExp(String.raw`${CONTRACTIONS}|[^\r\n\p{L}\p{N}]?\p{L}+|${digits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`, 'gu');
+  new RegExp(
+    String.raw`${CONTRACTIONS}|[^\r\n\p{L}\p{N}]?\p{L}+|${digits}| ?[^\p{White_Space}\p{L}\p{N}]+[\r\n]*|\p{White_Space}*[\r\n]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+`,
+    'gu',
+  );
 
 /** Each stage splits every piece of the previous one; text between matches stays a piece of its own. */
 const PRE_TOKENIZERS: Record<string, readonly RegExp[]> = {
@@ -21,7 +27,7 @@ const PRE_TOKENIZERS: Record<string, readonly RegExp[]> = {
   // Qwen2: every digit on its own.
   qwen2: [llama3Like(String.raw`\p{N}`)],
   // SmolLM (starcoder family): digits first, then GPT-2's rule.
-  smollm: [/\p{N}/gu, /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)/gu],
+  smollm: [/\p{N}/gu, /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})/gu],
 };
 
 export function preTokenizer(name = 'default'): (text: string) => string[] {

@@ -7,8 +7,10 @@
  * vocabulary piece with the highest score (leftmost on ties). A code point no piece covers becomes
  * its UTF-8 byte tokens `<0xXX>` (byte fallback).
  */
+import { mergeSymbols } from './merge.ts';
 import { TokenType, type EncodeOptions, type Tokenizer } from './types.ts';
-import { checkId, decodeAll, SpecialTokens, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
+import { SpecialTokens } from './specials.ts';
+import { checkId, checkPromptLength, decodeAll, tokenIds, utf8Encoder, type Vocabulary } from './vocab.ts';
 
 const SPACE = '\u2581';
 const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
@@ -41,6 +43,7 @@ export class SentencePieceTokenizer implements Tokenizer {
   }
 
   encode(text: string, { bos = this.vocab.addBos, special = true }: EncodeOptions = {}): number[] {
+    checkPromptLength(text);
     const out = bos ? [this.bosId] : [];
     let afterSpecial = true;
     for (const fragment of this.specials.partition(text, special)) {
@@ -56,41 +59,17 @@ export class SentencePieceTokenizer implements Tokenizer {
     return out;
   }
 
-  /**
-   * llama.cpp keeps a queue of candidate pairs; rescanning the pairs after each merge, with each
-   * pair's merge cached and only the two pairs next to a merge recomputed, picks the same pair in
-   * the same order.
-   */
+  /** Highest score first (its negation is the heap's key), leftmost on ties, as llama.cpp's queue of pairs. */
   private segment(text: string, out: number[]): void {
-    const symbols = [...text];
-    const pairs = symbols.slice(0, -1).map((sym, i) => this.pair(sym, symbols[i + 1]));
-    for (;;) {
-      let best = -1;
-      let bestScore = -Infinity;
-      for (let i = 0; i < pairs.length; i++) {
-        const score = pairs[i];
-        if (score !== undefined && score > bestScore) {
-          best = i;
-          bestScore = score;
-        }
-      }
-      if (best < 0) break;
-      symbols.splice(best, 2, symbols[best] + symbols[best + 1]);
-      pairs.splice(best, 1);
-      if (best > 0) pairs[best - 1] = this.pair(symbols[best - 1], symbols[best]);
-      if (best < pairs.length) pairs[best] = this.pair(symbols[best], symbols[best + 1]);
-    }
+    const symbols = mergeSymbols([...text], (left, right) => {
+      const id = this.ids.get(left + right);
+      return id === undefined ? undefined : -this.vocab.scores[id];
+    });
     for (const sym of symbols) {
       const id = this.ids.get(sym);
       if (id !== undefined) out.push(id);
       else for (const b of utf8Encoder.encode(sym)) out.push(this.byteIds[b]);
     }
-  }
-
-  /** The score of the piece two symbols make together, if the vocabulary has it. */
-  private pair(left: string, right: string): number | undefined {
-    const id = this.ids.get(left + right);
-    return id === undefined ? undefined : this.vocab.scores[id];
   }
 
   decodeToken(id: number, prevId?: number): Uint8Array {

@@ -13,7 +13,8 @@ export interface Tokenizer {
   /**
    * Token ids for `text`; `bos` defaults to the file's `tokenizer.ggml.add_bos_token` (SentencePiece:
    * true). `special` (default true) reads control-token text such as `<|im_start|>` as that token,
-   * as llama.cpp does for prompts; false tokenizes it as plain text.
+   * as llama.cpp does for prompts; false tokenizes it as plain text. Text past MAX_PROMPT_CHARS
+   * (vocab.ts) is refused before any work on it.
    */
   encode(text: string, options?: EncodeOptions): number[];
   /** The text of a whole sequence; control tokens (BOS, EOS, …) render as nothing. */

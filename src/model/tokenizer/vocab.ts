@@ -53,10 +53,15 @@ export function readVocabulary(meta: GGUFMetadata): Vocabulary {
     return a ?? fill();
   };
   const unkId = metaUint(meta, 'tokenizer.ggml.unknown_token_id');
+  const scores = sized('tokenizer.ggml.scores', metaFloats(meta, 'tokenizer.ggml.scores'), () => new Float32Array(tokens.length));
+  checkDistinct(tokens);
+  // SentencePiece merges by score: a NaN compares false both ways and would change which pair merges.
+  const nan = model === 'llama' ? scores.findIndex((s) => Number.isNaN(s)) : -1;
+  if (nan >= 0) formatError(`tokenizer.ggml.scores has NaN for token ${nan} ('${tokens[nan]}')`);
   return {
     model,
     tokens,
-    scores: sized('tokenizer.ggml.scores', metaFloats(meta, 'tokenizer.ggml.scores'), () => new Float32Array(tokens.length)),
+    scores,
     types: sized('tokenizer.ggml.token_type', metaInts(meta, 'tokenizer.ggml.token_type'), () => new Int32Array(tokens.length).fill(TokenType.NORMAL)),
     ...specialTokenIds(meta, tokens.length),
     unkId: unkId !== undefined && unkId < tokens.length ? unkId : undefined,
@@ -65,7 +70,35 @@ export function readVocabulary(meta: GGUFMetadata): Vocabulary {
   };
 }
 
-/** Token text → id; the last id wins when a text repeats, as in llama.cpp's token_to_id. */
+/** Two tokens with one text: which id a text becomes would depend on the order of a lookup. */
+function checkDistinct(tokens: readonly string[]): void {
+  const first = new Map<string, number>();
+  tokens.forEach((text, id) => {
+    const other = first.get(text);
+    if (other !== undefined) formatError(`tokens ${other} and ${id} are both '${text}'`);
+    first.set(text, id);
+  });
+}
+
+function formatError(what: string): never {
+  throw new TokenscopeError('model-format', `the vocabulary is damaged: ${what}`, 'The tokenizer metadata is damaged; re-convert the model.');
+}
+
+/** Longest text the tokenizers take, in characters (UTF-16 code units): hundreds of thousands of tokens, past any context we run. */
+export const MAX_PROMPT_CHARS = 1_000_000;
+
+/** Refuses text past MAX_PROMPT_CHARS before any work on it. */
+export function checkPromptLength(text: string): void {
+  if (text.length > MAX_PROMPT_CHARS) {
+    throw new TokenscopeError(
+      'bad-input',
+      `the prompt has ${text.length.toLocaleString('en-US')} characters; tokenscope tokenizes at most ${MAX_PROMPT_CHARS.toLocaleString('en-US')}`,
+      "Shorten the prompt: a model's context holds far fewer tokens than that.",
+    );
+  }
+}
+
+/** Token text → id (texts are distinct: readVocabulary checks). */
 export function tokenIds(tokens: readonly string[]): Map<string, number> {
   const ids = new Map<string, number>();
   tokens.forEach((t, id) => ids.set(t, id));
@@ -82,49 +115,5 @@ export const utf8Encoder = new TextEncoder();
 
 /** Joins the bytes of every token, then decodes once, so characters split across byte tokens come out whole. */
 export function decodeAll(tokenizer: Tokenizer, ids: readonly number[]): string {
-  return new TextDecoder().decode(concatBytes(ids.map((id, i) => tokenizer.decodeToken(id, i > 0 ? ids[i - 1] : undefined))));
-}
-
-/** Text still to be tokenized, or the id of a special token found whole. */
-export type Fragment = string | number;
-
-/**
- * Cuts text at special tokens as llama.cpp's tokenizer_st_partition does: control, unknown and
- * user-defined tokens, longest text first, each splitting every remaining text fragment at all
- * its occurrences. Without `parseSpecial` (a prompt's literal text) control and unknown tokens are
- * left as text, but user-defined ones are still cut out.
- */
-export class SpecialTokens {
-  /** [text, id, always (user-defined)], longest text first. */
-  private readonly tokens: [string, number, boolean][];
-
-  constructor(vocab: Pick<Vocabulary, 'tokens' | 'types'>) {
-    const special = new Set<number>([TokenType.CONTROL, TokenType.USER_DEFINED, TokenType.UNKNOWN]);
-    this.tokens = [];
-    vocab.tokens.forEach((text, id) => {
-      if (text !== '' && special.has(vocab.types[id])) this.tokens.push([text, id, vocab.types[id] === TokenType.USER_DEFINED]);
-    });
-    this.tokens.sort((a, b) => utf8Encoder.encode(b[0]).length - utf8Encoder.encode(a[0]).length);
-  }
-
-  partition(text: string, parseSpecial: boolean): Fragment[] {
-    let fragments: Fragment[] = text === '' ? [] : [text];
-    for (const [token, id, always] of this.tokens) {
-      if (!always && !parseSpecial) continue;
-      if (!fragments.some((f) => typeof f === 'string' && f.includes(token))) continue;
-      fragments = fragments.flatMap((f) => {
-        if (typeof f !== 'string') return [f];
-        const out: Fragment[] = [];
-        let start = 0;
-        for (let at = f.indexOf(token); at >= 0; at = f.indexOf(token, start)) {
-          if (at > start) out.push(f.slice(start, at));
-          out.push(id);
-          start = at + token.length;
-        }
-        if (start < f.length) out.push(f.slice(start));
-        return out;
-      });
-    }
-    return fragments;
-  }
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(concatBytes(ids.map((id, i) => tokenizer.decodeToken(id, i > 0 ? ids[i - 1] : undefined))));
 }
