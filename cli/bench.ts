@@ -65,6 +65,11 @@ const FLAGS: Record<string, FlagSpec> = {
   slo: { type: 'string', value: 'ttft=MS,tpot=MS,e2el=MS', help: 'serve: SLOs for goodput/attainment, or an MLPerf preset name' },
   'sweep-rate': { type: 'boolean', help: 'serve: bisect the arrival rate for capacity (≥ 90% within SLOs)' },
   'sweep-batch': { type: 'list', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
+  'max-queue': { type: 'int', value: 'N', help: 'serve: reject arrivals when N requests already wait beyond the free slots (0: no queue)' },
+  'timeout-ms': { type: 'number', value: 'MS', help: 'serve: cancel a request not finished MS ms after its arrival (a timeout error)' },
+  'degrade-over': { type: 'int', value: 'N', help: 'serve: cap the output of requests admitted while more than N wait behind them' },
+  'degrade-to': { type: 'int', value: 'TOKENS', help: 'serve: with --degrade-over, the cap (default: half of what a request asks)' },
+  sla: { type: 'number', value: 'PERCENT', help: 'serve: availability target in percent, e.g. 99.9, for the error budget' },
   'dollars-per-hour': { type: 'number', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
   watts: { type: 'number', value: 'W', help: 'serve: power draw, for energy per token' },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
@@ -181,6 +186,13 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
   } catch (e) {
     throw new UsageError(describeError(e));
   }
+  const timeoutMs = get<number>('timeout-ms');
+  if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError(`--timeout-ms must be a number of ms > 0, got ${timeoutMs}.`);
+  const slaPercent = get<number>('sla');
+  if (slaPercent !== undefined && !(slaPercent > 0 && slaPercent <= 100))
+    throw new UsageError(`--sla must be a percentage in (0, 100], e.g. 99.9; got ${slaPercent}.`);
+  if (get<number>('degrade-to') !== undefined && get<number>('degrade-over') === undefined) throw new UsageError('--degrade-to needs --degrade-over N.');
+  if (get<number>('degrade-to') === 0) throw new UsageError('--degrade-to must be at least 1 token.');
   return {
     requests: get<number>('requests') ?? 16,
     rate,
@@ -196,6 +208,11 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     watts: get<number>('watts'),
     sweep_batch: sweepBatch,
     sweep_rate: Boolean(get('sweep-rate')),
+    max_queue: get<number>('max-queue'),
+    timeout_ms: timeoutMs,
+    degrade_over: get<number>('degrade-over'),
+    degrade_to: get<number>('degrade-to'),
+    sla_percent: slaPercent,
   };
 }
 
