@@ -7,6 +7,7 @@ import { capacityText } from './capacity-chart.ts';
 import { num, pct } from './format.ts';
 import { shared } from './styles.ts';
 import './batch-chart.ts';
+import './batch-histogram-chart.ts';
 import './serve-cdf-chart.ts';
 import './serve-summary.ts';
 import './timeline-chart.ts';
@@ -85,12 +86,24 @@ export class ServeReport extends LitElement {
             .attainment=${run?.slo_attainment ?? null}
             .errorRate=${run?.error_rate ?? null}
             .cost=${s.cost ?? null}
+            .availability=${run?.availability ?? null}
+            .queue=${run?.queue ?? null}
+            .busyShare=${run?.busy_share ?? null}
           ></ts-serve-summary>
         </div>
         <div class="explain muted">${explain.summary}</div>
       </div>
       ${this.pair('TTFT, TPOT and end-to-end latency distributions', html`<ts-serve-cdf-chart .result=${run?.result ?? null}></ts-serve-cdf-chart>`, explain.distributions)}
       ${this.pair('Per-request timeline: queued, prefill, decode', html`<ts-timeline-chart .timeline=${run?.timeline ?? null}></ts-timeline-chart>`, explain.timeline)}
+      ${
+        run?.batch_histogram
+          ? this.pair(
+              `Batch sizes the scheduler ran (mean ${num(run.mean_batch)} sequences per step)`,
+              html`<ts-batch-histogram-chart .bins=${[...run.batch_histogram]}></ts-batch-histogram-chart>`,
+              explain.batchSizes,
+            )
+          : ''
+      }
       ${this.pair('Throughput vs latency across batch sizes', html`<ts-batch-chart .points=${s.batch_sweep ? [...s.batch_sweep] : null}></ts-batch-chart>`, explain.batching)}
       ${this.pair(
         'Goodput and SLO attainment vs arrival rate',
