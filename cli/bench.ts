@@ -13,7 +13,7 @@ import type { Quantization } from '../src/model/gpu-weights.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
-import type { LengthDistribution } from '../src/serve/workload.ts';
+import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import type { BenchResult } from '../src/measure/schema.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
@@ -70,6 +70,11 @@ const FLAGS: Record<string, FlagSpec> = {
   'degrade-over': { type: 'int', value: 'N', help: 'serve: cap the output of requests admitted while more than N wait behind them' },
   'degrade-to': { type: 'int', value: 'TOKENS', help: 'serve: with --degrade-over, the cap (default: half of what a request asks)' },
   sla: { type: 'number', value: 'PERCENT', help: 'serve: availability target in percent, e.g. 99.9, for the error budget' },
+  class: {
+    type: 'list',
+    value: 'NAME:SHARE:TTFT_MS:TPOT_MS[:PROMPT/OUTPUT],…',
+    help: 'serve: request classes with their share, SLOs (- for none) and optional lengths (e.g. chat:0.7:500:50,batch:0.3:-:-:256/128)',
+  },
   'dollars-per-hour': { type: 'number', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
   watts: { type: 'number', value: 'W', help: 'serve: power draw, for energy per token' },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
@@ -193,6 +198,14 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     throw new UsageError(`--sla must be a percentage in (0, 100], e.g. 99.9; got ${slaPercent}.`);
   if (get<number>('degrade-to') !== undefined && get<number>('degrade-over') === undefined) throw new UsageError('--degrade-to needs --degrade-over N.');
   if (get<number>('degrade-to') === 0) throw new UsageError('--degrade-to must be at least 1 token.');
+  const classes = get<string[]>('class')?.map(parseClass);
+  if (classes) {
+    try {
+      checkClasses(classes);
+    } catch (e) {
+      throw new UsageError(describeError(e));
+    }
+  }
   return {
     requests: get<number>('requests') ?? 16,
     rate,
@@ -213,7 +226,34 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     degrade_over: get<number>('degrade-over'),
     degrade_to: get<number>('degrade-to'),
     sla_percent: slaPercent,
+    classes,
   };
+}
+
+/** "chat:0.7:500:50" | "batch:0.3:-:-:uniform:64-256/128": name, share, TTFT and TPOT SLOs in ms ("-" for none), prompt/output lengths. */
+export function parseClass(text: string): RequestClass {
+  const [name, share, ttft, tpot, ...rest] = text.split(':');
+  const form = 'NAME:SHARE:TTFT_MS:TPOT_MS[:PROMPT/OUTPUT], e.g. chat:0.7:500:50';
+  if (tpot === undefined || name === '') throw new UsageError(`--class "${text}" must read ${form}.`);
+  const ms = (what: string, v: string) => {
+    if (v === '-') return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !(n >= 0 && Number.isFinite(n)))
+      throw new UsageError(`--class "${text}": the ${what} SLO "${v}" is not a number of ms ≥ 0 (or - for none).`);
+    return n;
+  };
+  const c: RequestClass = { name, share: Number(share), slo: {} };
+  if (!(c.share > 0 && Number.isFinite(c.share))) throw new UsageError(`--class "${text}": the share "${share}" must be a number > 0.`);
+  const [t, p] = [ms('TTFT', ttft), ms('TPOT', tpot)];
+  if (t !== undefined) c.slo.ttft = t;
+  if (p !== undefined) c.slo.tpot = p;
+  if (rest.length) {
+    const lengths = rest.join(':').split('/');
+    if (lengths.length !== 2) throw new UsageError(`--class "${text}": lengths read PROMPT/OUTPUT, each N, uniform:MIN-MAX or lognormal:MEDIAN:SIGMA:MAX.`);
+    c.prompt = parseLength('class prompt', lengths[0]);
+    c.output = parseLength('class output', lengths[1]);
+  }
+  return c;
 }
 
 /** "128" | "uniform:64-256" | "lognormal:128:0.5:1024". */

@@ -228,6 +228,73 @@ export function busyShareOfTrace(trace: ServeTrace): number {
   return Math.min(1, trace.steps.reduce((t, s) => t + (s.tEnd - s.tStart), 0) / wall);
 }
 
+/** One request class's share of a run. Throughputs per second of the whole run's duration. */
+export interface ClassRow {
+  name: string;
+  slo: Slo;
+  requests: number;
+  completed: number;
+  failed: number;
+  /** completed / duration. */
+  request_throughput: number;
+  /** Requests meeting the class's SLOs / duration; null when the class has none. */
+  request_goodput: number | null;
+  /** Σ output tokens / duration. */
+  output_throughput: number;
+  /** Good / all of the class's requests (errors count against it); null without SLOs. */
+  slo_attainment: number | null;
+  /** Σ over steps of step ms × (the class's tokens in the step ÷ the step's tokens), ÷ Σ step ms. */
+  step_time_share: number;
+  /** The run's cost × step_time_share ÷ the class's output tokens × 1000; null without a price or tokens. */
+  dollars_per_1k_output_tokens: number | null;
+}
+
+/**
+ * Per-class rows of a run whose requests carry a class. Cost is attributed by tokens: each step's
+ * wall time is split over its sequences by the tokens each fed (a decode 1, a prefill chunk its
+ * length), and the run's whole price (idle time included) follows those shares.
+ */
+export function classRowsOfTrace(trace: ServeTrace, classes: readonly { name: string; slo: Slo }[], dollarsPerHour?: number): ClassRow[] {
+  const durationS = (trace.tEnd - trace.tStart) / 1000;
+  const classOf = new Map(trace.requests.map((r) => [r.id, r.className]));
+  const stepMs = new Map<string, number>();
+  let allStepMs = 0;
+  for (const s of trace.steps) {
+    const fed = [...s.decode.map((seq) => ({ seq, tokens: 1 })), ...s.prefill];
+    const tokens = fed.reduce((n, f) => n + f.tokens, 0);
+    const ms = s.tEnd - s.tStart;
+    allStepMs += ms;
+    for (const f of fed) {
+      const name = classOf.get(f.seq);
+      if (name !== undefined) stepMs.set(name, (stepMs.get(name) ?? 0) + (ms * f.tokens) / tokens);
+    }
+  }
+  const runDollars = dollarsPerHour === undefined ? null : (dollarsPerHour * durationS) / 3600;
+  return classes.map((c) => {
+    const mine = trace.requests.filter((r) => r.className === c.name);
+    const timings = mine.map(requestTiming);
+    const done = timings.filter(isCompleted);
+    const outputs = done.reduce((n, r) => n + outputTokens(r), 0);
+    const hasSlo = Object.values(c.slo).some((v) => v !== undefined);
+    const good = hasSlo ? timings.filter((r) => meetsSlo(r, c.slo)).length : null;
+    const share = allStepMs > 0 ? (stepMs.get(c.name) ?? 0) / allStepMs : 0;
+    const perS = (x: number) => (durationS > 0 ? x / durationS : 0);
+    return {
+      name: c.name,
+      slo: c.slo,
+      requests: mine.length,
+      completed: done.length,
+      failed: mine.length - done.length,
+      request_throughput: perS(done.length),
+      request_goodput: good === null ? null : perS(good),
+      output_throughput: perS(outputs),
+      slo_attainment: good === null || mine.length === 0 ? null : good / mine.length,
+      step_time_share: share,
+      dollars_per_1k_output_tokens: runDollars === null || outputs === 0 ? null : ((runDollars * share) / outputs) * 1000,
+    };
+  });
+}
+
 /** MLPerf Inference server-scenario limits (p99 TTFT / p99 TPOT, ms), from docs/METRICS.md. */
 export const MLPERF_SLOS = {
   'llama2-70b': { ttft: 2000, tpot: 200 },

@@ -19,6 +19,7 @@ import {
   availabilityOfTrace,
   batchHistogramOfTrace,
   busyShareOfTrace,
+  classRowsOfTrace,
   errorRate,
   findCapacity,
   meanBatch,
@@ -28,13 +29,14 @@ import {
   sloAttainment,
   type Availability,
   type BatchBin,
+  type ClassRow,
   type CapacityResult,
   type QueueStats,
   type ServeResult,
   type Slo,
 } from './metrics.ts';
 import { checkSchedulerOptions, requestTiming, runServe, throwIfFatal, type SchedulerOptions, type ServeTrace } from './scheduler.ts';
-import { generateWorkload, type LengthDistribution } from './workload.ts';
+import { checkClasses, generateWorkload, type LengthDistribution, type RequestClass } from './workload.ts';
 
 export interface ServeSettings {
   requests: number;
@@ -64,6 +66,8 @@ export interface ServeSettings {
   degrade_to?: number;
   /** Availability target, percent of requests (e.g. 99.9). */
   sla_percent?: number;
+  /** Request classes, each with its share, SLOs and optionally its own lengths. */
+  classes?: RequestClass[];
 }
 
 export interface DecodeRoofline {
@@ -95,6 +99,8 @@ export interface ServeRun {
     cause?: string | null;
     /** The output cap the degradation policy gave it; null when it ran as asked. */
     degraded_to?: number | null;
+    /** Its request class; null without classes. */
+    class?: string | null;
   }[];
   steps: { start_ms: number; end_ms: number; decode: number; prefill_tokens: number; running: number; waiting: number }[];
   decode_roofline: DecodeRoofline[];
@@ -110,6 +116,8 @@ export interface ServeRun {
   busy_share?: number;
   /** Σ (ids on the host − submit) ÷ run wall time: GPU work and readback, without host encoding. */
   submit_busy_share?: number | null;
+  /** Per request class: throughput, goodput, SLO attainment, cost attributed by tokens. */
+  classes?: ClassRow[];
 }
 
 export interface BatchPoint {
@@ -182,6 +190,7 @@ export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null
       error: r.error ?? null,
       cause: r.cause ?? null,
       degraded_to: r.degradedTo ?? null,
+      class: r.className ?? null,
     })),
     steps: trace.steps.map((s) => ({
       start_ms: s.tStart - t0,
@@ -198,6 +207,7 @@ export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null
     mean_batch: meanBatch(histogram),
     busy_share: busyShareOfTrace(trace),
     submit_busy_share: work === null || !(wall > 0) ? null : Math.min(1, work.reduce((t, w) => t + w.ms, 0) / wall),
+    ...(settings.classes ? { classes: classRowsOfTrace(trace, settings.classes, settings.dollars_per_hour) } : {}),
   };
 }
 
@@ -256,6 +266,7 @@ export function workloadSpec(engine: Engine, settings: ServeSettings, rate: numb
     output: settings.output,
     vocabSize: engine.config.vocabSize,
     seed: settings.seed,
+    classes: settings.classes,
   };
 }
 
@@ -280,6 +291,7 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
   progress(`serving ${settings.requests} requests at ${settings.rate === Infinity ? 'once' : `${settings.rate} req/s`}, batch ≤ ${settings.max_batch}`);
   checkSchedulerOptions(schedulerOptions(settings));
   if (settings.sla_percent !== undefined) requireSlaPercent(settings.sla_percent);
+  if (settings.classes) checkClasses(settings.classes);
   if (settings.degrade_to !== undefined && settings.degrade_over === undefined)
     throw new TokenscopeError(
       'bad-input',

@@ -113,6 +113,8 @@ export interface RequestTrace {
   cause?: FailureCause;
   /** Admitted with its output capped below what it asked for (the degradation policy). */
   degradedTo?: number;
+  /** The request's class, when the workload has classes. */
+  className?: string;
 }
 
 /** One engine step, for the batch timeline. */
@@ -237,7 +239,11 @@ function planStep(running: readonly Sequence[], options: SchedulerOptions): Step
 export async function runServe(requests: readonly ServeRequest[], engine: ServingEngine, clock: Clock, options: SchedulerOptions): Promise<ServeTrace> {
   validate(requests, engine, options);
   const tStart = clock.now();
-  const traces = requests.map((r): RequestTrace => ({ id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN }));
+  const traces = requests.map((r): RequestTrace => {
+    const trace: RequestTrace = { id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN };
+    if (r.className !== undefined) trace.className = r.className;
+    return trace;
+  });
   const timeout = options.timeoutMs ?? Infinity;
   // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
   const byArrival = requests

@@ -68,6 +68,52 @@ export class ServeReport extends LitElement {
     return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; seed ${s.seed}.`;
   }
 
+  private classTable(classes: NonNullable<ServeSection['run']['classes']>): TemplateResult {
+    const slo = (c: (typeof classes)[number]) =>
+      (['ttft', 'tpot', 'e2el'] as const)
+        .filter((k) => c.slo[k] !== undefined)
+        .map((k) => `${k.toUpperCase()} ≤ ${c.slo[k]} ms`)
+        .join(', ') || 'none';
+    return html`<h3>Request classes</h3>
+      <div class="scroll" tabindex="0" role="region" aria-label="Request classes">
+        <table id="serve-classes">
+          <thead>
+            <tr>
+              <th scope="col">Class</th>
+              <th scope="col">SLOs</th>
+              <th scope="col" class="num">Requests</th>
+              <th scope="col" class="num">Failed</th>
+              <th scope="col" class="num">Output tok/s</th>
+              <th scope="col" class="num">Goodput (req/s)</th>
+              <th scope="col" class="num">SLO attainment</th>
+              <th scope="col" class="num">Step time</th>
+              <th scope="col" class="num">$ per 1k output tokens</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${classes.map(
+              (c) =>
+                html`<tr>
+                  <th scope="row">${c.name}</th>
+                  <td>${slo(c)}</td>
+                  <td class="num">${c.requests}</td>
+                  <td class="num">${c.failed}</td>
+                  <td class="num">${num(c.output_throughput)}</td>
+                  <td class="num">${num(c.request_goodput)}</td>
+                  <td class="num">${pct(c.slo_attainment)}</td>
+                  <td class="num">${pct(c.step_time_share)}</td>
+                  <td class="num">${num(c.dollars_per_1k_output_tokens)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+      <p class="muted">
+        Each step’s time is split over its sequences by the tokens each fed (a decode 1, a prefill chunk its length); a class’s cost is the run’s price times
+        its share of step time, per 1k of its output tokens.
+      </p>`;
+  }
+
   override render() {
     return guarded('serving report', () => this.renderSection());
   }
@@ -104,6 +150,7 @@ export class ServeReport extends LitElement {
             )
           : ''
       }
+      ${run?.classes?.length ? this.classTable(run.classes) : ''}
       ${this.pair('Throughput vs latency across batch sizes', html`<ts-batch-chart .points=${s.batch_sweep ? [...s.batch_sweep] : null}></ts-batch-chart>`, explain.batching)}
       ${this.pair(
         'Goodput and SLO attainment vs arrival rate',

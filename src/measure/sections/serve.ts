@@ -58,6 +58,12 @@ const settingsSchema = object({
   degrade_over: optional(count().describe('Cap the output of requests admitted while more than this many wait behind them.')),
   degrade_to: optional(count().describe('The cap, tokens (default: half of what the request asks, rounded up).')),
   sla_percent: optional(num(0, 100).describe('Availability target, percent of requests.')),
+  classes: optional(
+    array(
+      object({ name: str(MAX_NAME), share: num(0, 1e9), slo: sloSchema, prompt: optional(lengthSchema), output: optional(lengthSchema) }),
+      MAX_ROWS,
+    ).describe('Request classes: share of the requests, SLOs, and optionally their own lengths.'),
+  ),
 });
 
 const vllmShape = {
@@ -138,6 +144,7 @@ const runSchema = object({
       error: nullable(str(MAX_SENTENCE)),
       cause: optional(nullable(str(MAX_NAME))),
       degraded_to: optional(nullable(count())),
+      class: optional(nullable(str(MAX_NAME))),
     }),
     MAX_REQUESTS,
   ).describe("Per request, ms from the run's start."),
@@ -154,6 +161,24 @@ const runSchema = object({
   mean_batch: optional(num(0, 1e6)),
   busy_share: optional(fraction().describe('Σ step wall time ÷ run wall time (encode, submit, GPU, readback).')),
   submit_busy_share: optional(nullable(fraction()).describe('Σ (ids on the host − submit) ÷ run wall time.')),
+  classes: optional(
+    array(
+      object({
+        name: str(MAX_NAME),
+        slo: sloSchema,
+        requests: count(),
+        completed: count(),
+        failed: count(),
+        request_throughput: requestsPerS(),
+        request_goodput: nullable(requestsPerS()),
+        output_throughput: tokensPerS(),
+        slo_attainment: nullable(fraction()),
+        step_time_share: fraction().describe("Σ step ms × the class's tokens in the step ÷ the step's tokens, ÷ Σ step ms."),
+        dollars_per_1k_output_tokens: nullable(num(0, 1e9)).describe("The run's price × step_time_share ÷ the class's output tokens × 1000."),
+      }),
+      MAX_ROWS,
+    ).describe('Per request class; cost attributed by the tokens each class fed to each step.'),
+  ),
 });
 
 const costSchema = object({
@@ -314,6 +339,33 @@ function formatBatches(run: RunData): string[] {
   ];
 }
 
+function formatClasses(classes: NonNullable<RunData['classes']>): string[] {
+  const slo = (c: (typeof classes)[number]) =>
+    Object.entries(c.slo)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}≤${v}`)
+      .join(' ') || '—';
+  return [
+    "Request classes (cost attributed by the tokens each class fed to each step; the run's whole price, idle time included):",
+    table(
+      ['class', 'SLO ms', 'requests', 'failed', 'req/s', 'output tok/s', 'goodput req/s', 'attainment', 'step time', '$/1k output tok'],
+      classes.map((c) => [
+        c.name,
+        slo(c),
+        String(c.requests),
+        String(c.failed),
+        c.request_throughput.toFixed(2),
+        c.output_throughput.toFixed(1),
+        fixedOrDash(c.request_goodput),
+        pctOrDash(c.slo_attainment),
+        pctOrDash(c.step_time_share),
+        fixedOrDash(c.dollars_per_1k_output_tokens, 5),
+      ]),
+      [false, false, true, true, true, true, true, true, true, true],
+    ),
+  ];
+}
+
 /** vLLM's summary, then SLO attainment, cost, the decode roofline by batch, the sweeps. */
 function formatServe(s: ServeSectionData): string {
   if (!s.run) return '';
@@ -330,6 +382,7 @@ function formatServe(s: ServeSectionData): string {
   if (run.queue) out.push(formatQueue(run.queue));
   if (run.availability) out.push(...formatAvailability(run.availability));
   if (run.batch_histogram?.length) out.push('', ...formatBatches(run));
+  if (run.classes?.length) out.push('', ...formatClasses(run.classes));
   if (s.cost) {
     out.push(
       `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +

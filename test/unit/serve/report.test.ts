@@ -77,3 +77,44 @@ describe('the serving report of an overloaded run', () => {
     expect(serveSection.report(json)).not.toMatch(/Availability/);
   });
 });
+
+describe('request classes in a run', () => {
+  it('per-class throughput, goodput, attainment and token-attributed cost match the hand-worked run', async () => {
+    // Two slots, 10 ms steps. A (class chat, 4-token prompt, 2 outputs) and B (class batch, 2-token prompt, 3 outputs) at 0.
+    // Step 0 prefills both (6 tokens: chat 4/6 of 10 ms, batch 2/6); step 1 decodes both (5 ms each); step 2 decodes B (10 ms).
+    // chat: 10·4/6 + 5 = 35/3 ms of 30 → 7/18; batch 11/18. At $3600/h the 30 ms run costs $0.03.
+    const requests = [
+      { ...req(0, 0, 4, 2), className: 'chat' },
+      { ...req(1, 0, 2, 3), className: 'batch' },
+    ];
+    const classes = [
+      { name: 'chat', share: 0.5, slo: { ttft: 10, tpot: 10 } },
+      { name: 'batch', share: 0.5, slo: { ttft: 5 } },
+      { name: 'idle', share: 0.1, slo: {} },
+    ];
+    const s = { ...settings, max_queue: undefined, timeout_ms: undefined, degrade_over: undefined, classes, dollars_per_hour: 3600 };
+    const { trace } = await serve(requests, 2, schedulerOptions(s));
+    const rows = summarizeRun(trace, null, s, ROOFS).classes!;
+    expect(rows[0]).toMatchObject({ name: 'chat', requests: 1, completed: 1, failed: 0, slo_attainment: 1 });
+    expect(rows[0].request_throughput).toBeCloseTo(1 / 0.03, 9);
+    expect(rows[0].request_goodput).toBeCloseTo(1 / 0.03, 9);
+    expect(rows[0].output_throughput).toBeCloseTo(2 / 0.03, 9);
+    expect(rows[0].step_time_share).toBeCloseTo(7 / 18, 12);
+    expect(rows[0].dollars_per_1k_output_tokens).toBeCloseTo(((0.03 * 7) / 18 / 2) * 1000, 9);
+    // B's TTFT is 10 ms against a 5 ms SLO: no goodput.
+    expect(rows[1]).toMatchObject({ name: 'batch', requests: 1, request_goodput: 0, slo_attainment: 0 });
+    expect(rows[1].step_time_share).toBeCloseTo(11 / 18, 12);
+    expect(rows[1].dollars_per_1k_output_tokens).toBeCloseTo(((0.03 * 11) / 18 / 3) * 1000, 9);
+    // A class that drew no request: zeros, no SLO so no attainment, no tokens so no cost.
+    expect(rows[2]).toMatchObject({ requests: 0, request_goodput: null, slo_attainment: null, step_time_share: 0, dollars_per_1k_output_tokens: null });
+    // The shares of step time cover it all; the CLI prints one row per class.
+    expect(rows.reduce((n, r) => n + r.step_time_share, 0)).toBeCloseTo(1, 12);
+    const section = { settings: { ...s, rate: null }, run: summarizeRun(trace, null, s, ROOFS), cost: null, batch_sweep: null, rate_sweep: null };
+    const json = JSON.parse(JSON.stringify(section));
+    expect(() => serveSchema.check(json, 'serve')).not.toThrow();
+    const text = serveSection.report(json);
+    expect(text).toMatch(/class +SLO ms +requests/);
+    expect(text).toMatch(/chat +ttft≤10 tpot≤10 +1 +0 +33\.33 +66\.7 +33\.33 +100\.0% +38\.9% +5\.83333/);
+    expect(json.run.timeline.map((t: { class: string }) => t.class)).toEqual(['chat', 'batch']);
+  });
+});
