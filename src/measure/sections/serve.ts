@@ -381,14 +381,14 @@ function formatServe(s: ServeSectionData): string {
   out.push(`Error rate: ${pctOrDash(run.error_rate)}.`);
   if (run.queue) out.push(formatQueue(run.queue));
   if (run.availability) out.push(...formatAvailability(run.availability));
-  if (run.batch_histogram?.length) out.push('', ...formatBatches(run));
-  if (run.classes?.length) out.push('', ...formatClasses(run.classes));
   if (s.cost) {
     out.push(
       `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +
         (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'),
     );
   }
+  if (run.batch_histogram?.length) out.push('', ...formatBatches(run));
+  if (run.classes?.length) out.push('', ...formatClasses(run.classes));
   if (run.decode_roofline.length) {
     out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
     out.push(
