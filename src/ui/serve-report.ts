@@ -65,7 +65,16 @@ export class ServeReport extends LitElement {
         ? 'all sent at once'
         : `arriving at ${num(s.rate)} req/s (Poisson${s.burstiness !== 1 ? `, burstiness ${s.burstiness}` : ''})`;
     const chunk = s.chunk === null ? 'no chunked prefill' : `prefill in chunks of ${s.chunk} tokens`;
-    return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; seed ${s.seed}.`;
+    const admission = [
+      s.max_queue !== undefined ? `at most ${s.max_queue} queued beyond the free slots (more are rejected)` : '',
+      s.timeout_ms !== undefined ? `requests cancelled ${num(s.timeout_ms)} ms after arrival` : '',
+      s.degrade_over !== undefined
+        ? `outputs capped at ${s.degrade_to !== undefined ? `${s.degrade_to} tokens` : 'half'} when more than ${s.degrade_over} wait behind a request`
+        : '',
+      s.sla_percent !== undefined ? `an availability SLA of ${s.sla_percent}%` : '',
+      s.classes?.length ? `classes ${s.classes.map((c) => `${c.name} (${num(c.share)})`).join(', ')}` : '',
+    ].filter(Boolean);
+    return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; ${admission.length ? `${admission.join('; ')}; ` : ''}seed ${s.seed}.`;
   }
 
   private classTable(classes: NonNullable<ServeSection['run']['classes']>): TemplateResult {
