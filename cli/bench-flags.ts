@@ -70,6 +70,16 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   'sweep-batch': { type: 'list', range: 'sweep-batch', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
   'dollars-per-hour': { type: 'number', range: 'dollars-per-hour', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
   watts: { type: 'number', range: 'watts', value: 'W', help: 'serve: power draw, for energy per token' },
+  'max-queue': { type: 'int', range: 'max-queue', value: 'N', help: 'serve: reject arrivals when N requests already wait beyond the free slots (0: no queue)' },
+  'timeout-ms': { type: 'number', range: 'timeout-ms', value: 'MS', help: 'serve: cancel a request not finished MS ms after its arrival (a timeout error)' },
+  'degrade-over': { type: 'int', range: 'degrade-over', value: 'N', help: 'serve: cap the output of requests admitted while more than N wait behind them' },
+  'degrade-to': { type: 'int', range: 'degrade-to', value: 'TOKENS', help: 'serve: with --degrade-over, the cap (default: half of what a request asks)' },
+  sla: { type: 'number', range: 'sla', value: 'PERCENT', help: 'serve: availability target in percent, e.g. 99.9, for the error budget' },
+  class: {
+    type: 'list',
+    value: 'NAME:SHARE:TTFT_MS:TPOT_MS[:PROMPT/OUTPUT],…',
+    help: 'serve: request classes with their share, SLOs (- for none) and optional lengths (e.g. chat:0.7:500:50,batch:0.3:-:-:256/128)',
+  },
   yes: {
     type: 'boolean',
     help: `run even past the work bound: ${MAX_UNCONFIRMED_TOKENS.toLocaleString('en-US')} tokens (prompt + output, every repetition) or arrivals over ${MAX_UNCONFIRMED_ARRIVAL_S / 3600} h`,
@@ -105,6 +115,12 @@ const SERVE_FLAGS = new Set([
   'sweep-batch',
   'dollars-per-hour',
   'watts',
+  'max-queue',
+  'timeout-ms',
+  'degrade-over',
+  'degrade-to',
+  'sla',
+  'class',
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);

@@ -8,7 +8,7 @@ import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
-import type { LengthDistribution } from '../src/serve/workload.ts';
+import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
 import { arrivalLimitProblem, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { UsageError } from './args.ts';
@@ -83,6 +83,15 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
   } catch (e) {
     throw new UsageError(describeError(e));
   }
+  if (get<number>('degrade-to') !== undefined && get<number>('degrade-over') === undefined) throw new UsageError('--degrade-to needs --degrade-over N.');
+  const classes = get<string[]>('class')?.map(parseClass);
+  if (classes) {
+    try {
+      checkClasses(classes);
+    } catch (e) {
+      throw new UsageError(describeError(e));
+    }
+  }
   return {
     requests: get<number>('requests') ?? 16,
     rate,
@@ -98,7 +107,39 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     watts: get<number>('watts'),
     sweep_batch: sweepBatch,
     sweep_rate: Boolean(get('sweep-rate')),
+    max_queue: get<number>('max-queue'),
+    timeout_ms: get<number>('timeout-ms'),
+    degrade_over: get<number>('degrade-over'),
+    degrade_to: get<number>('degrade-to'),
+    sla_percent: get<number>('sla'),
+    classes,
   };
+}
+
+/** "chat:0.7:500:50" | "batch:0.3:-:-:uniform:64-256/128": name, share, TTFT and TPOT SLOs in ms ("-" for none), prompt/output lengths. */
+export function parseClass(text: string): RequestClass {
+  const [name, share, ttft, tpot, ...rest] = text.split(':');
+  const form = 'NAME:SHARE:TTFT_MS:TPOT_MS[:PROMPT/OUTPUT], e.g. chat:0.7:500:50';
+  if (tpot === undefined || name === '') throw new UsageError(`--class "${text}" must read ${form}.`);
+  const ms = (what: string, v: string) => {
+    if (v === '-') return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !(n >= 0 && Number.isFinite(n)))
+      throw new UsageError(`--class "${text}": the ${what} SLO "${v}" is not a number of ms ≥ 0 (or - for none).`);
+    return n;
+  };
+  const c: RequestClass = { name, share: Number(share), slo: {} };
+  if (!(c.share > 0 && Number.isFinite(c.share))) throw new UsageError(`--class "${text}": the share "${share}" must be a number > 0.`);
+  const [t, p] = [ms('TTFT', ttft), ms('TPOT', tpot)];
+  if (t !== undefined) c.slo.ttft = t;
+  if (p !== undefined) c.slo.tpot = p;
+  if (rest.length) {
+    const lengths = rest.join(':').split('/');
+    if (lengths.length !== 2) throw new UsageError(`--class "${text}": lengths read PROMPT/OUTPUT, each N, uniform:MIN-MAX or lognormal:MEDIAN:SIGMA:MAX.`);
+    c.prompt = parseLength('prompt-len', lengths[0]);
+    c.output = parseLength('output-len', lengths[1]);
+  }
+  return c;
 }
 
 /** "128" | "uniform:64-256" | "lognormal:128:0.5:1024". */

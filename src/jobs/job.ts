@@ -114,6 +114,7 @@ function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   }
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
+  for (const c of job.serve?.classes ?? []) needs.push(maxLength(c.prompt ?? job.serve!.prompt) + maxLength(c.output ?? job.serve!.output) - 1);
   return Math.max(...needs);
 }
 

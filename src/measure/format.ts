@@ -30,7 +30,7 @@ const SECTIONS: readonly [LatencyMetric, string, string][] = [
 ];
 
 /** Python's '{s:{c}^{n}}'.format(...): centre in n columns, the odd fill character goes right. */
-function banner(title: string, fill: string, width = 50): string {
+export function banner(title: string, fill: string, width = 50): string {
   const padding = Math.max(0, width - title.length);
   const left = Math.floor(padding / 2);
   return fill.repeat(left) + title + fill.repeat(padding - left);

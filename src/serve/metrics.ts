@@ -4,9 +4,9 @@
  * measure/format.ts formatServeSummary (the text report prints it).
  */
 import { e2elMs, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from '../measure/metrics.ts';
-import { percentileNearestRank } from '../measure/stats.ts';
+import { percentileNearestRank, summarize } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
-import { requestTiming, type ServeTrace } from './scheduler.ts';
+import { FAILURE_CAUSES, requestTiming, type FailureCause, type ServeTrace } from './scheduler.ts';
 
 /** Service-level objectives in ms; a request is good only if it meets every one given. */
 export interface Slo {
@@ -102,6 +102,197 @@ export function serveResult(timings: readonly RequestTiming[], durationS: number
 /** {@link serveResult} of a scheduler run; duration = run end − run start. */
 export function serveResultOfTrace(trace: ServeTrace, slo?: Slo): ServeResult {
   return serveResult(trace.requests.map(requestTiming), (trace.tEnd - trace.tStart) / 1000, slo);
+}
+
+/** Failures by cause; JSON keys in snake case. */
+export type ErrorsByCause = Record<'rejected' | 'timeout' | 'admission' | 'device_lost' | 'engine', number>;
+
+const causeKey = (c: FailureCause): keyof ErrorsByCause => (c === 'device-lost' ? 'device_lost' : c);
+
+/**
+ * Availability of a run against an SLA (SRE's error budget): availability = successful ÷ all
+ * requests; the budget allows (1 − sla) × requests failures; what is left = allowed − failed, also
+ * as a share of the allowance (negative once overspent; null when the SLA allows none).
+ */
+export interface Availability {
+  requests: number;
+  successful: number;
+  failed: number;
+  errors_by_cause: ErrorsByCause;
+  availability: number;
+  /** The SLA as a fraction (99.9% → 0.999); null when none was given, and so are the budget fields. */
+  sla: number | null;
+  meets_sla: boolean | null;
+  error_budget: number | null;
+  error_budget_left: number | null;
+  error_budget_left_share: number | null;
+  /** Requests served with their output capped by the degradation policy (completed or not). */
+  degraded: number;
+  /** degraded ÷ all requests. */
+  degradation_rate: number;
+}
+
+/** `slaPercent` as the flag takes it: in (0, 100]. */
+export function requireSlaPercent(slaPercent: number): void {
+  if (!(slaPercent > 0 && slaPercent <= 100)) {
+    throw new TokenscopeError('bad-input', `the SLA must be a percentage in (0, 100], got ${slaPercent}`, 'Write it as a percent of requests, e.g. 99.9.');
+  }
+}
+
+export function availabilityOfTrace(trace: ServeTrace, slaPercent?: number): Availability {
+  const n = trace.requests.length;
+  if (n === 0) throw new TokenscopeError('bad-input', 'no requests to measure', 'Run at least one request.');
+  if (slaPercent !== undefined) requireSlaPercent(slaPercent);
+  const errors = Object.fromEntries(FAILURE_CAUSES.map((c) => [causeKey(c), 0])) as ErrorsByCause;
+  for (const r of trace.requests) if (r.error !== undefined) errors[causeKey(r.cause ?? 'engine')] += 1;
+  const failed = Object.values(errors).reduce((a, b) => a + b, 0);
+  const sla = slaPercent === undefined ? null : slaPercent / 100;
+  const allowed = sla === null ? null : (1 - sla) * n;
+  const degraded = trace.requests.filter((r) => r.degradedTo !== undefined).length;
+  return {
+    requests: n,
+    successful: n - failed,
+    failed,
+    errors_by_cause: errors,
+    availability: (n - failed) / n,
+    sla,
+    meets_sla: sla === null ? null : (n - failed) / n >= sla,
+    error_budget: allowed,
+    error_budget_left: allowed === null ? null : allowed - failed,
+    error_budget_left_share: allowed === null || allowed === 0 ? null : (allowed - failed) / allowed,
+    degraded,
+    degradation_rate: degraded / n,
+  };
+}
+
+/** Queue time = admission − arrival, ms, over the requests that got a slot (ours; vLLM's server logs it as request_queue_time). */
+export interface QueueStats {
+  /** Requests admitted (those rejected or timed out in the queue have no queue time). */
+  count: number;
+  mean_queue_ms: number;
+  median_queue_ms: number;
+  std_queue_ms: number;
+  p90_queue_ms: number;
+  p95_queue_ms: number;
+  p99_queue_ms: number;
+}
+
+export function queueStatsOfTrace(trace: ServeTrace): QueueStats {
+  const waits = trace.requests.filter((r) => r.tAdmit !== undefined).map((r) => (r.tAdmit as number) - r.tArrival);
+  // Like vLLM's latency keys, 0 when there are no samples.
+  const s = waits.length ? summarize(waits) : { mean: 0, p50: 0, std: 0, p90: 0, p95: 0, p99: 0 };
+  return {
+    count: waits.length,
+    mean_queue_ms: s.mean,
+    median_queue_ms: s.p50,
+    std_queue_ms: s.std,
+    p90_queue_ms: s.p90,
+    p95_queue_ms: s.p95,
+    p99_queue_ms: s.p99,
+  };
+}
+
+/** Steps the scheduler ran with `batch` sequences in them (decodes + prefill chunks), and their wall ms. */
+export interface BatchBin {
+  batch: number;
+  steps: number;
+  ms: number;
+}
+
+/** The batch-size distribution the scheduler actually ran, by batch size ascending. */
+export function batchHistogramOfTrace(trace: ServeTrace): BatchBin[] {
+  const bins = new Map<number, BatchBin>();
+  for (const s of trace.steps) {
+    const batch = s.decode.length + s.prefill.length;
+    const bin = bins.get(batch) ?? { batch, steps: 0, ms: 0 };
+    bin.steps += 1;
+    bin.ms += s.tEnd - s.tStart;
+    bins.set(batch, bin);
+  }
+  return [...bins.values()].sort((a, b) => a.batch - b.batch);
+}
+
+/** Mean sequences per step, step-weighted; 0 without steps. */
+export function meanBatch(bins: readonly BatchBin[]): number {
+  const steps = bins.reduce((n, b) => n + b.steps, 0);
+  return steps === 0 ? 0 : bins.reduce((n, b) => n + b.batch * b.steps, 0) / steps;
+}
+
+/**
+ * Busy share = Σ step wall time (the scheduler's clock from planning a step to its tokens on the
+ * host: encode, submit, GPU, readback) ÷ run wall time. An upper bound on the GPU's busy share.
+ */
+export function busyShareOfTrace(trace: ServeTrace): number {
+  const wall = trace.tEnd - trace.tStart;
+  if (!(wall > 0)) return 0;
+  return Math.min(1, trace.steps.reduce((t, s) => t + (s.tEnd - s.tStart), 0) / wall);
+}
+
+/** One request class's share of a run. Throughputs per second of the whole run's duration. */
+export interface ClassRow {
+  name: string;
+  slo: Slo;
+  requests: number;
+  completed: number;
+  failed: number;
+  /** completed / duration. */
+  request_throughput: number;
+  /** Requests meeting the class's SLOs / duration; null when the class has none. */
+  request_goodput: number | null;
+  /** Σ output tokens / duration. */
+  output_throughput: number;
+  /** Good / all of the class's requests (errors count against it); null without SLOs. */
+  slo_attainment: number | null;
+  /** Σ over steps of step ms × (the class's tokens in the step ÷ the step's tokens), ÷ Σ step ms. */
+  step_time_share: number;
+  /** The run's cost × step_time_share ÷ the class's output tokens × 1000; null without a price or tokens. */
+  dollars_per_1k_output_tokens: number | null;
+}
+
+/**
+ * Per-class rows of a run whose requests carry a class. Cost is attributed by tokens: each step's
+ * wall time is split over its sequences by the tokens each fed (a decode 1, a prefill chunk its
+ * length), and the run's whole price (idle time included) follows those shares.
+ */
+export function classRowsOfTrace(trace: ServeTrace, classes: readonly { name: string; slo: Slo }[], dollarsPerHour?: number): ClassRow[] {
+  const durationS = (trace.tEnd - trace.tStart) / 1000;
+  const classOf = new Map(trace.requests.map((r) => [r.id, r.className]));
+  const stepMs = new Map<string, number>();
+  let allStepMs = 0;
+  for (const s of trace.steps) {
+    const fed = [...s.decode.map((seq) => ({ seq, tokens: 1 })), ...s.prefill];
+    const tokens = fed.reduce((n, f) => n + f.tokens, 0);
+    const ms = s.tEnd - s.tStart;
+    allStepMs += ms;
+    for (const f of fed) {
+      const name = classOf.get(f.seq);
+      if (name !== undefined) stepMs.set(name, (stepMs.get(name) ?? 0) + (ms * f.tokens) / tokens);
+    }
+  }
+  const runDollars = dollarsPerHour === undefined ? null : (dollarsPerHour * durationS) / 3600;
+  return classes.map((c) => {
+    const mine = trace.requests.filter((r) => r.className === c.name);
+    const timings = mine.map(requestTiming);
+    const done = timings.filter(isCompleted);
+    const outputs = done.reduce((n, r) => n + outputTokens(r), 0);
+    const hasSlo = Object.values(c.slo).some((v) => v !== undefined);
+    const good = hasSlo ? timings.filter((r) => meetsSlo(r, c.slo)).length : null;
+    const share = allStepMs > 0 ? (stepMs.get(c.name) ?? 0) / allStepMs : 0;
+    const perS = (x: number) => (durationS > 0 ? x / durationS : 0);
+    return {
+      name: c.name,
+      slo: c.slo,
+      requests: mine.length,
+      completed: done.length,
+      failed: mine.length - done.length,
+      request_throughput: perS(done.length),
+      request_goodput: good === null ? null : perS(good),
+      output_throughput: perS(outputs),
+      slo_attainment: good === null || mine.length === 0 ? null : good / mine.length,
+      step_time_share: share,
+      dollars_per_1k_output_tokens: runDollars === null || outputs === 0 ? null : ((runDollars * share) / outputs) * 1000,
+    };
+  });
 }
 
 /** MLPerf Inference server-scenario limits (p99 TTFT / p99 TPOT, ms), from docs/METRICS.md. */

@@ -15,9 +15,28 @@ import type { BatchPointData, CapacityData, CostData, ServeRunData, ServeSetting
 import { TokenscopeError } from '../errors.ts';
 import type { Engine } from '../model/engine.ts';
 import { GpuServingEngine, realClock, type StepWork } from './gpu-engine.ts';
-import { errorRate, findCapacity, serveResultOfTrace, sloAttainment, type CapacityResult, type ServeResult, type Slo } from './metrics.ts';
-import { requestTiming, runServe, type ServeTrace } from './scheduler.ts';
-import { generateWorkload, type LengthDistribution } from './workload.ts';
+import {
+  availabilityOfTrace,
+  batchHistogramOfTrace,
+  busyShareOfTrace,
+  classRowsOfTrace,
+  errorRate,
+  findCapacity,
+  meanBatch,
+  queueStatsOfTrace,
+  requireSlaPercent,
+  serveResultOfTrace,
+  sloAttainment,
+  type Availability,
+  type BatchBin,
+  type ClassRow,
+  type CapacityResult,
+  type QueueStats,
+  type ServeResult,
+  type Slo,
+} from './metrics.ts';
+import { checkSchedulerOptions, requestTiming, runServe, throwIfFatal, type SchedulerOptions, type ServeTrace } from './scheduler.ts';
+import { checkClasses, generateWorkload, type LengthDistribution, type RequestClass } from './workload.ts';
 
 export interface ServeSettings {
   requests: number;
@@ -37,6 +56,18 @@ export interface ServeSettings {
   sweep_batch?: number[];
   /** Bisect the rate for capacity. */
   sweep_rate?: boolean;
+  /** Reject arrivals when this many requests already wait beyond the free slots. */
+  max_queue?: number;
+  /** Cancel a request not finished this many ms after its arrival. */
+  timeout_ms?: number;
+  /** Cap the output of requests admitted while more than this many wait behind them… */
+  degrade_over?: number;
+  /** …at this many tokens (default: half of what they ask, rounded up). */
+  degrade_to?: number;
+  /** Availability target, percent of requests (e.g. 99.9). */
+  sla_percent?: number;
+  /** Request classes, each with its share, SLOs and optionally its own lengths. */
+  classes?: RequestClass[];
 }
 
 export interface DecodeRoofline {
@@ -64,9 +95,29 @@ export interface ServeRun {
     first_token_ms: number | null;
     finish_ms: number;
     error: string | null;
+    /** Why it failed (null when it completed); absent in older reports. */
+    cause?: string | null;
+    /** The output cap the degradation policy gave it; null when it ran as asked. */
+    degraded_to?: number | null;
+    /** Its request class; null without classes. */
+    class?: string | null;
   }[];
   steps: { start_ms: number; end_ms: number; decode: number; prefill_tokens: number; running: number; waiting: number }[];
   decode_roofline: DecodeRoofline[];
+  /** Errors by cause, availability against the SLA, error budget, degradation rate. */
+  availability?: Availability;
+  /** Queue time (admission − arrival) percentiles. */
+  queue?: QueueStats;
+  /** Steps per batch size (sequences in the step), as the scheduler ran them. */
+  batch_histogram?: BatchBin[];
+  /** Mean sequences per step. */
+  mean_batch?: number;
+  /** Σ step wall time ÷ run wall time (scheduler clock: encode, submit, GPU, readback). */
+  busy_share?: number;
+  /** Σ (ids on the host − submit) ÷ run wall time: GPU work and readback, without host encoding. */
+  submit_busy_share?: number | null;
+  /** Per request class: throughput, goodput, SLO attainment, cost attributed by tokens. */
+  classes?: ClassRow[];
 }
 
 export interface BatchPoint {
@@ -118,10 +169,12 @@ export function decodeRooflines(work: readonly StepWork[], roofs: ServeRoofs): D
     });
 }
 
-function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: ServeSettings, roofs: ServeRoofs): ServeRun {
+export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null, settings: ServeSettings, roofs: ServeRoofs): ServeRun {
   const hasSlo = Object.values(settings.slo).some((v) => v !== undefined);
   const timings = trace.requests.map(requestTiming);
   const t0 = trace.tStart;
+  const wall = trace.tEnd - trace.tStart;
+  const histogram = batchHistogramOfTrace(trace);
   return {
     result: serveResultOfTrace(trace, hasSlo ? settings.slo : undefined),
     slo_attainment: hasSlo ? sloAttainment(timings, settings.slo) : null,
@@ -135,6 +188,9 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
       first_token_ms: r.tTokens.length ? r.tTokens[0] - t0 : null,
       finish_ms: r.tFinish - t0,
       error: r.error ?? null,
+      cause: r.cause ?? null,
+      degraded_to: r.degradedTo ?? null,
+      class: r.className ?? null,
     })),
     steps: trace.steps.map((s) => ({
       start_ms: s.tStart - t0,
@@ -144,7 +200,14 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
       running: s.running,
       waiting: s.waiting,
     })),
-    decode_roofline: decodeRooflines(work, roofs),
+    decode_roofline: decodeRooflines(work ?? [], roofs),
+    availability: availabilityOfTrace(trace, settings.sla_percent),
+    queue: queueStatsOfTrace(trace),
+    batch_histogram: histogram,
+    mean_batch: meanBatch(histogram),
+    busy_share: busyShareOfTrace(trace),
+    submit_busy_share: work === null || !(wall > 0) ? null : Math.min(1, work.reduce((t, w) => t + w.ms, 0) / wall),
+    ...(settings.classes ? { classes: classRowsOfTrace(trace, settings.classes, settings.dollars_per_hour) } : {}),
   };
 }
 
@@ -156,10 +219,22 @@ function summarizeRun(trace: ServeTrace, work: readonly StepWork[], settings: Se
 export async function warmUpServing(engine: Engine, settings: ServeSettings, maxBatch: number, requests = settings.requests): Promise<void> {
   await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'distinct', 'any'] : ['one-slot', 'distinct']);
   const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), seed: settings.seed + 1 });
-  await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, schedulerOptions(settings));
+  // Admission limits stay off here: the warm-up must build every program, not shed its requests.
+  throwIfFatal(
+    await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, {
+      ...schedulerOptions(settings),
+      maxQueue: undefined,
+      timeoutMs: undefined,
+      degrade: undefined,
+    }),
+  );
 }
 
-/** One workload at `rate` with `maxBatch` concurrent sequences, after the warm-up. */
+/**
+ * One workload at `rate` with `maxBatch` concurrent sequences, after the warm-up. `fatal` is the
+ * error that ended it early (a lost device): the run's records up to then, for the caller to keep
+ * before it rethrows.
+ */
 async function serveOnce(
   engine: Engine,
   settings: ServeSettings,
@@ -167,12 +242,19 @@ async function serveOnce(
   rate: number,
   maxBatch: number,
   requests = settings.requests,
-): Promise<ServeRun> {
+): Promise<{ run: ServeRun; fatal?: unknown }> {
   await warmUpServing(engine, settings, maxBatch, requests);
   const workload = generateWorkload(workloadSpec(engine, settings, rate, requests));
   const gpu = new GpuServingEngine(engine, maxBatch);
   const trace = await runServe(workload, gpu, realClock, schedulerOptions(settings));
-  return summarizeRun(trace, gpu.work, settings, roofs);
+  return { run: summarizeRun(trace, gpu.work, settings, roofs), fatal: trace.fatal };
+}
+
+/** {@link serveOnce} where an early end has nothing to keep: rethrow it. */
+async function serveOrThrow(...args: Parameters<typeof serveOnce>): Promise<ServeRun> {
+  const { run, fatal } = await serveOnce(...args);
+  if (fatal !== undefined) throw fatal;
+  return run;
 }
 
 export function workloadSpec(engine: Engine, settings: ServeSettings, rate: number, requests: number) {
@@ -184,11 +266,18 @@ export function workloadSpec(engine: Engine, settings: ServeSettings, rate: numb
     output: settings.output,
     vocabSize: engine.config.vocabSize,
     seed: settings.seed,
+    classes: settings.classes,
   };
 }
 
-export function schedulerOptions(settings: ServeSettings) {
-  return { maxTokensPerStep: settings.max_tokens_per_step, chunkSize: settings.chunk ?? undefined };
+export function schedulerOptions(settings: ServeSettings): SchedulerOptions {
+  return {
+    maxTokensPerStep: settings.max_tokens_per_step,
+    chunkSize: settings.chunk ?? undefined,
+    maxQueue: settings.max_queue,
+    timeoutMs: settings.timeout_ms,
+    degrade: settings.degrade_over === undefined ? undefined : { overQueue: settings.degrade_over, outputTokens: settings.degrade_to },
+  };
 }
 
 export async function runServing(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
@@ -200,8 +289,22 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
   const progress = (what: string) => hooks.onProgress?.(what, stage++ / stages);
 
   progress(`serving ${settings.requests} requests at ${settings.rate === Infinity ? 'once' : `${settings.rate} req/s`}, batch ≤ ${settings.max_batch}`);
-  const run = await serveOnce(engine, settings, roofs, settings.rate, settings.max_batch);
+  checkSchedulerOptions(schedulerOptions(settings));
+  if (settings.sla_percent !== undefined) requireSlaPercent(settings.sla_percent);
+  if (settings.classes) checkClasses(settings.classes);
+  if (settings.degrade_to !== undefined && settings.degrade_over === undefined)
+    throw new TokenscopeError(
+      'bad-input',
+      'An output cap for degraded requests needs a queue depth to degrade over.',
+      'Give --degrade-over N with --degrade-to.',
+    );
+  const { run, fatal } = await serveOnce(engine, settings, roofs, settings.rate, settings.max_batch);
   const section: ServeSection = { settings, run, cost: null, batch_sweep: null, rate_sweep: null };
+  if (fatal !== undefined) {
+    // The requests lost with the device are in the report (availability, errors by cause); the run still fails.
+    hooks.onPartial?.(section);
+    throw fatal;
+  }
   if (settings.dollars_per_hour && run.result.output_throughput > 0) {
     section.cost = costReport({
       dollarsPerHour: settings.dollars_per_hour,
@@ -218,7 +321,7 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
       throwIfCancelled(hooks.signal);
       progress(`batch sweep: B = ${batch}`);
       // Every request at t = 0 and enough of them that B sequences decode together most of the time.
-      const r = await serveOnce(engine, settings, roofs, Infinity, batch, Math.max(settings.requests, 2 * batch));
+      const r = await serveOrThrow(engine, settings, roofs, Infinity, batch, Math.max(settings.requests, 2 * batch));
       section.batch_sweep.push({
         batch,
         output_throughput: r.result.output_throughput,
@@ -243,7 +346,7 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
       async (rate) => {
         throwIfCancelled(hooks.signal);
         progress(`rate sweep: ${rate.toFixed(2)} req/s`);
-        return (await serveOnce(engine, settings, roofs, rate, settings.max_batch)).slo_attainment ?? 0;
+        return (await serveOrThrow(engine, settings, roofs, rate, settings.max_batch)).slo_attainment ?? 0;
       },
       { lo: top / 16, hi: top * 1.5, target: 0.9, iterations: 4 },
     );

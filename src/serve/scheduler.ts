@@ -10,6 +10,13 @@
  *
  * All times come from the clock (ms). Requests carry their arrival; TTFT is measured from it, so it
  * includes queueing, as vLLM measures it.
+ *
+ * Admission control (each optional): `maxQueue` rejects an arrival at once when that many requests
+ * are already waiting beyond the free slots; `timeoutMs` cancels a request not finished that long
+ * after its arrival (a queued one leaves the queue, a running one frees its slot at the end of the
+ * step and the step's tokens after the deadline are dropped); `degrade` caps the output of requests
+ * admitted while the queue behind them is deeper than a threshold. Every request ends completed or
+ * failed with a {@link FailureCause}, so completed + failed = requests always.
  */
 import type { RequestTiming } from '../measure/metrics.ts';
 import { describeError, isTokenscopeError, TokenscopeError } from '../errors.ts';
@@ -61,6 +68,14 @@ export interface ServingEngine {
   release(seq: number): void;
 }
 
+/** Output cap for requests admitted while the queue is deep. */
+export interface DegradePolicy {
+  /** Degrade a request admitted while more than this many requests wait behind it (≥ 0). */
+  overQueue: number;
+  /** Its output is capped at this many tokens (≥ 1); leave out to halve it (rounded up). */
+  outputTokens?: number;
+}
+
 export interface SchedulerOptions {
   /** Token budget per step (vLLM's max_num_batched_tokens): decodes count 1, prefill chunks their length. */
   maxTokensPerStep: number;
@@ -68,7 +83,19 @@ export interface SchedulerOptions {
   chunkSize?: number;
   /** Also finish a request when it produces this id (counted as an output token); leave out to ignore EOS. */
   eosToken?: number;
+  /** Reject an arrival when this many requests already wait beyond the free slots (≥ 0); leave out for an unbounded queue. */
+  maxQueue?: number;
+  /** Cancel a request not finished this many ms after its arrival (> 0); leave out for no timeout. */
+  timeoutMs?: number;
+  degrade?: DegradePolicy;
 }
+
+/**
+ * Why a request failed: refused at the door (queue full), past its timeout, refused a KV slot by the
+ * engine (no memory, longer than the context), lost with the device, or an engine error in its step.
+ */
+export type FailureCause = 'rejected' | 'timeout' | 'admission' | 'device-lost' | 'engine';
+export const FAILURE_CAUSES: readonly FailureCause[] = ['rejected', 'timeout', 'admission', 'device-lost', 'engine'];
 
 /** What happened to one request. Times are clock ms. */
 export interface RequestTrace {
@@ -79,9 +106,15 @@ export interface RequestTrace {
   tAdmit?: number;
   /** When each output token became available. */
   tTokens: number[];
-  /** When it completed or failed. */
+  /** When it completed or failed (a timeout: its deadline). */
   tFinish: number;
   error?: string;
+  /** Set with `error`. */
+  cause?: FailureCause;
+  /** Admitted with its output capped below what it asked for (the degradation policy). */
+  degradedTo?: number;
+  /** The request's class, when the workload has classes. */
+  className?: string;
 }
 
 /** One engine step, for the batch timeline. */
@@ -104,6 +137,16 @@ export interface ServeTrace {
   /** In the order the requests were given. */
   requests: RequestTrace[];
   steps: StepRecord[];
+  /**
+   * The error that ended the run early (a lost device, non-finite output): every request unfinished
+   * then failed with it. Callers that cannot go on rethrow it ({@link throwIfFatal}).
+   */
+  fatal?: unknown;
+}
+
+/** Rethrow the error that ended a run, if one did. */
+export function throwIfFatal(trace: ServeTrace): void {
+  if (trace.fatal !== undefined) throw trace.fatal;
 }
 
 /** The raw timing the metrics read: t_send = arrival, so TTFT includes time queued. */
@@ -119,14 +162,35 @@ interface Sequence {
   /** Prompt tokens already prefilled. */
   prefilled: number;
   lastToken: number;
+  /** Output tokens it will get: asked for, or the degraded cap. */
+  maxOutput: number;
+  /** Arrival + timeout (Infinity without one). */
+  deadline: number;
+}
+
+const positive = (name: string, x: number) => {
+  if (!(Number.isInteger(x) && x >= 1)) throw new TokenscopeError('bad-input', `${name} must be an integer ≥ 1, got ${x}`);
+};
+const nonNegative = (name: string, x: number | undefined) => {
+  if (x !== undefined && !(Number.isInteger(x) && x >= 0)) throw new TokenscopeError('bad-input', `${name} must be an integer ≥ 0, got ${x}`);
+};
+
+/** Refuse settings no run can honour (zero or negative budgets and limits), before anything runs. */
+export function checkSchedulerOptions(options: SchedulerOptions): void {
+  positive('maxTokensPerStep', options.maxTokensPerStep);
+  if (options.chunkSize !== undefined) positive('chunkSize', options.chunkSize);
+  nonNegative('maxQueue', options.maxQueue);
+  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0 && Number.isFinite(options.timeoutMs))) {
+    throw new TokenscopeError('bad-input', `timeoutMs must be a number of ms > 0, got ${options.timeoutMs}`, 'Leave the timeout out for none.');
+  }
+  if (options.degrade) {
+    nonNegative('degrade overQueue', options.degrade.overQueue);
+    if (options.degrade.outputTokens !== undefined) positive('degrade outputTokens', options.degrade.outputTokens);
+  }
 }
 
 function validate(requests: readonly ServeRequest[], engine: ServingEngine, options: SchedulerOptions): void {
-  const positive = (name: string, x: number) => {
-    if (!(Number.isInteger(x) && x >= 1)) throw new TokenscopeError('bad-input', `${name} must be an integer ≥ 1, got ${x}`);
-  };
-  positive('maxTokensPerStep', options.maxTokensPerStep);
-  if (options.chunkSize !== undefined) positive('chunkSize', options.chunkSize);
+  checkSchedulerOptions(options);
   positive('engine maxBatch', engine.maxBatch);
   const ids = new Set<number>();
   for (const r of requests) {
@@ -167,41 +231,88 @@ function planStep(running: readonly Sequence[], options: SchedulerOptions): Step
 
 /**
  * Serve `requests` (arrivals relative to the run's start) on `engine` until every request has
- * completed or failed. Failures — a refused admission, a rejected step, a missing token — are
- * recorded on the request with their message and the run continues; a lost device or non-finite
- * output fails the run instead (a run of failed requests is not a finished run).
+ * completed or failed. Failures — a rejected arrival, a timeout, a refused admission, a rejected
+ * step, a missing token — are recorded on the request with their message and cause, and the run
+ * continues; a lost device or non-finite output ends the run: every unfinished request fails with
+ * it and the trace carries it as `fatal` (a run of failed requests is not a finished run).
  */
 export async function runServe(requests: readonly ServeRequest[], engine: ServingEngine, clock: Clock, options: SchedulerOptions): Promise<ServeTrace> {
   validate(requests, engine, options);
   const tStart = clock.now();
-  const traces = requests.map((r): RequestTrace => ({ id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN }));
+  const traces = requests.map((r): RequestTrace => {
+    const trace: RequestTrace = { id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN };
+    if (r.className !== undefined) trace.className = r.className;
+    return trace;
+  });
+  const timeout = options.timeoutMs ?? Infinity;
   // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
   const byArrival = requests
-    .map((request, i) => ({ request, trace: traces[i], prefilled: 0, lastToken: -1 }))
+    .map((request, i): Sequence => ({
+      request,
+      trace: traces[i],
+      prefilled: 0,
+      lastToken: -1,
+      maxOutput: request.maxOutputTokens,
+      deadline: traces[i].tArrival + timeout,
+    }))
     .sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
   const steps: StepRecord[] = [];
-  const waiting: Sequence[] = [];
+  let waiting: Sequence[] = [];
   let running: Sequence[] = [];
   let arrived = 0;
+  let fatal: unknown;
 
-  const finish = (s: Sequence, t: number, error?: string) => {
+  const finish = (s: Sequence, t: number, error?: string, cause?: FailureCause) => {
     s.trace.tFinish = t;
-    if (error !== undefined) s.trace.error = error;
+    if (error !== undefined) {
+      s.trace.error = error;
+      s.trace.cause = cause ?? 'engine';
+    }
+  };
+  const timedOut = `timed out: not finished ${timeout} ms after arrival`;
+  /** Queued requests whose deadline passed before `t` leave the queue at their deadline. */
+  const expireWaiting = (t: number) => {
+    if (timeout === Infinity) return;
+    for (const s of waiting) if (s.deadline < t) finish(s, s.deadline, timedOut, 'timeout');
+    waiting = waiting.filter((s) => !(s.deadline < t));
+  };
+  const admit = (now: number) => {
+    while (running.length < engine.maxBatch && waiting.length > 0) {
+      const s = waiting.shift() as Sequence;
+      const degrade = options.degrade;
+      if (degrade && waiting.length > degrade.overQueue) {
+        const cap = Math.min(s.request.maxOutputTokens, degrade.outputTokens ?? Math.ceil(s.request.maxOutputTokens / 2));
+        if (cap < s.request.maxOutputTokens) {
+          s.maxOutput = cap;
+          s.trace.degradedTo = cap;
+        }
+      }
+      try {
+        engine.admit(s.request.id, s.request.prompt.length + s.maxOutput);
+        s.trace.tAdmit = now;
+        running.push(s);
+      } catch (e) {
+        finish(s, now, describeError(e), 'admission');
+      }
+    }
   };
 
   for (;;) {
     const now = clock.now();
-    while (arrived < byArrival.length && byArrival[arrived].trace.tArrival <= now) waiting.push(byArrival[arrived++]);
-    while (running.length < engine.maxBatch && waiting.length > 0) {
-      const s = waiting.shift() as Sequence;
-      try {
-        engine.admit(s.request.id, s.request.prompt.length + s.request.maxOutputTokens);
-        s.trace.tAdmit = now;
-        running.push(s);
-      } catch (e) {
-        finish(s, now, describeError(e));
+    // Arrivals since the last step, in order: each sees the queue as it stood when it arrived
+    // (slots free only at step boundaries, so every running sequence still holds one).
+    while (arrived < byArrival.length && byArrival[arrived].trace.tArrival <= now) {
+      const s = byArrival[arrived++];
+      expireWaiting(s.trace.tArrival);
+      const beyondFreeSlots = waiting.length - (engine.maxBatch - running.length);
+      if (options.maxQueue !== undefined && beyondFreeSlots >= options.maxQueue) {
+        finish(s, s.trace.tArrival, `rejected: ${beyondFreeSlots} requests already queued (queue limit ${options.maxQueue})`, 'rejected');
+      } else {
+        waiting.push(s);
       }
     }
+    expireWaiting(now);
+    admit(now);
     if (running.length === 0) {
       if (arrived === byArrival.length) break;
       await clock.sleepUntil(byArrival[arrived].trace.tArrival);
@@ -221,38 +332,55 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
     try {
       produced = await engine.step(plan);
     } catch (e) {
-      // No later step can run on a lost device or a model that yields NaN: the run fails, as a sweep does.
-      if (isTokenscopeError(e, 'device-lost') || isTokenscopeError(e, 'model-format')) throw e;
       record.error = describeError(e);
+      // No later step can run on a lost device or a model that yields NaN: the run ends here.
+      if (isTokenscopeError(e, 'device-lost') || isTokenscopeError(e, 'model-format')) fatal = e;
     }
     const tEnd = clock.now();
     record.tEnd = tEnd;
     steps.push(record);
 
     const done = new Set<Sequence>();
-    const end = (s: Sequence, error?: string) => {
-      finish(s, tEnd, error);
+    const end = (s: Sequence, error?: string, cause?: FailureCause, t = tEnd) => {
+      finish(s, t, error, cause);
       engine.release(s.request.id);
       done.add(s);
     };
-    const bySeq = new Map(running.map((s) => [s.request.id, s]));
+    if (fatal !== undefined) {
+      const cause: FailureCause = isTokenscopeError(fatal, 'device-lost') ? 'device-lost' : 'engine';
+      for (const s of running) end(s, record.error, cause);
+      for (const s of [...waiting, ...byArrival.slice(arrived)]) finish(s, Math.max(tEnd, s.trace.tArrival), record.error, cause);
+      break;
+    }
+    // A request past its deadline was cancelled then: what this step made for it came too late.
+    for (const s of running) if (s.deadline < tEnd) end(s, timedOut, 'timeout', s.deadline);
+    const bySeq = new Map(running.filter((s) => !done.has(s)).map((s) => [s.request.id, s]));
     if (record.error !== undefined) {
-      for (const seq of [...record.decode, ...record.prefill.map((p) => p.seq)]) end(bySeq.get(seq) as Sequence, record.error);
+      for (const seq of [...record.decode, ...record.prefill.map((p) => p.seq)]) {
+        const s = bySeq.get(seq);
+        if (s) end(s, record.error, 'engine');
+      }
     } else {
-      for (const p of plan.prefill) (bySeq.get(p.seq) as Sequence).prefilled += p.tokens.length;
+      for (const p of plan.prefill) {
+        const s = bySeq.get(p.seq);
+        if (s) s.prefilled += p.tokens.length;
+      }
       for (const seq of [...record.decode, ...plan.prefill.filter((p) => p.last).map((p) => p.seq)]) {
-        const s = bySeq.get(seq) as Sequence;
+        const s = bySeq.get(seq);
+        if (!s) continue;
         const token = produced.get(seq);
         if (token === undefined) {
-          end(s, `engine returned no token for sequence ${seq}`);
+          end(s, `engine returned no token for sequence ${seq}`, 'engine');
           continue;
         }
         s.trace.tTokens.push(tEnd);
         s.lastToken = token;
-        if (s.trace.tTokens.length >= s.request.maxOutputTokens || token === options.eosToken) end(s);
+        if (s.trace.tTokens.length >= s.maxOutput || token === options.eosToken) end(s);
       }
     }
     running = running.filter((s) => !done.has(s));
   }
-  return { tStart, tEnd: clock.now(), requests: traces, steps };
+  const trace: ServeTrace = { tStart, tEnd: clock.now(), requests: traces, steps };
+  if (fatal !== undefined) trace.fatal = fatal;
+  return trace;
 }

@@ -16,6 +16,21 @@ export interface ServeRequest {
   prompt: number[];
   /** Target output length; the request finishes there (or earlier at EOS when the scheduler stops at EOS). */
   maxOutputTokens: number;
+  /** Its request class, when the workload has classes. */
+  className?: string;
+}
+
+/**
+ * A request class (interactive chat, batch summarisation…): its share of the requests, its own SLOs
+ * (ms) and, optionally, its own length distributions (else the workload's).
+ */
+export interface RequestClass {
+  name: string;
+  /** Share of the requests, > 0; the shares are normalised to sum to 1. */
+  share: number;
+  slo: { ttft?: number; tpot?: number; e2el?: number };
+  prompt?: LengthDistribution;
+  output?: LengthDistribution;
 }
 
 /** Token-length distributions; every draw is an integer ≥ 1. */
@@ -38,6 +53,8 @@ export interface WorkloadSpec {
   vocabSize: number;
   /** Any integer; streams use it mod 2³². */
   seed: number;
+  /** Each request's class is drawn by share from its own stream; leave out for one class. */
+  classes?: readonly RequestClass[];
 }
 
 /** Standard normal by Box–Muller: √(−2 ln U₁) · cos(2π U₂), with U₁ ∈ (0, 1]. */
@@ -116,20 +133,51 @@ export function arrivalTimesMs(n: number, rate: number, burstiness: number, rand
   return times.map((x) => x * factor);
 }
 
+/** Refuse classes no workload can draw from: none, unnamed or repeated names, shares ≤ 0, negative SLOs. */
+export function checkClasses(classes: readonly RequestClass[]): void {
+  if (classes.length === 0) throw new TokenscopeError('bad-input', 'the workload lists no request classes', 'Give at least one class, or none at all.');
+  const names = new Set<string>();
+  for (const c of classes) {
+    if (!/^[\w.-]{1,64}$/.test(c.name)) throw new TokenscopeError('bad-input', `request class name "${c.name}" is not 1–64 letters, digits, '_', '.' or '-'`);
+    if (names.has(c.name)) throw new TokenscopeError('bad-input', `request class "${c.name}" is listed twice`);
+    names.add(c.name);
+    if (!(c.share > 0 && Number.isFinite(c.share))) throw new TokenscopeError('bad-input', `request class "${c.name}" has share ${c.share}; it must be > 0`);
+    for (const [k, v] of Object.entries(c.slo)) {
+      if (v !== undefined && !(v >= 0 && Number.isFinite(v)))
+        throw new TokenscopeError('bad-input', `request class "${c.name}" has ${k} SLO ${v}; it must be ≥ 0 ms`);
+    }
+  }
+}
+
 /**
- * The workload of a spec. Arrivals, prompt lengths, output lengths and prompt ids each use their own
- * mulberry32 stream (seed + k·0x9E3779B9), so changing one distribution leaves the others' draws unchanged.
+ * The workload of a spec. Arrivals, prompt lengths, output lengths, prompt ids and classes each use
+ * their own mulberry32 stream (seed + k·0x9E3779B9), so changing one distribution leaves the others'
+ * draws unchanged (and a workload without classes is the same as before classes existed).
  */
 export function generateWorkload(spec: WorkloadSpec): ServeRequest[] {
   requireInteger('vocabulary size', spec.vocabSize, 1);
   if (!Number.isInteger(spec.seed)) throw new TokenscopeError('bad-input', `seed must be an integer, got ${spec.seed}`);
+  if (spec.classes) checkClasses(spec.classes);
   const stream = (k: number) => mulberry32(spec.seed + k * 0x9e3779b9);
-  const [arrivals, promptLengths, outputLengths, promptIds] = [0, 1, 2, 3].map(stream);
+  const [arrivals, promptLengths, outputLengths, promptIds, classDraws] = [0, 1, 2, 3, 4].map(stream);
   const times = arrivalTimesMs(spec.requests, spec.rate, spec.burstiness ?? 1, arrivals);
-  return times.map((arrivalMs, id) => ({
-    id,
-    arrivalMs,
-    prompt: Array.from({ length: sampleLength(promptLengths, spec.prompt) }, () => Math.floor(promptIds() * spec.vocabSize)),
-    maxOutputTokens: sampleLength(outputLengths, spec.output),
-  }));
+  const classes = spec.classes ?? [];
+  const total = classes.reduce((n, c) => n + c.share, 0);
+  const pick = (): RequestClass | undefined => {
+    if (classes.length === 0) return undefined;
+    let u = classDraws() * total;
+    for (const c of classes) if ((u -= c.share) < 0) return c;
+    return classes[classes.length - 1];
+  };
+  return times.map((arrivalMs, id) => {
+    const c = pick();
+    const request: ServeRequest = {
+      id,
+      arrivalMs,
+      prompt: Array.from({ length: sampleLength(promptLengths, c?.prompt ?? spec.prompt) }, () => Math.floor(promptIds() * spec.vocabSize)),
+      maxOutputTokens: sampleLength(outputLengths, c?.output ?? spec.output),
+    };
+    if (c) request.className = c.name;
+    return request;
+  });
 }

@@ -31,3 +31,8 @@ export const timeline = html`<p>
   processed (in chunks that share steps with other requests’ decode when chunked prefill is on). <strong>Decode</strong>: one token per step until its output is
   complete. Long queued bars mean the arrival rate is above what the batch size can serve.
 </p>`;
+
+export const batchSizes = html`<p>
+  How many sequences each step of the run actually carried (decodes and prefill chunks together). Steps with few sequences read all the weights for little work;
+  a run that rarely fills its batch is paying for idle capacity — the batch limit, the arrival rate or the queue limit, not the GPU, set the pace.
+</p>`;

@@ -7,6 +7,7 @@ import { capacityText } from './capacity-chart.ts';
 import { num, pct } from './format.ts';
 import { shared } from './styles.ts';
 import './batch-chart.ts';
+import './batch-histogram-chart.ts';
 import './serve-cdf-chart.ts';
 import './serve-summary.ts';
 import './timeline-chart.ts';
@@ -64,7 +65,62 @@ export class ServeReport extends LitElement {
         ? 'all sent at once'
         : `arriving at ${num(s.rate)} req/s (Poisson${s.burstiness !== 1 ? `, burstiness ${s.burstiness}` : ''})`;
     const chunk = s.chunk === null ? 'no chunked prefill' : `prefill in chunks of ${s.chunk} tokens`;
-    return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; seed ${s.seed}.`;
+    const admission = [
+      s.max_queue !== undefined ? `at most ${s.max_queue} queued beyond the free slots (more are rejected)` : '',
+      s.timeout_ms !== undefined ? `requests cancelled ${num(s.timeout_ms)} ms after arrival` : '',
+      s.degrade_over !== undefined
+        ? `outputs capped at ${s.degrade_to !== undefined ? `${s.degrade_to} tokens` : 'half'} when more than ${s.degrade_over} wait behind a request`
+        : '',
+      s.sla_percent !== undefined ? `an availability SLA of ${s.sla_percent}%` : '',
+      s.classes?.length ? `classes ${s.classes.map((c) => `${c.name} (${num(c.share)})`).join(', ')}` : '',
+    ].filter(Boolean);
+    return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; ${admission.length ? `${admission.join('; ')}; ` : ''}seed ${s.seed}.`;
+  }
+
+  private classTable(classes: NonNullable<ServeSection['run']['classes']>): TemplateResult {
+    const slo = (c: (typeof classes)[number]) =>
+      (['ttft', 'tpot', 'e2el'] as const)
+        .filter((k) => c.slo[k] !== undefined)
+        .map((k) => `${k.toUpperCase()} ≤ ${c.slo[k]} ms`)
+        .join(', ') || 'none';
+    return html`<h3>Request classes</h3>
+      <div class="scroll" tabindex="0" role="region" aria-label="Request classes">
+        <table id="serve-classes">
+          <thead>
+            <tr>
+              <th scope="col">Class</th>
+              <th scope="col">SLOs</th>
+              <th scope="col" class="num">Requests</th>
+              <th scope="col" class="num">Failed</th>
+              <th scope="col" class="num">Output tok/s</th>
+              <th scope="col" class="num">Goodput (req/s)</th>
+              <th scope="col" class="num">SLO attainment</th>
+              <th scope="col" class="num">Step time</th>
+              <th scope="col" class="num">$ per 1k output tokens</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${classes.map(
+              (c) =>
+                html`<tr>
+                  <th scope="row">${c.name}</th>
+                  <td>${slo(c)}</td>
+                  <td class="num">${c.requests}</td>
+                  <td class="num">${c.failed}</td>
+                  <td class="num">${num(c.output_throughput)}</td>
+                  <td class="num">${num(c.request_goodput)}</td>
+                  <td class="num">${pct(c.slo_attainment)}</td>
+                  <td class="num">${pct(c.step_time_share)}</td>
+                  <td class="num">${num(c.dollars_per_1k_output_tokens)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+      <p class="muted">
+        Each step’s time is split over its sequences by the tokens each fed (a decode 1, a prefill chunk its length); a class’s cost is the run’s price times
+        its share of step time, per 1k of its output tokens.
+      </p>`;
   }
 
   override render() {
@@ -85,12 +141,25 @@ export class ServeReport extends LitElement {
             .attainment=${run?.slo_attainment ?? null}
             .errorRate=${run?.error_rate ?? null}
             .cost=${s.cost ?? null}
+            .availability=${run?.availability ?? null}
+            .queue=${run?.queue ?? null}
+            .busyShare=${run?.busy_share ?? null}
           ></ts-serve-summary>
         </div>
         <div class="explain muted">${explain.summary}</div>
       </div>
       ${this.pair('TTFT, TPOT and end-to-end latency distributions', html`<ts-serve-cdf-chart .result=${run?.result ?? null}></ts-serve-cdf-chart>`, explain.distributions)}
       ${this.pair('Per-request timeline: queued, prefill, decode', html`<ts-timeline-chart .timeline=${run?.timeline ?? null}></ts-timeline-chart>`, explain.timeline)}
+      ${
+        run?.batch_histogram
+          ? this.pair(
+              `Batch sizes the scheduler ran (mean ${num(run.mean_batch)} sequences per step)`,
+              html`<ts-batch-histogram-chart .bins=${[...run.batch_histogram]}></ts-batch-histogram-chart>`,
+              explain.batchSizes,
+            )
+          : ''
+      }
+      ${run?.classes?.length ? this.classTable(run.classes) : ''}
       ${this.pair('Throughput vs latency across batch sizes', html`<ts-batch-chart .points=${s.batch_sweep ? [...s.batch_sweep] : null}></ts-batch-chart>`, explain.batching)}
       ${this.pair(
         'Goodput and SLO attainment vs arrival rate',

@@ -2,7 +2,7 @@ import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { CostReport } from '../measure/cost.ts';
 import { isP99FromFewSamples } from '../measure/stats.ts';
-import type { ServeResult, Slo } from '../serve/metrics.ts';
+import type { Availability, QueueStats, ServeResult, Slo } from '../serve/metrics.ts';
 import { num, pct } from './format.ts';
 import { shared } from './styles.ts';
 
@@ -45,6 +45,10 @@ export class ServeSummary extends LitElement {
   @property({ attribute: false }) attainment: number | null = null;
   @property({ attribute: false }) errorRate: number | null = null;
   @property({ attribute: false }) cost: CostReport | null = null;
+  @property({ attribute: false }) availability: Availability | null = null;
+  @property({ attribute: false }) queue: QueueStats | null = null;
+  /** Σ step wall time ÷ run wall time. */
+  @property({ attribute: false }) busyShare: number | null = null;
 
   override render() {
     const r = this.result;
@@ -72,6 +76,22 @@ export class ServeSummary extends LitElement {
       ],
       ['Error rate', pct(this.errorRate), 'failed / all requests'],
     ];
+    const a = this.availability;
+    if (a) {
+      const causes = Object.entries(a.errors_by_cause)
+        .map(([k, v]) => `${k.replace('_', ' ')} ${v}`)
+        .join(', ');
+      rows.push(['Availability', pct(a.availability), `successful / all requests; failures by cause: ${causes}`]);
+      if (a.sla !== null && a.error_budget !== null && a.error_budget_left !== null) {
+        rows.push([
+          'Error budget left (requests)',
+          num(a.error_budget_left),
+          `(1 − SLA ${num(100 * a.sla)}%) × ${a.requests} requests = ${num(a.error_budget)} allowed, minus ${a.failed} failed${a.error_budget_left_share === null ? '' : ` (${pct(a.error_budget_left_share)} of the budget)`}; SLA ${a.meets_sla ? 'met' : 'missed'}`,
+        ]);
+      }
+      rows.push(['Degradation rate', pct(a.degradation_rate), `${a.degraded} requests admitted with their output capped (the queue was deep) / all requests`]);
+    }
+    if (this.busyShare !== null) rows.push(['Busy share', pct(this.busyShare), "Σ step wall time (encode, submit, GPU, readback) / the run's wall time"]);
     if (this.cost) {
       rows.push(
         ['Cost per 1k output tokens ($)', num(this.cost.dollarsPer1kOutputTokens), '($/hour) / (output tok/s × 3600) × 1000'],
@@ -127,6 +147,14 @@ export class ServeSummary extends LitElement {
                   ${(['mean', 'median', 'p90', 'p99'] as const).map((s) => html`<td class="num">${num(r[`${s}_${m}_ms`])}</td>`)}
                 </tr>`,
             )}
+            ${
+              this.queue
+                ? html`<tr>
+                    <th scope="row">Queue</th>
+                    ${(['mean', 'median', 'p90', 'p99'] as const).map((s) => html`<td class="num">${num(this.queue![`${s}_queue_ms`])}</td>`)}
+                  </tr>`
+                : ''
+            }
           </tbody>
         </table>
       </div>
@@ -136,6 +164,12 @@ export class ServeSummary extends LitElement {
             html`<dt>${name}</dt>
               <dd>${definition}</dd>`,
         )}
+        ${
+          this.queue
+            ? html`<dt>Queue</dt>
+                <dd>admission (a batch slot) − arrival, over the ${this.queue.count} requests admitted; part of TTFT</dd>`
+            : ''
+        }
       </dl>
       ${few ? html`<p class="muted">* P99 from fewer than 20 requests is close to the maximum.</p>` : ''}`;
   }

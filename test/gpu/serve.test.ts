@@ -88,5 +88,53 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'serving on the real engine (stories26
     // Batched decode moves right on the roofline: more FLOPs per byte at B = 2 than at B = 1.
     const [b1, b2] = s.batch_sweep!.map((b) => b.decode!);
     expect(b2.intensity).toBeGreaterThan(b1.intensity);
+    // Queue time, the batch sizes the scheduler ran and the busy shares come from the same run's timestamps.
+    expect(s.run.queue!.count).toBe(6);
+    expect(s.run.batch_histogram!.reduce((n, b) => n + b.steps, 0)).toBe(s.run.steps.length);
+    expect(s.run.busy_share!).toBeGreaterThan(0);
+    expect(s.run.submit_busy_share!).toBeGreaterThan(0);
+    expect(s.run.submit_busy_share!).toBeLessThanOrEqual(s.run.busy_share! + 1e-9);
+    expect(s.run.availability).toMatchObject({ requests: 6, successful: 6, failed: 0, availability: 1, sla: null });
+  });
+
+  it('an overloaded run with a queue limit, a timeout and two classes accounts for every request, by cause and by class', async () => {
+    const roofs = { read_bandwidth_gbps: 1, f32_gflops: 1, matmul_f32_gflops: 1 };
+    const s = await runServing(
+      loaded.engine,
+      {
+        requests: 16,
+        rate: Infinity,
+        burstiness: 1,
+        prompt: { kind: 'fixed', tokens: 8 },
+        output: { kind: 'fixed', tokens: 8 },
+        max_batch: 3,
+        max_tokens_per_step: 16,
+        chunk: 8,
+        slo: {},
+        seed: 5,
+        max_queue: 2,
+        timeout_ms: 60_000,
+        degrade_over: 1,
+        sla_percent: 99.9,
+        dollars_per_hour: 1,
+        classes: [
+          { name: 'chat', share: 0.5, slo: { ttft: 60_000 } },
+          { name: 'batch', share: 0.5, slo: {}, output: { kind: 'fixed', tokens: 4 } },
+        ],
+      },
+      roofs,
+    );
+    const a = s.run.availability!;
+    // All 16 arrive at once: 3 slots + 2 queued are taken, the other 11 are rejected at the door.
+    expect(a.errors_by_cause.rejected).toBe(11);
+    expect(a.successful + a.failed).toBe(16);
+    expect(s.run.result.completed + s.run.result.failed).toBe(16);
+    expect(a.meets_sla).toBe(false);
+    expect(a.degraded).toBeGreaterThan(0);
+    const rows = s.run.classes!;
+    expect(rows.map((c) => c.name)).toEqual(['chat', 'batch']);
+    expect(rows.reduce((n, c) => n + c.requests, 0)).toBe(16);
+    expect(rows.reduce((n, c) => n + c.step_time_share, 0)).toBeCloseTo(1, 9);
+    for (const c of rows) if (c.completed > 0) expect(c.dollars_per_1k_output_tokens!).toBeGreaterThan(0);
   });
 });

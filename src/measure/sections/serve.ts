@@ -3,8 +3,9 @@
  * timeline, per-step records and decode roofline, and the sweeps. A bare vLLM result (older
  * reports, imports) is accepted too.
  */
-import { array, bool, either, nullable, num, object, oneOf, optional, str, type Infer, type OptionalSchema, type Schema } from '../schema-kit.ts';
-import { fixedOrDash, formatServeSummary, pctOrDash, table } from '../format.ts';
+import { array, bool, either, fieldsOf, nullable, num, object, oneOf, optional, str, type Infer, type OptionalSchema, type Schema } from '../schema-kit.ts';
+import { banner, fixedOrDash, formatServeSummary, pctOrDash, table } from '../format.ts';
+import { formatFixed } from '../metrics.ts';
 import { compareMetrics, PER_REQUEST_NOTE, PER_TOKEN_NOTE, type Direction, type Metric, type MetricComparison, type SectionModule } from '../section.ts';
 import { latencyStatsShape, verdictSchema } from './latency.ts';
 import {
@@ -12,6 +13,7 @@ import {
   fraction,
   intensity,
   MAX_REQUESTS,
+  MAX_NAME,
   MAX_ROWS,
   MAX_SENTENCE,
   MAX_TOKENS,
@@ -51,6 +53,17 @@ const settingsSchema = object({
   watts: optional(num(0, 1e9)),
   sweep_batch: optional(array(count(), MAX_ROWS)),
   sweep_rate: optional(bool()),
+  max_queue: optional(count().describe('Reject arrivals when this many requests already wait beyond the free slots.')),
+  timeout_ms: optional(ms().describe('Cancel a request not finished this many ms after its arrival.')),
+  degrade_over: optional(count().describe('Cap the output of requests admitted while more than this many wait behind them.')),
+  degrade_to: optional(count().describe('The cap, tokens (default: half of what the request asks, rounded up).')),
+  sla_percent: optional(num(0, 100).describe('Availability target, percent of requests.')),
+  classes: optional(
+    array(
+      object({ name: str(MAX_NAME), share: num(0, 1e9), slo: sloSchema, prompt: optional(lengthSchema), output: optional(lengthSchema) }),
+      MAX_ROWS,
+    ).describe('Request classes: share of the requests, SLOs, and optionally their own lengths.'),
+  ),
 });
 
 const vllmShape = {
@@ -93,6 +106,28 @@ const decodeRooflineSchema = object({
   verdict: verdictSchema,
 });
 
+const availabilitySchema = object({
+  requests: count(),
+  successful: count(),
+  failed: count(),
+  errors_by_cause: object(fieldsOf(['rejected', 'timeout', 'admission', 'device_lost', 'engine'] as const, count())).describe(
+    'Failed requests by cause: queue full at arrival, past the timeout, refused a KV slot, lost with the device, an engine error.',
+  ),
+  availability: fraction().describe('successful / requests.'),
+  sla: nullable(fraction()).describe('The SLA as a fraction (99.9% → 0.999); null when none was given.'),
+  meets_sla: nullable(bool()),
+  error_budget: nullable(num(0, 1e9)).describe('Failures the SLA allows: (1 − sla) × requests.'),
+  error_budget_left: nullable(num(-1e9, 1e9)).describe('error_budget − failed (negative once overspent).'),
+  error_budget_left_share: nullable(num(-1e9, 1)).describe('error_budget_left / error_budget; null when the SLA allows no failure.'),
+  degraded: count().describe('Requests admitted with their output capped by the degradation policy.'),
+  degradation_rate: fraction().describe('degraded / requests.'),
+});
+
+const queueSchema = object({
+  count: count().describe('Requests that got a slot (the rejected and those timed out in the queue have no queue time).'),
+  ...fieldsOf(['mean_queue_ms', 'median_queue_ms', 'std_queue_ms', 'p90_queue_ms', 'p95_queue_ms', 'p99_queue_ms'] as const, ms()),
+});
+
 const runSchema = object({
   result: vllmResultSchema,
   slo_attainment: nullable(fraction()),
@@ -107,6 +142,9 @@ const runSchema = object({
       first_token_ms: nullable(signedMs()),
       finish_ms: signedMs(),
       error: nullable(str(MAX_SENTENCE)),
+      cause: optional(nullable(str(MAX_NAME))),
+      degraded_to: optional(nullable(count())),
+      class: optional(nullable(str(MAX_NAME))),
     }),
     MAX_REQUESTS,
   ).describe("Per request, ms from the run's start."),
@@ -115,6 +153,32 @@ const runSchema = object({
     MAX_REQUESTS,
   ),
   decode_roofline: array(decodeRooflineSchema, MAX_ROWS),
+  availability: optional(availabilitySchema),
+  queue: optional(queueSchema.describe('Queue time = admission − arrival, ms (vLLM logs it as request_queue_time).')),
+  batch_histogram: optional(
+    array(object({ batch: count(), steps: count(), ms: ms() }), MAX_ROWS).describe('Steps per batch size (sequences in the step) and their wall ms.'),
+  ),
+  mean_batch: optional(num(0, 1e6)),
+  busy_share: optional(fraction().describe('Σ step wall time ÷ run wall time (encode, submit, GPU, readback).')),
+  submit_busy_share: optional(nullable(fraction()).describe('Σ (ids on the host − submit) ÷ run wall time.')),
+  classes: optional(
+    array(
+      object({
+        name: str(MAX_NAME),
+        slo: sloSchema,
+        requests: count(),
+        completed: count(),
+        failed: count(),
+        request_throughput: requestsPerS(),
+        request_goodput: nullable(requestsPerS()),
+        output_throughput: tokensPerS(),
+        slo_attainment: nullable(fraction()),
+        step_time_share: fraction().describe("Σ step ms × the class's tokens in the step ÷ the step's tokens, ÷ Σ step ms."),
+        dollars_per_1k_output_tokens: nullable(num(0, 1e9)).describe("The run's price × step_time_share ÷ the class's output tokens × 1000."),
+      }),
+      MAX_ROWS,
+    ).describe('Per request class; cost attributed by the tokens each class fed to each step.'),
+  ),
 });
 
 const costSchema = object({
@@ -222,6 +286,86 @@ function compareServe(a: ServeSectionData, b: ServeSectionData): MetricCompariso
   return resultA && resultB ? compareMetrics(SERVE_METRICS, resultA, resultB) : [];
 }
 
+type RunData = NonNullable<ServeSectionData['run']>;
+
+/** Queue time in vLLM's summary layout (vLLM's bench does not print it; its server logs request_queue_time). */
+function formatQueue(q: NonNullable<RunData['queue']>): string {
+  const row = (label: string, x: number) => `${label.padEnd(40)} ${formatFixed(x, 2).padEnd(10)}`;
+  return [
+    banner('Queue Time (admission − arrival)', '-'),
+    row('Mean queue time (ms):', q.mean_queue_ms),
+    row('Median queue time (ms):', q.median_queue_ms),
+    row('P99 queue time (ms):', q.p99_queue_ms),
+    `${'Requests admitted:'.padEnd(40)} ${q.count}`,
+    '='.repeat(50),
+  ].join('\n');
+}
+
+function formatAvailability(a: NonNullable<RunData['availability']>): string[] {
+  const causes = Object.entries(a.errors_by_cause)
+    .map(([k, n]) => `${k.replace('_', ' ')} ${n}`)
+    .join(', ');
+  const out = [`Availability: ${pctOrDash(a.availability)} (${a.successful} of ${a.requests} requests succeeded). Failures by cause: ${causes}.`];
+  if (a.sla !== null && a.error_budget !== null && a.error_budget_left !== null) {
+    const share = a.error_budget_left_share === null ? '' : ` (${pctOrDash(a.error_budget_left_share)} of it)`;
+    out.push(
+      `Against an SLA of ${formatFixed(100 * a.sla, 3).replace(/\.?0+$/, '')}%: ${a.meets_sla ? 'met' : 'missed'}; the error budget allows ${a.error_budget.toFixed(2)} failures, ` +
+        `${a.error_budget_left >= 0 ? `${a.error_budget_left.toFixed(2)} left` : `overspent by ${(-a.error_budget_left).toFixed(2)}`}${share}.`,
+    );
+  }
+  if (a.degraded > 0) out.push(`Degradation rate: ${pctOrDash(a.degradation_rate)} (${a.degraded} requests admitted with their output capped).`);
+  return out;
+}
+
+function formatBatches(run: RunData): string[] {
+  const bins = run.batch_histogram ?? [];
+  const steps = bins.reduce((n, b) => n + b.steps, 0);
+  const most = Math.max(...bins.map((b) => b.steps));
+  const busy = run.busy_share === undefined ? '' : ` Busy ${pctOrDash(run.busy_share)} of the run's wall time (step wall time: encode, submit, GPU, readback)`;
+  const submit = run.submit_busy_share == null ? '' : `; ${pctOrDash(run.submit_busy_share)} from submit to the ids on the host`;
+  return [
+    `Batch sizes the scheduler ran (sequences per step; mean ${fixedOrDash(run.mean_batch)}).${busy}${submit}${busy ? '.' : ''}`,
+    table(
+      ['batch', 'steps', 'share', 'step ms', ''],
+      bins.map((b) => [
+        String(b.batch),
+        String(b.steps),
+        pctOrDash(b.steps / steps),
+        fixedOrDash(b.ms / b.steps, 3),
+        '█'.repeat(Math.max(1, Math.round((20 * b.steps) / most))),
+      ]),
+      [true, true, true, true, false],
+    ),
+  ];
+}
+
+function formatClasses(classes: NonNullable<RunData['classes']>): string[] {
+  const slo = (c: (typeof classes)[number]) =>
+    Object.entries(c.slo)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}≤${v}`)
+      .join(' ') || '—';
+  return [
+    "Request classes (cost attributed by the tokens each class fed to each step; the run's whole price, idle time included):",
+    table(
+      ['class', 'SLO ms', 'requests', 'failed', 'req/s', 'output tok/s', 'goodput req/s', 'attainment', 'step time', '$/1k output tok'],
+      classes.map((c) => [
+        c.name,
+        slo(c),
+        String(c.requests),
+        String(c.failed),
+        c.request_throughput.toFixed(2),
+        c.output_throughput.toFixed(1),
+        fixedOrDash(c.request_goodput),
+        pctOrDash(c.slo_attainment),
+        pctOrDash(c.step_time_share),
+        fixedOrDash(c.dollars_per_1k_output_tokens, 5),
+      ]),
+      [false, false, true, true, true, true, true, true, true, true],
+    ),
+  ];
+}
+
 /** vLLM's summary, then SLO attainment, cost, the decode roofline by batch, the sweeps. */
 function formatServe(s: ServeSectionData): string {
   if (!s.run) return '';
@@ -235,12 +379,16 @@ function formatServe(s: ServeSectionData): string {
   if (run.slo_attainment !== null)
     out.push(`SLO attainment (${slo}): ${pctOrDash(run.slo_attainment)} of ${run.result.completed + run.result.failed} requests (errors count against it).`);
   out.push(`Error rate: ${pctOrDash(run.error_rate)}.`);
+  if (run.queue) out.push(formatQueue(run.queue));
+  if (run.availability) out.push(...formatAvailability(run.availability));
   if (s.cost) {
     out.push(
       `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +
         (s.cost.joulesPerOutputToken !== undefined ? `; ${s.cost.joulesPerOutputToken.toFixed(3)} J per output token at ${settings?.watts} W.` : '.'),
     );
   }
+  if (run.batch_histogram?.length) out.push('', ...formatBatches(run));
+  if (run.classes?.length) out.push('', ...formatClasses(run.classes));
   if (run.decode_roofline.length) {
     out.push('', 'Decode steps by batch size (steps that only decoded; bytes and FLOPs from the cost models):');
     out.push(

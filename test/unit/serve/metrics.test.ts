@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { RequestTiming } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import { formatServeSummary } from '../../../src/measure/format.ts';
+import type { RequestTrace, ServeTrace } from '../../../src/serve/scheduler.ts';
 import {
+  availabilityOfTrace,
   capacityFromSweep,
   errorRate,
   findCapacity,
   meetsSlo,
   mlperfCheck,
   parseSlo,
+  requireSlaPercent,
   serveResult,
   sloAttainment,
   sweepRates,
@@ -207,5 +210,55 @@ describe('formatServeSummary', () => {
         '==================================================\n',
     );
     expect(text.split('\n').every((line) => line.length === 0 || line.length === 50 || line.length === 51)).toBe(true);
+  });
+});
+
+describe('availability and the error budget', () => {
+  // 1000 requests: 996 completed, 1 rejected, 2 timeouts, 1 engine error; 10 degraded.
+  const trace: ServeTrace = {
+    tStart: 0,
+    tEnd: 1000,
+    steps: [],
+    requests: Array.from({ length: 1000 }, (_, id): RequestTrace => {
+      const r: RequestTrace = { id, promptTokens: 4, tArrival: 0, tTokens: [5], tFinish: 5 };
+      const cause = ({ 0: 'rejected', 1: 'timeout', 2: 'timeout', 3: 'engine' } as const)[id];
+      if (cause) Object.assign(r, { tTokens: [], error: cause, cause });
+      if (id >= 990) r.degradedTo = 1;
+      return r;
+    }),
+  };
+
+  it('availability = successful / all; budget = (1 − sla) × requests; left = budget − failed, and its share', () => {
+    const a = availabilityOfTrace(trace, 99.5);
+    expect(a).toMatchObject({
+      requests: 1000,
+      successful: 996,
+      failed: 4,
+      errors_by_cause: { rejected: 1, timeout: 2, admission: 0, device_lost: 0, engine: 1 },
+      availability: 0.996,
+      meets_sla: true,
+      degraded: 10,
+      degradation_rate: 0.01,
+    });
+    expect(a.sla).toBeCloseTo(0.995, 12);
+    expect(a.error_budget).toBeCloseTo(5, 9);
+    expect(a.error_budget_left).toBeCloseTo(1, 9);
+    expect(a.error_budget_left_share).toBeCloseTo(0.2, 9);
+    // 99.9%: one failure allowed, four spent.
+    const tight = availabilityOfTrace(trace, 99.9);
+    expect(tight.meets_sla).toBe(false);
+    expect(tight.error_budget_left).toBeCloseTo(-3, 9);
+    expect(tight.error_budget_left_share).toBeCloseTo(-3, 9);
+    // 100%: no failure allowed, so no share of a zero budget.
+    expect(availabilityOfTrace(trace, 100)).toMatchObject({ error_budget: 0, error_budget_left: -4, error_budget_left_share: null, meets_sla: false });
+  });
+
+  it('refuses an SLA outside (0, 100] with a clear error', () => {
+    for (const sla of [0, -1, 100.01, NaN, Infinity]) {
+      expect(() => availabilityOfTrace(trace, sla)).toThrow(
+        expect.objectContaining({ code: 'bad-input', message: expect.stringMatching(/SLA must be a percentage in \(0, 100\]/) }),
+      );
+      expect(() => requireSlaPercent(sla)).toThrow(/percentage/);
+    }
   });
 });

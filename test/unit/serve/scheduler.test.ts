@@ -1,91 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { isTokenscopeError, TokenscopeError } from '../../../src/errors.ts';
-import { requestTiming, runServe, type Clock, type SchedulerOptions, type ServingEngine, type StepPlan } from '../../../src/serve/scheduler.ts';
-import { serveResultOfTrace, sloAttainment } from '../../../src/serve/metrics.ts';
-import type { ServeRequest } from '../../../src/serve/workload.ts';
-
-/** Time moves only when the engine works or the scheduler sleeps. */
-class FakeClock implements Clock {
-  t = 0;
-  now(): number {
-    return this.t;
-  }
-  async sleepUntil(t: number): Promise<void> {
-    this.t = Math.max(this.t, t);
-  }
-}
-
-interface Script {
-  /** ms a step costs; default 10 ms flat. */
-  cost?: (plan: StepPlan) => number;
-  /** Throw this message from the step with this 0-based index. */
-  failStep?: { index: number; message: string };
-  /** Token id produced for a sequence's n-th output (0-based); default 100 + n. */
-  token?: (seq: number, n: number) => number;
-  /** Refuse admissions longer than this many positions. */
-  maxContext?: number;
-  /** Drop this sequence's token from every step result. */
-  dropTokenOf?: number;
-}
-
-class ScriptedEngine implements ServingEngine {
-  readonly plans: StepPlan[] = [];
-  readonly admitted: number[] = [];
-  readonly released: number[] = [];
-  private readonly slots = new Set<number>();
-  private readonly produced = new Map<number, number>();
-
-  constructor(
-    readonly maxBatch: number,
-    private readonly clock: FakeClock,
-    private readonly script: Script = {},
-  ) {}
-
-  admit(seq: number, contextTokens: number): void {
-    if (this.slots.size >= this.maxBatch) throw new TokenscopeError('bad-input', 'no free KV slot');
-    if (contextTokens > (this.script.maxContext ?? Infinity))
-      throw new TokenscopeError('model-too-large', `context ${contextTokens} exceeds ${this.script.maxContext}`, 'Lower maxOutputTokens.');
-    this.slots.add(seq);
-    this.admitted.push(seq);
-  }
-
-  async step(plan: StepPlan): Promise<Map<number, number>> {
-    for (const seq of [...plan.decode.map((d) => d.seq), ...plan.prefill.map((p) => p.seq)]) {
-      if (!this.slots.has(seq)) throw new Error(`sequence ${seq} has no slot`);
-    }
-    const index = this.plans.length;
-    this.plans.push(plan);
-    this.clock.t += (this.script.cost ?? (() => 10))(plan);
-    if (this.script.failStep?.index === index) throw new Error(this.script.failStep.message);
-    const out = new Map<number, number>();
-    for (const seq of [...plan.decode.map((d) => d.seq), ...plan.prefill.filter((p) => p.last).map((p) => p.seq)]) {
-      if (seq === this.script.dropTokenOf) continue;
-      const n = this.produced.get(seq) ?? 0;
-      this.produced.set(seq, n + 1);
-      out.set(seq, (this.script.token ?? ((_, k) => 100 + k))(seq, n));
-    }
-    return out;
-  }
-
-  release(seq: number): void {
-    this.slots.delete(seq);
-    this.released.push(seq);
-  }
-}
-
-const req = (id: number, arrivalMs: number, promptLength: number, maxOutputTokens: number): ServeRequest => ({
-  id,
-  arrivalMs,
-  prompt: Array.from({ length: promptLength }, (_, i) => 1000 * id + i),
-  maxOutputTokens,
-});
-
-async function serve(requests: ServeRequest[], maxBatch: number, options: SchedulerOptions, script: Script = {}) {
-  const clock = new FakeClock();
-  const engine = new ScriptedEngine(maxBatch, clock, script);
-  const trace = await runServe(requests, engine, clock, options);
-  return { trace, engine, byId: new Map(trace.requests.map((r) => [r.id, r])) };
-}
+import { isTokenscopeError } from '../../../src/errors.ts';
+import { requestTiming, runServe, throwIfFatal, type SchedulerOptions, type StepPlan } from '../../../src/serve/scheduler.ts';
+import {
+  availabilityOfTrace,
+  batchHistogramOfTrace,
+  busyShareOfTrace,
+  meanBatch,
+  queueStatsOfTrace,
+  serveResultOfTrace,
+  sloAttainment,
+} from '../../../src/serve/metrics.ts';
+import { mulberry32 } from '../../../src/serve/workload.ts';
+import { FakeClock, req, ScriptedEngine, serve, type Script } from './scripted.ts';
 
 const shape = (plan: StepPlan) => ({
   decode: plan.decode.map((d) => d.seq),
@@ -289,5 +215,182 @@ describe('requestTiming', () => {
       tTokens: [40, 50],
     });
     expect(requestTiming({ id: 3, promptTokens: 4, tArrival: 2, tTokens: [], tFinish: 9, error: 'x' }).error).toBe('x');
+  });
+});
+
+describe('admission control', () => {
+  it('--max-queue: an arrival finding the queue full beyond the free slots is rejected at once', async () => {
+    // One slot, queue of 1: r0 takes the slot, r1 queues, r2 and r3 find the queue full at t = 0.
+    const { engine, byId } = await serve([req(0, 0, 2, 2), req(1, 0, 2, 2), req(2, 0, 2, 2), req(3, 0, 2, 2)], 1, {
+      maxTokensPerStep: 16,
+      chunkSize: 16,
+      maxQueue: 1,
+    });
+    expect(engine.admitted).toEqual([0, 1]);
+    for (const id of [2, 3]) {
+      expect(byId.get(id)).toMatchObject({ cause: 'rejected', tFinish: 0, tTokens: [] });
+      expect(byId.get(id)?.error).toMatch(/rejected: 1 requests already queued \(queue limit 1\)/);
+    }
+    expect(byId.get(1)).toMatchObject({ tAdmit: 20, tTokens: [30, 40] });
+    // A later arrival sees the queue as it stands then: r4 at 25 ms finds r1 running and nobody waiting.
+    const later = await serve([req(0, 0, 2, 2), req(1, 0, 2, 2), req(2, 0, 2, 2), req(4, 25, 2, 1)], 1, { maxTokensPerStep: 16, chunkSize: 16, maxQueue: 1 });
+    expect(later.byId.get(4)?.error).toBeUndefined();
+    expect(later.byId.get(2)?.cause).toBe('rejected');
+    // maxQueue 0: no waiting at all — only free slots admit.
+    const none = await serve([req(0, 0, 2, 2), req(1, 0, 2, 2), req(2, 0, 2, 2)], 2, { maxTokensPerStep: 16, chunkSize: 16, maxQueue: 0 });
+    expect(none.trace.requests.map((r) => r.cause ?? 'ok')).toEqual(['ok', 'ok', 'rejected']);
+  });
+
+  it('--timeout-ms: a queued request leaves at its deadline; a running one frees its slot and loses late tokens', async () => {
+    // One slot, 10 ms steps, timeout 25 ms. r0 (2 outputs) is done at 20. r1 (arrived 0, deadline 25) is admitted
+    // at 20; its first token comes at 30, after the deadline: dropped, and it times out at 25 holding no tokens.
+    // r2 (arrived 2, deadline 27) is still queued at the 30 ms boundary: it timed out in the queue at 27.
+    const { trace, engine, byId } = await serve([req(0, 0, 1, 2), req(1, 0, 1, 3), req(2, 2, 1, 1)], 1, {
+      maxTokensPerStep: 16,
+      chunkSize: 16,
+      timeoutMs: 25,
+    });
+    expect(byId.get(0)).toMatchObject({ tTokens: [10, 20], tFinish: 20 });
+    expect(byId.get(0)?.error).toBeUndefined();
+    expect(byId.get(1)).toMatchObject({ tAdmit: 20, tTokens: [], tFinish: 25, cause: 'timeout', error: 'timed out: not finished 25 ms after arrival' });
+    expect(byId.get(2)).toMatchObject({ tTokens: [], tFinish: 27, cause: 'timeout' });
+    expect(byId.get(2)?.tAdmit).toBeUndefined();
+    expect(engine.released).toEqual([0, 1]);
+    expect(trace.steps).toHaveLength(3);
+    const a = availabilityOfTrace(trace, 50);
+    expect(a).toMatchObject({ requests: 3, successful: 1, failed: 2, errors_by_cause: { timeout: 2, rejected: 0 }, availability: 1 / 3 });
+  });
+
+  it('--degrade-over: requests admitted while the queue behind them is deeper than N get their output capped', async () => {
+    // One slot, four requests of 4 outputs at 0. r0 is admitted with 3 behind it, r1 with 2: both > 1, capped to half.
+    // r2 (1 behind) and r3 (none) run in full.
+    const { trace, engine } = await serve(
+      [0, 1, 2, 3].map((id) => req(id, 0, 1, 4)),
+      1,
+      { maxTokensPerStep: 16, chunkSize: 16, degrade: { overQueue: 1 } },
+    );
+    expect(trace.requests.map((r) => r.tTokens.length)).toEqual([2, 2, 4, 4]);
+    expect(trace.requests.map((r) => r.degradedTo)).toEqual([2, 2, undefined, undefined]);
+    expect(availabilityOfTrace(trace)).toMatchObject({ degraded: 2, degradation_rate: 0.5, successful: 4, sla: null, error_budget_left: null });
+    // The cap is what the engine is asked to hold: prompt 1 + 2 outputs.
+    expect(engine.plans[0].prefill[0].tokens).toHaveLength(1);
+    // A stated cap; a cap at or above what a request asks for does not degrade it.
+    const capped = await serve(
+      [0, 1, 2].map((id) => req(id, 0, 1, 3)),
+      1,
+      { maxTokensPerStep: 16, chunkSize: 16, degrade: { overQueue: 0, outputTokens: 1 } },
+    );
+    expect(capped.trace.requests.map((r) => r.tTokens.length)).toEqual([1, 1, 3]);
+    const loose = await serve(
+      [0, 1, 2].map((id) => req(id, 0, 1, 3)),
+      1,
+      { maxTokensPerStep: 16, chunkSize: 16, degrade: { overQueue: 0, outputTokens: 8 } },
+    );
+    expect(availabilityOfTrace(loose.trace).degraded).toBe(0);
+  });
+
+  it('a refused admission counts as an admission failure', async () => {
+    const { trace } = await serve([req(0, 0, 8, 100), req(1, 0, 8, 8)], 2, { maxTokensPerStep: 16, chunkSize: 16 }, { maxContext: 64 });
+    expect(trace.requests[0].cause).toBe('admission');
+    expect(availabilityOfTrace(trace).errors_by_cause).toEqual({ rejected: 0, timeout: 0, admission: 1, device_lost: 0, engine: 0 });
+  });
+
+  it('a lost device ends the run: every unfinished request fails with it, and the trace carries the error', async () => {
+    // Step 1 (10–20 ms) loses the device: r0 and r1 were running, r2 queued, r3 not yet arrived (at 100 ms).
+    const { trace, engine } = await serve(
+      [req(0, 0, 1, 5), req(1, 0, 1, 5), req(2, 0, 1, 5), req(3, 100, 1, 5)],
+      2,
+      { maxTokensPerStep: 16, chunkSize: 16 },
+      { failStep: { index: 1, message: 'The GPU device was lost', code: 'device-lost' } },
+    );
+    expect(trace.requests.map((r) => r.cause)).toEqual(['device-lost', 'device-lost', 'device-lost', 'device-lost']);
+    expect(trace.requests.map((r) => r.tFinish)).toEqual([20, 20, 20, 100]);
+    expect(engine.plans).toHaveLength(2);
+    expect(engine.released).toEqual([0, 1]);
+    expect(() => throwIfFatal(trace)).toThrow(/device was lost/);
+    expect(availabilityOfTrace(trace, 99.9)).toMatchObject({ failed: 4, errors_by_cause: { device_lost: 4 }, availability: 0, meets_sla: false });
+    // Non-finite output ends the run too, as an engine error.
+    const nan = await serve(
+      [req(0, 0, 1, 5)],
+      1,
+      { maxTokensPerStep: 16, chunkSize: 16 },
+      { failStep: { index: 0, message: 'NaN logits', code: 'model-format' } },
+    );
+    expect(nan.trace.requests[0].cause).toBe('engine');
+    expect(() => throwIfFatal(nan.trace)).toThrow(/NaN/);
+  });
+
+  it('hostile limits are refused up front with a clear error', async () => {
+    const clock = new FakeClock();
+    const bad: Partial<SchedulerOptions>[] = [
+      { maxQueue: -1 },
+      { maxQueue: 1.5 },
+      { timeoutMs: 0 },
+      { timeoutMs: -5 },
+      { timeoutMs: NaN },
+      { degrade: { overQueue: -1 } },
+      { degrade: { overQueue: 1, outputTokens: 0 } },
+    ];
+    for (const b of bad) {
+      await expect(runServe([req(0, 0, 1, 1)], new ScriptedEngine(1, clock), clock, { maxTokensPerStep: 4, ...b })).rejects.toSatisfy(
+        (e: unknown) => isTokenscopeError(e, 'bad-input') && /maxQueue|timeoutMs|degrade/.test((e as Error).message),
+      );
+    }
+  });
+});
+
+describe('accounting under overload (fake clock, scripted engine)', () => {
+  it('an overloaded server never hangs, and completed + failed = requests, each slot released once', async () => {
+    // 300 requests arriving 1 ms apart on an engine whose steps take 40 ms + 2 ms per token: far past capacity.
+    const random = mulberry32(11);
+    for (const options of [
+      { maxQueue: 4, timeoutMs: 2000 },
+      { timeoutMs: 500 },
+      { maxQueue: 2 },
+      { maxQueue: 3, timeoutMs: 300, degrade: { overQueue: 1 } },
+      {},
+    ] satisfies Partial<SchedulerOptions>[]) {
+      const requests = Array.from({ length: 300 }, (_, i) => req(i, i, 1 + Math.floor(random() * 40), 1 + Math.floor(random() * 30)));
+      const cost = (plan: StepPlan) => 40 + 2 * (plan.decode.length + plan.prefill.reduce((n, p) => n + p.tokens.length, 0));
+      const { trace, engine } = await serve(requests, 4, { maxTokensPerStep: 32, chunkSize: 16, ...options }, { cost });
+      const result = serveResultOfTrace(trace);
+      const a = availabilityOfTrace(trace, 99.9);
+      expect(result.completed + result.failed).toBe(300);
+      expect(a.successful + a.failed).toBe(300);
+      expect(Object.values(a.errors_by_cause).reduce((x, y) => x + y, 0)).toBe(result.failed);
+      expect(a.error_budget_left).toBeCloseTo(0.3 - a.failed, 9);
+      for (const r of trace.requests) {
+        expect(Number.isFinite(r.tFinish)).toBe(true);
+        expect(r.tFinish).toBeGreaterThanOrEqual(r.tArrival);
+        expect(r.tTokens.length).toBeLessThanOrEqual(r.degradedTo ?? Infinity);
+        if (r.error === undefined) expect(r.tTokens.length).toBeGreaterThan(0);
+        if (options.timeoutMs !== undefined) expect(r.tTokens.every((t) => t <= r.tArrival + options.timeoutMs)).toBe(true);
+      }
+      expect([...engine.released].sort((x, y) => x - y)).toEqual([...engine.admitted].sort((x, y) => x - y));
+      expect(new Set(engine.released).size).toBe(engine.released.length);
+      if (options.maxQueue !== undefined) expect(a.errors_by_cause.rejected).toBeGreaterThan(0);
+      if (options.timeoutMs !== undefined) expect(a.errors_by_cause.timeout).toBeGreaterThan(0);
+      if (options.maxQueue === undefined && options.timeoutMs === undefined) expect(result.failed).toBe(0);
+      // Each waiting count a step saw respects the queue limit.
+      if (options.maxQueue !== undefined) expect(Math.max(...trace.steps.map((s) => s.waiting))).toBeLessThanOrEqual(options.maxQueue);
+    }
+  });
+});
+
+describe('queue time, batch sizes and busy share of a run', () => {
+  it('match the hand-worked run', async () => {
+    // The FCFS example above: queue times r0 0, r2 10 − 1 = 9, r1 30 − 2 = 28; steps ran 1, 2, 2, 2, 1, 1 sequences.
+    const { trace } = await serve([req(0, 0, 4, 3), req(1, 2, 4, 3), req(2, 1, 4, 3)], 2, { maxTokensPerStep: 64, chunkSize: 32 });
+    expect(queueStatsOfTrace(trace)).toMatchObject({ count: 3, mean_queue_ms: 37 / 3, median_queue_ms: 9, p99_queue_ms: 9 + 0.98 * 19 });
+    const bins = batchHistogramOfTrace(trace);
+    expect(bins).toEqual([
+      { batch: 1, steps: 3, ms: 30 },
+      { batch: 2, steps: 3, ms: 30 },
+    ]);
+    expect(meanBatch(bins)).toBe(1.5);
+    expect(busyShareOfTrace(trace)).toBe(1);
+    // Idle between two lone requests: steps 0–10 and 50–60 of a 60 ms run.
+    const idle = await serve([req(0, 0, 1, 1), req(1, 50, 1, 1)], 1, { maxTokensPerStep: 4, chunkSize: 4 });
+    expect(busyShareOfTrace(idle.trace)).toBeCloseTo(20 / 60, 12);
   });
 });

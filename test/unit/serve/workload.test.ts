@@ -126,3 +126,48 @@ describe('generateWorkload', () => {
     expect(b.every((r) => r.maxOutputTokens === 10)).toBe(true);
   });
 });
+
+describe('request classes', () => {
+  const classes = [
+    { name: 'chat', share: 0.7, slo: { ttft: 500, tpot: 50 } },
+    { name: 'batch', share: 0.3, slo: {}, prompt: { kind: 'fixed', tokens: 300 } as const, output: { kind: 'fixed', tokens: 7 } as const },
+  ];
+
+  it('draws each request’s class by share, seeded, with the class’s own lengths where it has them', () => {
+    const w = generateWorkload({ ...spec, requests: 2000, classes });
+    expect(generateWorkload({ ...spec, requests: 2000, classes })).toEqual(w);
+    const batch = w.filter((r) => r.className === 'batch');
+    expect(w.every((r) => r.className === 'chat' || r.className === 'batch')).toBe(true);
+    // Binomial(2000, 0.3): sd ≈ 20.5, so ±100 is about 5 sd.
+    expect(Math.abs(batch.length - 600)).toBeLessThan(100);
+    expect(batch.every((r) => r.prompt.length === 300 && r.maxOutputTokens === 7)).toBe(true);
+    expect(w.filter((r) => r.className === 'chat').every((r) => r.prompt.length <= 256)).toBe(true);
+    // Shares need not sum to 1: they are normalised.
+    const scaled = generateWorkload({ ...spec, requests: 2000, classes: classes.map((c) => ({ ...c, share: c.share * 10 })) });
+    expect(scaled.map((r) => r.className)).toEqual(w.map((r) => r.className));
+  });
+
+  it('classes without lengths of their own leave arrivals, prompts and outputs as they were', () => {
+    const plain = generateWorkload(spec);
+    const classed = generateWorkload({ ...spec, classes: [classes[0], { ...classes[1], prompt: undefined, output: undefined }] });
+    expect(classed.map(({ className, ...r }) => (void className, r))).toEqual(plain);
+    expect(plain.every((r) => r.className === undefined)).toBe(true);
+  });
+
+  it('refuses hostile classes with a clear error', () => {
+    const bad = [
+      [],
+      [{ name: 'a', share: 0, slo: {} }],
+      [{ name: 'a', share: -1, slo: {} }],
+      [{ name: 'a', share: NaN, slo: {} }],
+      [{ name: '', share: 1, slo: {} }],
+      [{ name: 'a b', share: 1, slo: {} }],
+      [
+        { name: 'a', share: 1, slo: {} },
+        { name: 'a', share: 1, slo: {} },
+      ],
+      [{ name: 'a', share: 1, slo: { ttft: -5 } }],
+    ];
+    for (const c of bad) expect(() => generateWorkload({ ...spec, classes: c })).toThrow(expect.objectContaining({ code: 'bad-input' }));
+  });
+});
