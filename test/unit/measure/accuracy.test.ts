@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  accuracyPositions,
+  accuracySequence,
+  comparePosition,
+  klDivergence,
+  linearArithmetic,
+  logSoftmax,
+  summarizeAccuracy,
+  top1,
+} from '../../../src/measure/accuracy.ts';
+
+describe('KL(reference ‖ engine) over softmax of logits, float64', () => {
+  it('is 0 for the same logits and for logits shifted by a constant (softmax ignores the shift)', () => {
+    const x = [1.5, -2, 0.25, 3];
+    expect(klDivergence(x, x)).toBe(0);
+    expect(
+      klDivergence(
+        x,
+        x.map((v) => v + 100),
+      ),
+    ).toBeLessThan(1e-15);
+  });
+
+  it('matches the closed form on two tokens', () => {
+    // P = softmax([0, 0]) = (½, ½); Q = softmax([log 3, 0]) = (¾, ¼):
+    // KL(P‖Q) = ½ log(½ / ¾) + ½ log(½ / ¼) = ½ log(4/3) ≈ 0.143841.
+    expect(klDivergence([0, 0], [Math.log(3), 0])).toBeCloseTo(0.5 * Math.log(4 / 3), 12);
+    // The other direction differs: KL(Q‖P) = ¾ log(3/2) + ¼ log(1/2) ≈ 0.130812.
+    expect(klDivergence([Math.log(3), 0], [0, 0])).toBeCloseTo(0.75 * Math.log(1.5) + 0.25 * Math.log(0.5), 12);
+  });
+
+  it('stays finite for large logits in f32 (no overflow: the max is subtracted first)', () => {
+    const ref = Float32Array.from([1000, 999, -1000]);
+    const eng = Float32Array.from([999, 1000, -1000]);
+    const kld = klDivergence(ref, eng);
+    // P ≈ (e/(1+e), 1/(1+e)), Q swapped: KL = (p − q)(log p − log q) with p − q = (e−1)/(e+1), log p − log q = 1.
+    expect(kld).toBeCloseTo((Math.E - 1) / (Math.E + 1), 10);
+  });
+
+  it('ignores tokens the reference gives probability 0 (underflow) and refuses different vocabularies', () => {
+    expect(klDivergence([0, -1e6], [0, 0])).toBeCloseTo(Math.log(2), 12);
+    expect(() => klDivergence([0, 1], [0, 1, 2])).toThrow(RangeError);
+  });
+
+  it('log-softmax sums to one in probability', () => {
+    const l = logSoftmax([3, 1, -2, 0.5]);
+    expect(Array.from(l, Math.exp).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 14);
+  });
+});
+
+describe('top-1 and the summary over positions', () => {
+  it('top-1 takes the lowest index on ties, as the engine’s argmax does', () => {
+    expect(top1([1, 3, 3, 2])).toBe(1);
+  });
+
+  it('counts agreement, finds the first disagreement and the p99 of the KL divergences', () => {
+    const same = comparePosition([0, 2, 1], [0, 2, 1]);
+    const near = comparePosition([0, 2, 1], [0, 2, 1.5]);
+    const parted = comparePosition([0, 2, 1], [0, 1, 2]);
+    expect(near.kld).toBeGreaterThan(0);
+    expect(parted.engineTop1).toBe(2);
+    const s = summarizeAccuracy([same, near, parted, same]);
+    expect(s.positions).toBe(4);
+    expect(s.top1_agreement).toBe(0.75);
+    expect(s.first_disagreement).toBe(2);
+    expect(s.kld_mean).toBeCloseTo((near.kld + parted.kld) / 4, 15);
+    // numpy linear p99 over [0, 0, near, parted]: h = 3·0.99 = 2.97 → near + 0.97·(parted − near).
+    expect(s.kld_p99).toBeCloseTo(near.kld + 0.97 * (parted.kld - near.kld), 15);
+    expect(summarizeAccuracy([same, same]).first_disagreement).toBeNull();
+    expect(() => summarizeAccuracy([])).toThrow(RangeError);
+  });
+});
+
+describe('the sequence and its length', () => {
+  it('is BOS then seeded ordinary ids, the same for the same seed, never BOS/EOS or a non-ordinary id', () => {
+    const vocab = { vocabSize: 50, bosId: 1, eosId: 2 };
+    const ordinary = (id: number) => id >= 10;
+    const a = accuracySequence(32, 7, vocab, ordinary);
+    expect(a).toHaveLength(32);
+    expect(a[0]).toBe(1);
+    expect(a.slice(1).every((id) => id >= 10 && id < 50)).toBe(true);
+    expect(accuracySequence(32, 7, vocab, ordinary)).toEqual(a);
+    expect(accuracySequence(32, 8, vocab, ordinary)).not.toEqual(a);
+    expect(() => accuracySequence(4, 7, vocab, () => false)).toThrow(RangeError);
+  });
+
+  it('is bounded by the reference’s work (2 FLOPs per parameter per position) and the KV cache', () => {
+    expect(accuracyPositions(260e3, 512)).toBe(64); // stories260K: the whole default
+    expect(accuracyPositions(100e6, 512)).toBe(40); // 8e9 / 2e8
+    expect(accuracyPositions(1.2e9, 512)).toBe(8); // never under 8
+    expect(accuracyPositions(260e3, 20)).toBe(20); // no longer than the cache
+  });
+});
+
+describe('which arithmetic the linears ran, from dispatch labels', () => {
+  it('counts linear dispatches per weight format and activation precision, and skips the other kernels', () => {
+    const labels = [
+      'blk.0.attn_qkv:linear_q8dot_wide+q4_0:main{LANES=64}',
+      'blk.0.attn_output:linear_q8dot_rows+q4_0:main{LANES=8}',
+      'blk.0.ffn_down:matvec+f32:main{LANES=32}',
+      'blk.0.attn:attention_decode+kv_load_f16:main{}',
+      'embedding:embedding+q4_0:main{}',
+      'output:linear_q8dot_swar+q8_0:main{}',
+      'prefill:matmul_tiled_f16+q4_0:main{}',
+      'head.argmax:argmax+argmax_tree:main{}',
+    ];
+    expect(linearArithmetic(labels)).toEqual([
+      { format: 'f32', precision: 'f32', linears: 1 },
+      { format: 'q4_0', precision: 'f16', linears: 1 },
+      { format: 'q4_0', precision: 'int8', linears: 2 },
+      { format: 'q8_0', precision: 'int8', linears: 1 },
+    ]);
+  });
+});
