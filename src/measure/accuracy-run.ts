@@ -32,8 +32,8 @@ export interface AccuracyMeasurement extends AccuracySummary {
   reference: 'cpu-f32';
   /** The teacher-forced sequence: BOS then seeded ordinary token ids. */
   sequence: { seed: number; token_ids: number[] };
-  /** Per-position KL(reference ‖ engine), nats, in sequence order. */
-  kld_per_position: number[];
+  /** Per-position KL(reference ‖ engine), nats, in sequence order (left out of a trimmed link). */
+  kld_per_position?: number[];
   /** Which arithmetic the engine ran: each decode step's linear layers by weight format, and the KV cache's element type. */
   arithmetic: { linears: LinearArithmetic[]; kv_cache: 'f16' | 'f32' };
   /** What the pass cost: all of it, reading and dequantizing the reference's weights, the reference's forward passes, the engine's steps and readbacks. */
@@ -42,6 +42,13 @@ export interface AccuracyMeasurement extends AccuracySummary {
   reference_ms: number;
   engine_ms: number;
 }
+
+/** The section where nothing was measured, and why (synthetic weights, a model too large for `auto`, …). */
+export interface AccuracySkipped {
+  skipped: string;
+}
+
+export type AccuracyResult = AccuracyMeasurement | AccuracySkipped;
 
 export interface AccuracyOptions {
   /** Positions to compare (default: accuracyPositions of the model's size and the engine's cache). */

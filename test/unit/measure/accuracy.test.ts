@@ -9,6 +9,7 @@ import {
   summarizeAccuracy,
   top1,
 } from '../../../src/measure/accuracy.ts';
+import { accuracySchema, accuracySection } from '../../../src/measure/sections/accuracy.ts';
 
 describe('KL(reference ‖ engine) over softmax of logits, float64', () => {
   it('is 0 for the same logits and for logits shifted by a constant (softmax ignores the shift)', () => {
@@ -111,5 +112,52 @@ describe('which arithmetic the linears ran, from dispatch labels', () => {
       { format: 'q4_0', precision: 'int8', linears: 2 },
       { format: 'q8_0', precision: 'int8', linears: 1 },
     ]);
+  });
+});
+
+describe('the accuracy section', () => {
+  const measured = {
+    reference: 'cpu-f32' as const,
+    sequence: { seed: 7, token_ids: [1, 300, 301] },
+    positions: 3,
+    kld_mean: 2.2e-6,
+    kld_p99: 1.5e-5,
+    top1_agreement: 1,
+    first_disagreement: null,
+    kld_per_position: [1e-6, 2e-6, 3.6e-6],
+    arithmetic: { linears: [{ format: 'q4_0', precision: 'int8' as const, linears: 16 }], kv_cache: 'f16' as const },
+    wall_ms: 459,
+    reference_load_ms: 40,
+    reference_ms: 60,
+    engine_ms: 348,
+  };
+
+  it('accepts the measured and the skipped form, and refuses a share above 1 or a negative KLD', () => {
+    expect(() => accuracySchema.check(measured, 'accuracy')).not.toThrow();
+    expect(() => accuracySchema.check({ skipped: 'synthetic weights: speed only' }, 'accuracy')).not.toThrow();
+    expect(() => accuracySchema.check({ ...measured, top1_agreement: 1.5 }, 'accuracy')).toThrow(/top1_agreement/);
+    expect(() => accuracySchema.check({ ...measured, kld_mean: -1 }, 'accuracy')).toThrow(/kld_mean/);
+    expect(() => accuracySchema.check({ skipped: 3 }, 'accuracy')).toThrow(/skipped/);
+  });
+
+  it('reports a short table, the arithmetic and the cost, or why nothing was measured', () => {
+    const report = accuracySection.report;
+    const text = report(measured);
+    expect(text).toMatch(/KLD mean\s+KLD p99\s+same top-1\s+first disagreement/);
+    expect(text).toContain('2.20e-6');
+    expect(text).toContain('100.0%');
+    expect(text).toContain('none');
+    expect(text).toContain('q4_0 weights × int8 activations (16 linears); KV cache f16');
+    expect(text).toContain('459 ms');
+    expect(report({ skipped: 'synthetic weights: speed only' })).toBe('Accuracy: not measured — synthetic weights: speed only.');
+  });
+
+  it('drops the per-position KLDs for a link and compares only measured sections', () => {
+    const trimmed = accuracySection.trim['per-token'].trim(measured);
+    expect(trimmed).not.toHaveProperty('kld_per_position');
+    expect(accuracySection.trim['per-token'].trim({ skipped: 'x' })).toBeNull();
+    const rows = accuracySection.compare.rows(measured, { ...measured, kld_mean: 4.4e-6 });
+    expect(rows.find((r) => r.key === 'kld_mean')).toMatchObject({ ratio: 2, better: 'a' });
+    expect(accuracySection.compare.rows(measured, { skipped: 'x' })).toEqual([]);
   });
 });
