@@ -49,6 +49,11 @@ const FLAGS: Record<string, FlagSpec> = {
   warmup: { type: 'int', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
   'llama-bench': { type: 'boolean', help: "also run llama-bench's pp512 / tg128 and print its table" },
+  accuracy: {
+    type: 'string',
+    choices: ['auto', 'on', 'off'],
+    help: 'logits against the f32 CPU reference after latency/generation runs: auto (default: real models under 100 M parameters), on, off',
+  },
   context: { type: 'int', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', value: 'N', help: 'prefill chunk size in tokens (default 512)' },
   seed: { type: 'int', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },
@@ -137,6 +142,7 @@ function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
     model,
     context: get<number>('context'),
     llamaBench: Boolean(flags.get('llama-bench')),
+    accuracy: get<BenchJob['accuracy']>('accuracy'),
     memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
     ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
   };

@@ -159,3 +159,25 @@ export function linearArithmetic(labels: readonly string[]): LinearArithmetic[] 
   }
   return [...counts.values()].sort((a, b) => (a.format === b.format ? a.precision.localeCompare(b.precision) : a.format.localeCompare(b.format)));
 }
+
+/** Whether a run measures accuracy: `auto` (the default) on models under AUTO_MAX_PARAMETERS, `on` on any real model, `off` never. */
+export type AccuracyMode = 'auto' | 'on' | 'off';
+
+/**
+ * Why a run of this model does not measure accuracy, or null when it does. Synthetic weights have
+ * no file for the reference to read (and make no sense to compare); `auto` skips large models,
+ * whose reference would cost tens of seconds; no mode builds a reference too large for memory.
+ */
+export function accuracySkipReason(model: { synthetic: boolean; parameters: number }, mode: AccuracyMode): string | null {
+  if (mode === 'off') return 'turned off for this run (accuracy: off)';
+  if (model.synthetic) return 'synthetic weights: speed only (the CPU reference needs the weights of a model file)';
+  const millions = (model.parameters / 1e6).toFixed(0);
+  const referenceBytes = 4 * model.parameters;
+  if (referenceBytes > MAX_REFERENCE_BYTES) {
+    return `the CPU reference would hold ${(referenceBytes / 2 ** 30).toFixed(1)} GiB of f32 weights for ${millions} M parameters (at most ${MAX_REFERENCE_BYTES / 2 ** 30} GiB)`;
+  }
+  if (mode === 'auto' && model.parameters >= AUTO_MAX_PARAMETERS) {
+    return `${millions} M parameters: measured by default below ${AUTO_MAX_PARAMETERS / 1e6} M; ask for it with --accuracy on (a job's accuracy: 'on')`;
+  }
+  return null;
+}

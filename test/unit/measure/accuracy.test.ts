@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   accuracyPositions,
+  accuracySkipReason,
   accuracySequence,
   comparePosition,
   klDivergence,
@@ -159,5 +160,16 @@ describe('the accuracy section', () => {
     const rows = accuracySection.compare.rows(measured, { ...measured, kld_mean: 4.4e-6 });
     expect(rows.find((r) => r.key === 'kld_mean')).toMatchObject({ ratio: 2, better: 'a' });
     expect(accuracySection.compare.rows(measured, { skipped: 'x' })).toEqual([]);
+  });
+});
+
+describe('when a run measures accuracy', () => {
+  it('auto: real models under 100 M parameters; on: any real model the reference can hold; off: none; synthetic weights never', () => {
+    expect(accuracySkipReason({ synthetic: false, parameters: 260e3 }, 'auto')).toBeNull();
+    expect(accuracySkipReason({ synthetic: false, parameters: 360e6 }, 'auto')).toMatch(/360 M parameters.*--accuracy on/);
+    expect(accuracySkipReason({ synthetic: false, parameters: 360e6 }, 'on')).toBeNull();
+    expect(accuracySkipReason({ synthetic: false, parameters: 1.2e9 }, 'on')).toMatch(/4\.5 GiB of f32 weights/);
+    expect(accuracySkipReason({ synthetic: true, parameters: 15e6 }, 'on')).toMatch(/^synthetic weights: speed only/);
+    expect(accuracySkipReason({ synthetic: false, parameters: 260e3 }, 'off')).toMatch(/turned off/);
   });
 });
