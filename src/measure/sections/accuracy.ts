@@ -109,3 +109,20 @@ export const accuracySection = {
   },
   report: formatAccuracy,
 } satisfies SectionModule<'accuracy'>;
+
+/**
+ * The verdict card's accuracy box: its big figure and the sentence under it — what the engine's
+ * arithmetic cost against the f32 reference — or why nothing was measured.
+ */
+export function accuracyHeadline(a: AccuracySection): { figure: string; words: string } {
+  if (!isMeasured(a)) return { figure: '—', words: `accuracy not measured: ${a.skipped}` };
+  const lowered = a.arithmetic.linears.filter((l) => l.precision !== 'f32').map((l) => `${l.format} × ${l.precision}`);
+  const kernels = lowered.length
+    ? `the fast kernels (${lowered.join(', ')} activations; ${a.arithmetic.kv_cache} KV cache)`
+    : `f32 arithmetic with a ${a.arithmetic.kv_cache} KV cache`;
+  const parted = a.first_disagreement === null ? 'never parts from it' : `first parts at position ${a.first_disagreement}`;
+  return {
+    figure: `KLD ${formatKld(a.kld_mean)}`,
+    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}`,
+  };
+}

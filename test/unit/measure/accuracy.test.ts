@@ -10,7 +10,7 @@ import {
   summarizeAccuracy,
   top1,
 } from '../../../src/measure/accuracy.ts';
-import { accuracySchema, accuracySection } from '../../../src/measure/sections/accuracy.ts';
+import { accuracyHeadline, accuracySchema, accuracySection } from '../../../src/measure/sections/accuracy.ts';
 
 describe('KL(reference ‖ engine) over softmax of logits, float64', () => {
   it('is 0 for the same logits and for logits shifted by a constant (softmax ignores the shift)', () => {
@@ -151,6 +151,21 @@ describe('the accuracy section', () => {
     expect(text).toContain('q4_0 weights × int8 activations (16 linears); KV cache f16');
     expect(text).toContain('459 ms');
     expect(report({ skipped: 'synthetic weights: speed only' })).toBe('Accuracy: not measured — synthetic weights: speed only.');
+  });
+
+  it('gives the verdict card its figure and sentence: what the fast kernels cost, or why not measured', () => {
+    const h = accuracyHeadline({ ...measured, first_disagreement: 26, top1_agreement: 0.984375 });
+    expect(h.figure).toBe('KLD 2.20e-6');
+    expect(h.words).toContain('the fast kernels (q4_0 × int8 activations; f16 KV cache) cost in accuracy');
+    expect(h.words).toContain('98.4%');
+    expect(h.words).toContain('first parts at position 26');
+    const f32 = accuracyHeadline({ ...measured, arithmetic: { linears: [{ format: 'f32', precision: 'f32', linears: 21 }], kv_cache: 'f32' } });
+    expect(f32.words).toContain('f32 arithmetic with a f32 KV cache');
+    expect(f32.words).toContain('never parts from it');
+    expect(accuracyHeadline({ skipped: 'synthetic weights: speed only' })).toEqual({
+      figure: '—',
+      words: 'accuracy not measured: synthetic weights: speed only',
+    });
   });
 
   it('drops the per-position KLDs for a link and compares only measured sections', () => {
