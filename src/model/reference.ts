@@ -11,8 +11,7 @@ import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
-import { uploadType } from './gpu-weights.ts';
-import type { Quantization } from './recipes.ts';
+import { uploadType, type Quantization } from './recipes.ts';
 import type { LayerTensors, ModelTensors } from './tensors.ts';
 import { ropeInvFreq, slidingWindow } from './variants.ts';
 
@@ -46,7 +45,7 @@ export interface ReferenceWeights {
 /**
  * Reads and dequantizes every tensor (each once: tied embeddings share one array). With `quant`,
  * the weight matrices are first rounded as the engine re-encodes an F32/F16 file on load
- * (gpu-weights.ts's uploadType), so the reference runs the weights the engine runs.
+ * (recipes.ts's uploadType), so the reference runs the weights the engine runs.
  */
 export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tensors: ModelTensors, quant?: Quantization): Promise<ReferenceWeights> {
   const loaded = new Map<string, Float32Array>();
