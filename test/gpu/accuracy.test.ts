@@ -10,11 +10,14 @@ import { withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
 import type { LinearShape } from '../../src/kernels/linear-shapes.ts';
+import { runJob } from '../../src/jobs/job.ts';
 import { measureAccuracy, type AccuracyMeasurement } from '../../src/measure/accuracy-run.ts';
+import { validateResult } from '../../src/measure/validate.ts';
+import { bytesSource } from '../../src/model/gguf/source.ts';
 import { loadModel, type LoadOptions } from '../../src/model/load.ts';
 import type { OpenModel } from '../../src/model/open.ts';
 import { testGpu } from './context.ts';
-import { HAVE_MODEL, MISSING, openStories, quantizedStories } from './models.ts';
+import { HAVE_MODEL, MISSING, openStories, quantizedStories, readTestFile } from './models.ts';
 
 const SHAPE = { maxSeq: 64, slots: 1, maxRows: 16 };
 
@@ -83,5 +86,15 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'accuracy beside speed on stories260K'
     } finally {
       await loaded.engine.destroy();
     }
+  });
+
+  it('a generation job carries the section (schema-valid), and accuracy: off says it was turned off', async () => {
+    const bytes = await readTestFile('stories260K.gguf');
+    const job = { probe: false, model: {}, generate: { prompt: 'Once upon a time', gen: 4 } };
+    const result = await runJob(ctx, job, new Set(), { modelSource: bytesSource(bytes, 'stories260K.gguf') });
+    const checked = validateResult(JSON.parse(JSON.stringify(result)));
+    expect(checked.accuracy).toMatchObject({ reference: 'cpu-f32', top1_agreement: 1, first_disagreement: null });
+    const off = await runJob(ctx, { ...job, accuracy: 'off' }, new Set(), { modelSource: bytesSource(bytes, 'stories260K.gguf') });
+    expect(off.accuracy).toEqual({ skipped: expect.stringMatching(/turned off/) });
   });
 });
