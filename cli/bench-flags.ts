@@ -48,6 +48,11 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
   'llama-bench': { type: 'boolean', help: "also run llama-bench's pp512 / tg128 and print its table" },
+  accuracy: {
+    type: 'string',
+    choices: ['auto', 'on', 'off'],
+    help: 'logits against the f32 CPU reference after latency/generation runs: auto (default: real models under 100 M parameters), on, off',
+  },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
   seed: { type: 'int', range: 'seed', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },

@@ -44,6 +44,7 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
     model,
     context: get<number>('context'),
     llamaBench: Boolean(flags.get('llama-bench')),
+    accuracy: get<BenchJob['accuracy']>('accuracy'),
     memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
     ...(webllm ? { engine: 'webllm' as const, webllm: { model: modelArg! } } : {}),
   };

@@ -9,10 +9,12 @@ import type { Capabilities, Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
-import { checkModelFits, configOf, loadModel, type LoadedModel } from '../model/load.ts';
+import { checkModelFits, configOf, loadModel, type LoadedModel, type ModelChoice } from '../model/load.ts';
 import type { EngineShape } from '../model/memory.ts';
 import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
+import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
+import { measureAccuracy, type AccuracyResult } from '../measure/accuracy-run.ts';
 import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
@@ -72,6 +74,11 @@ export interface BenchJob {
    */
   engine?: 'tokenscope' | 'webllm';
   webllm?: { model: string };
+  /**
+   * The accuracy pass of latency and generation runs (measure/accuracy-run.ts): `auto` (default)
+   * on real models under 100 M parameters, `on` on any real model, `off` never.
+   */
+  accuracy?: AccuracyMode;
 }
 
 export interface JobHooks {
@@ -298,6 +305,11 @@ async function runTokenscope(
       });
       hooks.onPartial?.(result);
     }
+    if (job.latency || job.generate) {
+      hooks.onProgress?.('accuracy: the logits against the CPU reference', 1);
+      result.accuracy = await runAccuracy(loaded, resolved.choice, job.accuracy ?? 'auto', ctx, hooks.signal);
+      hooks.onPartial?.(result);
+    }
     await beforeRelease?.(loaded, result);
   } catch (e) {
     if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) {
@@ -309,6 +321,22 @@ async function runTokenscope(
     await loaded?.engine.destroy();
   }
   return result;
+}
+
+/**
+ * The accuracy section of a run, after its timed phases (the pass writes the KV cache): measured,
+ * or why not. A pass that fails for want of memory (the reference's f32 weights) says so in the
+ * section instead of discarding the run; any other failure stops the job.
+ */
+async function runAccuracy(loaded: LoadedModel, choice: ModelChoice, mode: AccuracyMode, ctx: GpuContext, signal?: AbortSignal): Promise<AccuracyResult> {
+  const skip = accuracySkipReason(loaded.info, mode);
+  if (skip !== null || choice.kind !== 'gguf') return { skipped: skip ?? 'synthetic weights: speed only' };
+  try {
+    return await measureAccuracy(loaded.engine, choice.model, { quant: choice.quant, signal });
+  } catch (e) {
+    if (!(e instanceof RangeError && /allocation failed|invalid array length/i.test(e.message)) || ctx.isLost()) throw e;
+    return { skipped: `the CPU reference's f32 weights did not fit in memory (${e.message})` };
+  }
 }
 
 /**

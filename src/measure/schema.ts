@@ -11,6 +11,7 @@ import type { LatencySection } from './latency.ts';
 import type { LlamaBenchRow } from './metrics.ts';
 import { array, int, object, optional, str, type Infer, type OptionalSchema, type Schema } from './schema-kit.ts';
 import type { SectionKey, SectionModule } from './section.ts';
+import { accuracySection, type AccuracySection } from './sections/accuracy.ts';
 import { ceilingsSection, environmentSchema, type Ceilings, type Environment } from './sections/environment.ts';
 import { generationSection, type GenerationSection } from './sections/generation.ts';
 import { latencySection } from './sections/latency.ts';
@@ -46,6 +47,7 @@ export const RESULT_SECTIONS = {
   cold_start: coldStartSection,
   generation: generationSection,
   latency: latencySection,
+  accuracy: accuracySection,
   llama_bench: llamaBenchSection,
   serve: serveSection,
   webllm: webllmSection,
@@ -55,7 +57,16 @@ export const RESULT_SECTIONS = {
 } as const satisfies { [K in SectionKey]: SectionModule<K> };
 
 /** The text report's blocks after the environment, in the order jobs/report.ts prints them: every section with a report of its own. */
-export const REPORT_ORDER = ['ceilings', 'model', 'generation', 'latency', 'serve', 'llama_bench', 'webllm'] as const satisfies readonly SectionKey[];
+export const REPORT_ORDER = [
+  'ceilings',
+  'model',
+  'generation',
+  'latency',
+  'accuracy',
+  'serve',
+  'llama_bench',
+  'webllm',
+] as const satisfies readonly SectionKey[];
 
 /** The whole result as one declaration (the JSON Schema in docs/result.schema.json comes from it). */
 export const resultSchema = object({
@@ -83,6 +94,8 @@ export interface BenchResult {
   generation?: GenerationSection;
   /** Complete, or (while a sweep runs, and in links of a stopped one) its requests and rows so far. */
   latency?: LatencyReport;
+  /** The engine's logits against the f32 CPU reference on a fixed sequence, or why not measured (latency and generation runs). */
+  accuracy?: AccuracySection;
   llama_bench?: LlamaBenchRow[];
   /**
    * The job's section (complete, or as far as it got: every part optional), or a bare vLLM result

@@ -17,7 +17,7 @@ import { joinable, weightPlan, type StepMatrix } from './step.ts';
 import { matrixPlan, type MatrixPlan } from './memory.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
-import { tensorTypeFor, type Quantization } from './recipes.ts';
+import { tensorTypeFor, uploadType, type Quantization } from './recipes.ts';
 
 export interface LayerWeights {
   attnNorm: GPUBuffer; // (dim) f32
@@ -88,12 +88,6 @@ export function syntheticFormat(quant: Quantization, label: string, cols: number
 /** The matrices of `config` in the formats llama-quantize's `quant` gives them (what a preset uploads). */
 export function matricesUnder(config: ModelConfig, quant: Quantization): MatrixPlan[] {
   return matrixPlan(config, (label, cols) => syntheticFormat(quant, label, cols, config));
-}
-
-/** The GGUF type a file's matrix is uploaded as: its own, or re-encoded from F32/F16 under `quant`. */
-export function uploadType(info: GGUFTensorInfo, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>, quant?: Quantization): GGMLType {
-  if (!quant || (info.type !== GGMLType.F32 && info.type !== GGMLType.F16)) return info.type;
-  return tensorTypeFor(quant, info, { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings });
 }
 
 function summarizeFormats(tensors: WeightTensor[]): string {

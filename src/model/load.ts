@@ -15,7 +15,8 @@ import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import { formatOfType } from './weight-types.ts';
 import { Engine } from './engine.ts';
-import { loadGgufWeights, matricesUnder, syntheticWeights, uploadType, type GpuWeights, type Quantization } from './gpu-weights.ts';
+import { loadGgufWeights, matricesUnder, syntheticWeights, type GpuWeights, type Quantization } from './gpu-weights.ts';
+import { uploadType } from './recipes.ts';
 import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, type MemoryPlan } from './memory.ts';
 import type { OpenModel } from './open.ts';
 

@@ -114,3 +114,16 @@ export function tensorTypeFor(q: Quantization, tensor: { name: string; dims: rea
   const fallback = type === GGMLType.Q4_K ? GGMLType.Q5_0 : type === GGMLType.Q5_K ? GGMLType.Q5_1 : GGMLType.Q8_0;
   return fits(fallback) ? fallback : GGMLType.F16;
 }
+
+/**
+ * The GGUF type a file's tensor is uploaded as (and the CPU reference rounds it to): its own, or
+ * re-encoded from F32/F16 under `quant`.
+ */
+export function uploadType(
+  info: { name: string; dims: readonly number[]; type: GGMLType },
+  config: { nLayers: number; tiedEmbeddings: boolean },
+  quant?: Quantization,
+): GGMLType {
+  if (!quant || (info.type !== GGMLType.F32 && info.type !== GGMLType.F16)) return info.type;
+  return tensorTypeFor(quant, info, { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings });
+}

@@ -10,6 +10,8 @@ import type { ModelConfig } from './config.ts';
 import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
+import { encodeTensor } from './quantize.ts';
+import { uploadType, type Quantization } from './recipes.ts';
 import type { LayerTensors, ModelTensors } from './tensors.ts';
 import { ropeInvFreq, slidingWindow } from './variants.ts';
 
@@ -40,34 +42,42 @@ export interface ReferenceWeights {
   output: Float32Array; // (vocabSize, dim), the same array as tokenEmbd when tied
 }
 
-/** Reads and dequantizes every tensor (each once: tied embeddings share one array). */
-export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tensors: ModelTensors): Promise<ReferenceWeights> {
+/**
+ * Reads and dequantizes every tensor (each once: tied embeddings share one array). With `quant`,
+ * the weight matrices are first rounded as the engine re-encodes an F32/F16 file on load
+ * (recipes.ts's uploadType), so the reference runs the weights the engine runs.
+ */
+export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tensors: ModelTensors, quant?: Quantization): Promise<ReferenceWeights> {
   const loaded = new Map<string, Float32Array>();
-  const load = async (t: GGUFTensorInfo): Promise<Float32Array> => {
+  const load = async (t: GGUFTensorInfo, matrix = false): Promise<Float32Array> => {
     let values = loaded.get(t.name);
     if (!values) {
-      values = dequantize(t.type, await gguf.tensorBytes(t), elementCount(t.dims));
+      const n = elementCount(t.dims);
+      values = dequantize(t.type, await gguf.tensorBytes(t), n);
+      const type = matrix ? uploadType(t, config, quant) : t.type;
+      if (type !== t.type) values = dequantize(type, encodeTensor(values, type), n);
       loaded.set(t.name, values);
     }
     return values;
   };
+  const matrix = (t: GGUFTensorInfo) => load(t, true);
   // A model without Q/K/V bias gets zeros, so the forward pass has no branch for it.
   const bias = (t: GGUFTensorInfo | undefined, length: number) => (t ? load(t) : new Float32Array(length));
   const qDim = config.nHeads * config.headDim;
   const kvDim = config.nKvHeads * config.headDim;
   const layer = async (t: LayerTensors): Promise<ReferenceLayer> => ({
     attnNorm: await load(t.attnNorm),
-    wq: await load(t.wq),
-    wk: await load(t.wk),
-    wv: await load(t.wv),
+    wq: await matrix(t.wq),
+    wk: await matrix(t.wk),
+    wv: await matrix(t.wv),
     bq: await bias(t.bq, qDim),
     bk: await bias(t.bk, kvDim),
     bv: await bias(t.bv, kvDim),
-    wo: await load(t.wo),
+    wo: await matrix(t.wo),
     ffnNorm: await load(t.ffnNorm),
-    wGate: await load(t.wGate),
-    wUp: await load(t.wUp),
-    wDown: await load(t.wDown),
+    wGate: await matrix(t.wGate),
+    wUp: await matrix(t.wUp),
+    wDown: await matrix(t.wDown),
     qNorm: t.qNorm && (await load(t.qNorm)),
     kNorm: t.kNorm && (await load(t.kNorm)),
     postAttnNorm: t.postAttnNorm && (await load(t.postAttnNorm)),
@@ -76,10 +86,10 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
   const layers: ReferenceLayer[] = [];
   for (const t of tensors.layers) layers.push(await layer(t));
   return {
-    tokenEmbd: await load(tensors.tokenEmbd),
+    tokenEmbd: await matrix(tensors.tokenEmbd),
     layers,
     outputNorm: await load(tensors.outputNorm),
-    output: await load(tensors.output),
+    output: await matrix(tensors.output),
   };
 }
 

@@ -15,7 +15,7 @@ function device(r: BenchResult): string {
   return [a.vendor, a.architecture, a.description].filter(Boolean).join(' · ') || 'unknown adapter';
 }
 
-const value = (row: ComparisonRow, x: number) => (row.unit === 'of ceiling' ? pct(x) : `${num(x)} ${row.unit}`);
+const value = (row: ComparisonRow, x: number) => (row.unit === 'of ceiling' || row.unit === 'share' ? pct(x) : `${num(x)} ${row.unit}`);
 
 /**
  * Two reports side by side: what each measured and what differs between them (model,

@@ -1,6 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { BenchResult } from '../measure/schema.ts';
+import { accuracyHeadline } from '../measure/sections/accuracy.ts';
 import { num, pct } from './format.ts';
 import { bindingComputeRoof, headline } from './headline.ts';
 import { shared } from './styles.ts';
@@ -10,7 +11,7 @@ const BOUND_TEXT = { 'memory-bound': 'memory', 'compute-bound': 'compute', 'laun
 /**
  * The verdict on top of every report (live, from a link or a file): the roofs and the two phase
  * rates as big numbers, what bounds each phase, what to try, why a CPU adapter or a tiny model
- * reads as overhead-bound, and one table row per phase and prompt length (phase | time | floor |
+ * reads as overhead-bound, what the engine's arithmetic cost in accuracy, and one table row per phase and prompt length (phase | time | floor |
  * % of roof | bound) in place of one sentence each.
  */
 @customElement('ts-verdict-card')
@@ -105,6 +106,14 @@ export class VerdictCard extends LitElement {
     </div>`;
   }
 
+  /** Beside the speed figures: what the engine's arithmetic cost against the f32 CPU reference. */
+  private accuracy() {
+    const a = this.result?.accuracy;
+    if (!a) return '';
+    const { figure, words } = accuracyHeadline(a);
+    return html`<div class="big" id="v-accuracy"><b>${figure}</b><span class="muted">${words}</span></div>`;
+  }
+
   override render() {
     const r = this.result;
     if (!r) return html``;
@@ -160,6 +169,7 @@ export class VerdictCard extends LitElement {
               </div>`
             : ''
         }
+        ${this.accuracy()}
       </div>
       ${h.bounds ? html`<p class="say" id="v-bounds"><strong>${h.bounds}</strong></p>` : ''}
       ${h.advice ? html`<p class="say" id="v-advice"><span class="muted">Next:</span> ${h.advice}</p>` : ''}

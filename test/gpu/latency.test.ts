@@ -74,5 +74,7 @@ describe('a latency sweep on a tiny model', () => {
     expect(l.verdicts).toHaveLength(2);
     expect(l.depth_curve.length).toBeGreaterThan(0);
     expect(checked.model).toMatchObject({ id: 'stories260k', synthetic: true, label: 'synthetic weights — speed only' });
+    // Synthetic weights have no file for the CPU reference: the section says so.
+    expect(checked.accuracy).toEqual({ skipped: expect.stringMatching(/^synthetic weights: speed only/) });
   });
 });

@@ -186,6 +186,21 @@ export function fullResult(): Record<string, any> {
   const v = verdict({ flops: 1e6, bytes: 1e6, ms: 5 }, { computeFlopsPerS: 1e9, bandwidthBytesPerS: 1e9 });
   const decode = { batch: 2, step_ms: 5, steps: 3, flops: 1e6, bytes: 1e6, intensity: 1, verdict: v };
   r.generation = { prompt_token_ids: [1, 2], token_ids: [3, 4], text: 'Once', note: 'n' };
+  r.accuracy = {
+    reference: 'cpu-f32',
+    sequence: { seed: 7, token_ids: [1, 300, 301, 302] },
+    positions: 4,
+    kld_mean: 0.00125,
+    kld_p99: 0.0041,
+    top1_agreement: 0.5,
+    first_disagreement: 2,
+    kld_per_position: [0.0001, 0.0002, 0.0041, 0.0006],
+    arithmetic: { linears: [{ format: 'q4_0', precision: 'int8', linears: 16 }], kv_cache: 'f16' },
+    wall_ms: 460,
+    reference_load_ms: 50,
+    reference_ms: 60,
+    engine_ms: 350,
+  };
   r.kernel_shapes = {
     source: 'autotuned',
     linear: { 'q4_0 64x64 R1': { kernel: 'matvec', subgroups: true, lanes: 8, rowBlock: 8, rowsPerWorkgroup: 32 } },

@@ -1,0 +1,128 @@
+/**
+ * The `accuracy` section (measure/accuracy-run.ts, whose interfaces must agree): the engine's
+ * next-token distributions against the f32 CPU reference on the same weights over a fixed,
+ * teacher-forced sequence — or why nothing was measured.
+ */
+import type { AccuracyMeasurement, AccuracyResult, AccuracySkipped } from '../accuracy-run.ts';
+import { table } from '../format.ts';
+import { compareMetrics, PER_TOKEN_NOTE, type Metric, type SectionModule } from '../section.ts';
+import { array, either, int, num, nullable, object, oneOf, optional, str, type Agrees, type Infer } from '../schema-kit.ts';
+import { count, fraction, MAX_NAME, MAX_SENTENCE, MAX_TOKENS, ms, seed, tokenId } from './units.ts';
+
+/** A KL divergence in nats (0 for the same distributions; a few nats for unrelated ones). */
+const nats = () => num(0, 1e6);
+
+const measuredSchema = object({
+  reference: oneOf(['cpu-f32'] as const).describe('The reference: the same weights dequantized to f32, every sum in float64 (model/reference.ts).'),
+  sequence: object({ seed: seed(), token_ids: array(tokenId(), MAX_TOKENS) }).describe('BOS, then seeded ordinary token ids.'),
+  positions: count(),
+  kld_mean: nats().describe('Mean over positions of KL(reference ‖ engine) over the softmax of the logits, float64, nats.'),
+  kld_p99: nats().describe("99th percentile (numpy's linear) of the per-position KL divergences."),
+  top1_agreement: fraction().describe("Share of positions whose top-1 token is the reference's."),
+  first_disagreement: nullable(int(0, MAX_TOKENS)).describe('First position (0-based) whose top-1 token differs; null when none does.'),
+  kld_per_position: optional(array(nats(), MAX_TOKENS)),
+  arithmetic: object({
+    linears: array(object({ format: str(MAX_NAME), precision: oneOf(['int8', 'f16', 'f32'] as const), linears: count() }), 64).describe(
+      "One decode step's linear dispatches by weight format and the precision X was rounded to.",
+    ),
+    kv_cache: oneOf(['f16', 'f32'] as const),
+  }),
+  wall_ms: ms().describe('The whole pass: reading the reference weights, its forward passes, the engine steps and logits readbacks.'),
+  reference_load_ms: ms(),
+  reference_ms: ms(),
+  engine_ms: ms(),
+});
+const skippedSchema = object({ skipped: str(MAX_SENTENCE).describe('Why nothing was measured.') });
+
+export const accuracySchema = either((v) => (typeof v === 'object' && v !== null && 'skipped' in v ? 'b' : 'a'), measuredSchema, skippedSchema);
+export type AccuracySection = Infer<typeof accuracySchema>;
+
+const measuredAgrees: Agrees<Infer<typeof measuredSchema>, AccuracyMeasurement> = true;
+const skippedAgrees: Agrees<Infer<typeof skippedSchema>, AccuracySkipped> = true;
+void [measuredAgrees, skippedAgrees];
+
+export function isMeasured(a: AccuracyResult): a is AccuracyMeasurement {
+  return !('skipped' in a);
+}
+
+/** KLD in the form llama-perplexity prints it: 3 significant digits, exponent below 0.001. */
+export function formatKld(x: number): string {
+  return x === 0 ? '0' : x < 1e-3 ? x.toExponential(2) : x.toPrecision(3);
+}
+
+/** "q4_0 int8 ×16, f32 f32 ×5; KV cache f16". */
+export function formatArithmetic(a: AccuracyMeasurement['arithmetic']): string {
+  return `${a.linears.map((l) => `${l.format} weights × ${l.precision} activations (${l.linears} linears)`).join(', ')}; KV cache ${a.kv_cache}`;
+}
+
+function formatAccuracy(a: AccuracySection): string {
+  if (!isMeasured(a)) return `Accuracy: not measured — ${a.skipped}.`;
+  return [
+    `Accuracy against the CPU reference (same weights, f32, sums in float64) over ${a.positions} teacher-forced positions (seed ${a.sequence.seed}):`,
+    table(
+      ['KLD mean', 'KLD p99', 'same top-1', 'first disagreement'],
+      [
+        [
+          formatKld(a.kld_mean),
+          formatKld(a.kld_p99),
+          `${(a.top1_agreement * 100).toFixed(1)}%`,
+          a.first_disagreement === null ? 'none' : `position ${a.first_disagreement}`,
+        ],
+      ],
+      [true, true, true, true],
+    ),
+    `Arithmetic: ${formatArithmetic(a.arithmetic)}.`,
+    `Cost: ${a.wall_ms.toFixed(0)} ms (reference weights ${a.reference_load_ms.toFixed(0)} ms, reference ${a.reference_ms.toFixed(0)} ms, engine ${a.engine_ms.toFixed(0)} ms).`,
+  ].join('\n');
+}
+
+const METRICS: Metric<AccuracySection>[] = [
+  { key: 'kld_mean', metric: 'mean KLD vs the f32 reference', unit: 'nats', direction: 'lower-is-better', value: (a) => (isMeasured(a) ? a.kld_mean : null) },
+  { key: 'kld_p99', metric: 'p99 KLD vs the f32 reference', unit: 'nats', direction: 'lower-is-better', value: (a) => (isMeasured(a) ? a.kld_p99 : null) },
+  {
+    key: 'top1_agreement',
+    metric: 'same top-1 as the reference',
+    unit: 'share',
+    direction: 'higher-is-better',
+    value: (a) => (isMeasured(a) ? a.top1_agreement : null),
+  },
+];
+
+export const accuracySection = {
+  schema: accuracySchema,
+  trim: {
+    'per-token': {
+      note: PER_TOKEN_NOTE,
+      trim: (a) => {
+        if (!isMeasured(a) || !a.kld_per_position) return null;
+        const { kld_per_position: _dropped, ...kept } = a;
+        return kept;
+      },
+    },
+  },
+  compare: { title: 'Accuracy', rows: (a, b) => compareMetrics(METRICS, a, b) },
+  csv: {
+    header: ['kld_mean', 'kld_p99', 'top1_agreement', 'first_disagreement', 'positions', 'skipped'],
+    rows: (a) => [
+      isMeasured(a) ? [a.kld_mean, a.kld_p99, a.top1_agreement, a.first_disagreement, a.positions, null] : [null, null, null, null, null, a.skipped],
+    ],
+  },
+  report: formatAccuracy,
+} satisfies SectionModule<'accuracy'>;
+
+/**
+ * The verdict card's accuracy box: its big figure and the sentence under it — what the engine's
+ * arithmetic cost against the f32 reference — or why nothing was measured.
+ */
+export function accuracyHeadline(a: AccuracySection): { figure: string; words: string } {
+  if (!isMeasured(a)) return { figure: '—', words: `accuracy not measured: ${a.skipped}` };
+  const lowered = a.arithmetic.linears.filter((l) => l.precision !== 'f32').map((l) => `${l.format} × ${l.precision}`);
+  const kernels = lowered.length
+    ? `the fast kernels (${lowered.join(', ')} activations; ${a.arithmetic.kv_cache} KV cache)`
+    : `f32 arithmetic with a ${a.arithmetic.kv_cache} KV cache`;
+  const parted = a.first_disagreement === null ? 'never parts from it' : `first parts at position ${a.first_disagreement}`;
+  return {
+    figure: `KLD ${formatKld(a.kld_mean)}`,
+    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}`,
+  };
+}
