@@ -10,14 +10,19 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { STREAM_READ_WG, wordBytes, type StreamReadShape } from './stream-read.ts';
 
 export interface ProbeShapes {
   /** Default cap on the bandwidth working set (bytes). */
   workingSetCap: number;
-  /** Grids tried for the streaming kernels; the fastest is kept. */
+  /** Grids tried for the streaming kernels (few long workgroups, each a contiguous chunk); the fastest is kept. */
   bandwidthWorkgroups: number[];
-  /** Consecutive 16-byte words per invocation step tried for the streaming read. */
+  /** Consecutive words per invocation step tried for the streaming read over those grids … */
   readRuns: number[];
+  /** … in these loads (16-byte vec4<u32>, 4-byte u32). */
+  readLoads: StreamReadShape['load'][];
+  /** Streaming reads with one workgroup per STREAM_READ_WG × run words: thousands of short workgroups in one dispatch. */
+  readTiles: Omit<StreamReadShape, 'workgroups'>[];
   fmaWorkgroups: number;
   fmaIterations: number;
   /** The compute roofs' GEMM: weights of matmulSize × matmulSize (K = N) … */
@@ -34,6 +39,16 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
       workingSetCap: 256 * MiB,
       bandwidthWorkgroups: [16, 64, 256, 1024, 4096],
       readRuns: [1, 4],
+      readLoads: ['vec4'],
+      // Thousands of workgroups pay a barrier each on CPU adapters (every invocation switches), so tiles
+      // hand each invocation's sum out on its own [P1].
+      readTiles: [
+        { load: 'vec4', run: 4, reduce: 'invocation' },
+        { load: 'vec4', run: 16, reduce: 'invocation' },
+        { load: 'vec4', run: 64, reduce: 'invocation' },
+        { load: 'u32', run: 16, reduce: 'invocation' },
+        { load: 'u32', run: 64, reduce: 'invocation' },
+      ],
       fmaWorkgroups: 32,
       fmaIterations: 512,
       // The GEMM roofs' K sets how far each workgroup's fixed cost (staging X, the barrier) is
@@ -50,11 +65,30 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
     workingSetCap: 1024 * MiB,
     bandwidthWorkgroups: [1024, 4096, 16384, 65536],
     readRuns: [1, 4],
+    readLoads: ['vec4', 'u32'],
+    readTiles: [
+      { load: 'vec4', run: 1, reduce: 'workgroup' },
+      { load: 'vec4', run: 4, reduce: 'workgroup' },
+      { load: 'u32', run: 4, reduce: 'workgroup' },
+      { load: 'vec4', run: 4, reduce: 'invocation' },
+    ],
     fmaWorkgroups: 8192,
     fmaIterations: 4096,
     matmulSize: 2048,
     matmulTokens: 2048,
   };
+}
+
+/**
+ * The streaming-read shapes tried over `bytes`: every chunked grid × run × load (a workgroup tree
+ * each), then every tile (its workgroup count from `bytes`).
+ */
+export function streamReadShapes(shapes: Pick<ProbeShapes, 'bandwidthWorkgroups' | 'readRuns' | 'readLoads' | 'readTiles'>, bytes: number): StreamReadShape[] {
+  const chunks = shapes.readLoads.flatMap((load) =>
+    shapes.bandwidthWorkgroups.flatMap((workgroups) => shapes.readRuns.map((run): StreamReadShape => ({ load, workgroups, run, reduce: 'workgroup' }))),
+  );
+  const tiles = shapes.readTiles.map((t): StreamReadShape => ({ ...t, workgroups: Math.ceil(bytes / wordBytes(t.load) / (STREAM_READ_WG * t.run)) }));
+  return [...chunks, ...tiles];
 }
 
 /** A grid-stride elementwise kernel's shape: workgroup size and grid for `n` elements. */

@@ -11,7 +11,6 @@ import fma_f32 from '../../shaders/fma_f32.wgsl?raw';
 import rmsnorm from '../../shaders/rmsnorm.wgsl?raw';
 import rmsnorm_subgroups from '../../shaders/rmsnorm_subgroups.wgsl?raw';
 import sample from '../../shaders/sample.wgsl?raw';
-import stream_read from '../../shaders/stream_read.wgsl?raw';
 import swiglu from '../../shaders/swiglu.wgsl?raw';
 import weights_fill from '../../shaders/weights_fill.wgsl?raw';
 import argmax__argmax_tree from '../../shaders/variants/argmax.argmax_tree.wgsl?raw';
@@ -120,6 +119,10 @@ import matvec_wide__q6_k from '../../shaders/variants/matvec_wide.q6_k.wgsl?raw'
 import matvec_wide__q8_0 from '../../shaders/variants/matvec_wide.q8_0.wgsl?raw';
 import rope_store__kv_store_f16 from '../../shaders/variants/rope_store.kv_store_f16.wgsl?raw';
 import rope_store__kv_store_f32 from '../../shaders/variants/rope_store.kv_store_f32.wgsl?raw';
+import stream_read__u32__lanes from '../../shaders/variants/stream_read.u32.lanes.wgsl?raw';
+import stream_read__u32__tree from '../../shaders/variants/stream_read.u32.tree.wgsl?raw';
+import stream_read__vec4__lanes from '../../shaders/variants/stream_read.vec4.lanes.wgsl?raw';
+import stream_read__vec4__tree from '../../shaders/variants/stream_read.vec4.tree.wgsl?raw';
 
 /** Every WGSL module a kernel compiles, by name: a kernel file of shaders/ or a variant of variant-table.ts (shaders/variants/). */
 export const SHADERS = {
@@ -133,7 +136,6 @@ export const SHADERS = {
   rmsnorm: rmsnorm,
   rmsnorm_subgroups: rmsnorm_subgroups,
   sample: sample,
-  stream_read: stream_read,
   swiglu: swiglu,
   weights_fill: weights_fill,
   'argmax+argmax_tree': argmax__argmax_tree,
@@ -242,6 +244,10 @@ export const SHADERS = {
   'matvec_wide+q8_0': matvec_wide__q8_0,
   'rope_store+kv_store_f16': rope_store__kv_store_f16,
   'rope_store+kv_store_f32': rope_store__kv_store_f32,
+  'stream_read+u32+lanes': stream_read__u32__lanes,
+  'stream_read+u32+tree': stream_read__u32__tree,
+  'stream_read+vec4+lanes': stream_read__vec4__lanes,
+  'stream_read+vec4+tree': stream_read__vec4__tree,
 };
 
 const params_add = {
@@ -292,10 +298,6 @@ const params_sample = {
     _pad0: { offset: 24, type: 'u32' },
     _pad1: { offset: 28, type: 'u32' },
   },
-} as const satisfies UniformLayout;
-const params_stream_read = {
-  size: 16,
-  fields: { count: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, _pad0: { offset: 8, type: 'u32' }, _pad1: { offset: 12, type: 'u32' } },
 } as const satisfies UniformLayout;
 const params_swiglu = {
   size: 16,
@@ -404,6 +406,10 @@ const params_rope_store = {
     eps: { offset: 28, type: 'f32' },
   },
 } as const satisfies UniformLayout;
+const params_stream_read = {
+  size: 16,
+  fields: { count: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, _pad0: { offset: 8, type: 'u32' }, _pad1: { offset: 12, type: 'u32' } },
+} as const satisfies UniformLayout;
 
 /** The layout of each module's uniform struct (reflected from the WGSL), by module name. */
 export const UNIFORMS = {
@@ -417,7 +423,6 @@ export const UNIFORMS = {
   rmsnorm: params_rmsnorm,
   rmsnorm_subgroups: params_rmsnorm_subgroups,
   sample: params_sample,
-  stream_read: params_stream_read,
   swiglu: params_swiglu,
   weights_fill: params_weights_fill,
   'argmax+argmax_tree': params_argmax,
@@ -526,4 +531,8 @@ export const UNIFORMS = {
   'matvec_wide+q8_0': params_linear_io,
   'rope_store+kv_store_f16': params_rope_store,
   'rope_store+kv_store_f32': params_rope_store,
+  'stream_read+u32+lanes': params_stream_read,
+  'stream_read+u32+tree': params_stream_read,
+  'stream_read+vec4+lanes': params_stream_read,
+  'stream_read+vec4+tree': params_stream_read,
 };

@@ -5,30 +5,65 @@ import { paramsBuffer, shader } from './shaders.ts';
 
 export const STREAM_READ_WG = 256;
 
-/** Reads every byte once; writes one u32 per workgroup. */
-export function streamReadCost(bytes: number, workgroups: number): Cost {
-  return { flops: 0, bytes: bytes + workgroups * 4 };
+/**
+ * One streaming-read shape (shaders/stream_read.wgsl and its parts). `workgroups` contiguous chunks,
+ * each invocation reading `run` consecutive words per step; `load` is the word (16-byte vec4<u32> or
+ * 4-byte u32); `reduce` is how a workgroup's sums leave it: 'workgroup' (a tree in workgroup memory,
+ * one partial per workgroup) or 'invocation' (one partial per invocation, no barrier).
+ */
+export interface StreamReadShape {
+  load: 'vec4' | 'u32';
+  workgroups: number;
+  run: number;
+  reduce: 'workgroup' | 'invocation';
+}
+
+/** Bytes per word of a load width. */
+export function wordBytes(load: StreamReadShape['load']): number {
+  return load === 'vec4' ? 16 : 4;
+}
+
+/** The grid `shape` dispatches (its workgroup count as an x × y grid within the device's limit). */
+function readGrid(ctx: GpuContext, shape: StreamReadShape): [number, number, number] {
+  return grid1d(shape.workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+}
+
+/** The u32 partial sums `shape` writes: one per workgroup of its grid, or one per invocation. */
+export function streamReadPartials(ctx: GpuContext, shape: StreamReadShape): number {
+  const [x, y] = readGrid(ctx, shape);
+  return x * y * (shape.reduce === 'invocation' ? STREAM_READ_WG : 1);
+}
+
+/** Reads every byte once; writes one u32 per partial. */
+export function streamReadCost(bytes: number, partials: number): Cost {
+  return { flops: 0, bytes: bytes + partials * 4 };
+}
+
+/** A shape as the roofs table names it, e.g. "16384 workgroups × 256 invocations, 4 vec4 words each, a partial per invocation". */
+export function describeStreamRead(shape: StreamReadShape): string {
+  const reduce = shape.reduce === 'invocation' ? ', a partial per invocation' : '';
+  return `${shape.workgroups} workgroups × ${STREAM_READ_WG} invocations, ${shape.run} ${shape.load} word${shape.run > 1 ? 's' : ''} each per step${reduce}`;
 }
 
 /**
- * Sum `bytes` of `data` as vec4<u32> (shaders/stream_read.wgsl) into `partials`
- * (one u32 per workgroup; size it with `workgroups * 4`); each invocation reads `run`
- * consecutive 16-byte words per step.
+ * Sum `bytes` of `data` in `shape`'s words into `partials` (size it with streamReadPartials(ctx,
+ * shape) · 4 bytes).
  */
-export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, workgroups: number, run = 1): Promise<Dispatch> {
-  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-  const total = grid[0] * grid[1];
-  const params = paramsBuffer(ctx.device, 'streamRead.params', 'stream_read', {
-    count: bytes / 16,
-    chunk: chunkWords(bytes / 16, total, STREAM_READ_WG * run),
+export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, shape: StreamReadShape): Promise<Dispatch> {
+  const grid = readGrid(ctx, shape);
+  const words = bytes / wordBytes(shape.load);
+  const variant = `stream_read+${shape.load}+${shape.reduce === 'workgroup' ? 'tree' : 'lanes'}` as const;
+  const params = paramsBuffer(ctx.device, 'streamRead.params', variant, {
+    count: words,
+    chunk: chunkWords(words, grid[0] * grid[1], STREAM_READ_WG * shape.run),
   });
   return makeDispatch(
     ctx,
-    { ...shader('stream_read'), constants: { WG_SIZE: STREAM_READ_WG, RUN: run } },
+    { ...shader(variant), constants: { WG_SIZE: STREAM_READ_WG, RUN: shape.run } },
     {
       owner: 'probe.read',
       kind: 'probe',
-      bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
+      bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: streamReadPartials(ctx, shape) * 4 }, params],
       workgroups: grid,
       owned: [params],
     },
