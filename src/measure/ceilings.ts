@@ -109,6 +109,19 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
   };
 }
 
+/** The read roof alone, measured as measureCeilings measures it (the same shapes, working set and protocol). */
+export async function measureReadRoof(ctx: GpuContext, opts: Omit<CeilingOptions, 'onProgress'> = {}): Promise<CeilingMeasurement> {
+  const shapes = { ...probeShapes(ctx.caps), ...opts.shapes };
+  const bytes = workingSetBytes(ctx.caps.limits, opts.maxWorkingSetBytes ?? shapes.workingSetCap);
+  const timer = GpuTimer.create(ctx.device, 8);
+  try {
+    const run = new Runner(ctx, timer, opts.protocol ?? DEFAULT_PROTOCOL, opts.signal);
+    return await withErrorScopes(ctx.device, 'Measuring streaming read', () => measureRead(run, bytes, shapes));
+  } finally {
+    timer?.destroy();
+  }
+}
+
 /** Times one recorded piece of GPU work per repetition, on the GPU clock when it can. */
 class Runner {
   constructor(

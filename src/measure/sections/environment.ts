@@ -221,7 +221,7 @@ export const ceilingsSection = {
   schema: ceilingsSchema,
   trim: {
     'per-repetition': {
-      note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's median, min and max are from all of them.`,
+      note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's value, median, min and max are from all of them.`,
       trim: trimCeilingSamples,
     },
   },
