@@ -3,26 +3,9 @@
 // GPU; on a CPU adapter, where a workgroup's invocations run one SIMD batch after another, each batch
 // walks the chunk with a short stride instead of jumping across the whole buffer). Closest in shape
 // to what decode does: read every byte once. Wrapping u32 addition keeps the result exact, so the CPU
-// can verify it. The parts joined after this body (src/kernels/variant-table.ts) give the load width
-// (`Word`, `word_total`: stream_read_vec4 or stream_read_u32) and how the sums leave the workgroup
-// (`store_partial`: stream_read_tree or stream_read_lanes). A chunk of WG_SIZE · RUN words is one
-// step per invocation: then the grid has one workgroup per tile, thousands of them.
-
-struct Params {
-  count: u32,      // number of words
-  chunk: u32,      // words per workgroup, a multiple of WG_SIZE · RUN
-  _pad0: u32,
-  _pad1: u32,
-}
-
-@group(0) @binding(0) var<storage, read> data: array<Word>;               // (count)
-@group(0) @binding(1) var<storage, read_write> partials: array<u32>;      // (workgroups), or (workgroups, WG_SIZE) from stream_read_lanes
-@group(0) @binding(2) var<uniform> params: Params;
-
-override WG_SIZE: u32 = 256;
-// Consecutive words each invocation reads per step: 1 interleaves lanes word by word (what GPUs
-// coalesce best); more gives each lane whole cache lines (what CPU adapters' SIMD lanes prefer).
-override RUN: u32 = 1;
+// can verify it. The parts joined after this body (src/kernels/variant-table.ts) give the bindings
+// (stream_read_io), the load width (`Word`, `word_total`: stream_read_vec4 or stream_read_u32) and
+// how the sums leave the workgroup (`store_partial`: stream_read_tree or stream_read_lanes).
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(local_invocation_index) lid: u32,

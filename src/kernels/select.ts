@@ -10,7 +10,7 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
-import { STREAM_READ_WG, wordBytes, type StreamReadShape } from './stream-read.ts';
+import { TILE_RUN, tileBytes, type StreamReadShape } from './stream-read.ts';
 
 export interface ProbeShapes {
   /** Default cap on the bandwidth working set (bytes). */
@@ -21,8 +21,8 @@ export interface ProbeShapes {
   readRuns: number[];
   /** … in these loads (16-byte vec4<u32>, 4-byte u32). */
   readLoads: StreamReadShape['load'][];
-  /** Streaming reads with one workgroup per STREAM_READ_WG × run words: thousands of short workgroups in one dispatch. */
-  readTiles: Omit<StreamReadShape, 'workgroups'>[];
+  /** Streaming reads with one workgroup per STREAM_READ_WG × TILE_RUN words: thousands of short workgroups in one dispatch. */
+  readTiles: Pick<StreamReadShape, 'load' | 'reduce'>[];
   fmaWorkgroups: number;
   fmaIterations: number;
   /** The compute roofs' GEMM: weights of matmulSize × matmulSize (K = N) … */
@@ -43,11 +43,8 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
       // Thousands of workgroups pay a barrier each on CPU adapters (every invocation switches), so tiles
       // hand each invocation's sum out on its own [P1].
       readTiles: [
-        { load: 'vec4', run: 4, reduce: 'invocation' },
-        { load: 'vec4', run: 16, reduce: 'invocation' },
-        { load: 'vec4', run: 64, reduce: 'invocation' },
-        { load: 'u32', run: 16, reduce: 'invocation' },
-        { load: 'u32', run: 64, reduce: 'invocation' },
+        { load: 'vec4', reduce: 'invocation' },
+        { load: 'u32', reduce: 'invocation' },
       ],
       fmaWorkgroups: 32,
       fmaIterations: 512,
@@ -67,10 +64,9 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
     readRuns: [1, 4],
     readLoads: ['vec4', 'u32'],
     readTiles: [
-      { load: 'vec4', run: 1, reduce: 'workgroup' },
-      { load: 'vec4', run: 4, reduce: 'workgroup' },
-      { load: 'u32', run: 4, reduce: 'workgroup' },
-      { load: 'vec4', run: 4, reduce: 'invocation' },
+      { load: 'vec4', reduce: 'workgroup' },
+      { load: 'u32', reduce: 'workgroup' },
+      { load: 'vec4', reduce: 'invocation' },
     ],
     fmaWorkgroups: 8192,
     fmaIterations: 4096,
@@ -81,13 +77,17 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
 
 /**
  * The streaming-read shapes tried over `bytes`: every chunked grid × run × load (a workgroup tree
- * each), then every tile (its workgroup count from `bytes`).
+ * each), then every tile layout whose tile divides `bytes` (the working set is whole MiB, so all).
  */
 export function streamReadShapes(shapes: Pick<ProbeShapes, 'bandwidthWorkgroups' | 'readRuns' | 'readLoads' | 'readTiles'>, bytes: number): StreamReadShape[] {
   const chunks = shapes.readLoads.flatMap((load) =>
-    shapes.bandwidthWorkgroups.flatMap((workgroups) => shapes.readRuns.map((run): StreamReadShape => ({ load, workgroups, run, reduce: 'workgroup' }))),
+    shapes.bandwidthWorkgroups.flatMap((workgroups) =>
+      shapes.readRuns.map((run): StreamReadShape => ({ layout: 'chunks', load, workgroups, run, reduce: 'workgroup' })),
+    ),
   );
-  const tiles = shapes.readTiles.map((t): StreamReadShape => ({ ...t, workgroups: Math.ceil(bytes / wordBytes(t.load) / (STREAM_READ_WG * t.run)) }));
+  const tiles = shapes.readTiles
+    .filter((t) => bytes % tileBytes(t.load) === 0)
+    .map((t): StreamReadShape => ({ ...t, layout: 'tiles', run: TILE_RUN, workgroups: bytes / tileBytes(t.load) }));
   return [...chunks, ...tiles];
 }
 

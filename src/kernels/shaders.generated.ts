@@ -123,6 +123,10 @@ import stream_read__u32__lanes from '../../shaders/variants/stream_read.u32.lane
 import stream_read__u32__tree from '../../shaders/variants/stream_read.u32.tree.wgsl?raw';
 import stream_read__vec4__lanes from '../../shaders/variants/stream_read.vec4.lanes.wgsl?raw';
 import stream_read__vec4__tree from '../../shaders/variants/stream_read.vec4.tree.wgsl?raw';
+import stream_read_tiles__u32__lanes from '../../shaders/variants/stream_read_tiles.u32.lanes.wgsl?raw';
+import stream_read_tiles__u32__tree from '../../shaders/variants/stream_read_tiles.u32.tree.wgsl?raw';
+import stream_read_tiles__vec4__lanes from '../../shaders/variants/stream_read_tiles.vec4.lanes.wgsl?raw';
+import stream_read_tiles__vec4__tree from '../../shaders/variants/stream_read_tiles.vec4.tree.wgsl?raw';
 
 /** Every WGSL module a kernel compiles, by name: a kernel file of shaders/ or a variant of variant-table.ts (shaders/variants/). */
 export const SHADERS = {
@@ -248,6 +252,10 @@ export const SHADERS = {
   'stream_read+u32+tree': stream_read__u32__tree,
   'stream_read+vec4+lanes': stream_read__vec4__lanes,
   'stream_read+vec4+tree': stream_read__vec4__tree,
+  'stream_read_tiles+u32+lanes': stream_read_tiles__u32__lanes,
+  'stream_read_tiles+u32+tree': stream_read_tiles__u32__tree,
+  'stream_read_tiles+vec4+lanes': stream_read_tiles__vec4__lanes,
+  'stream_read_tiles+vec4+tree': stream_read_tiles__vec4__tree,
 };
 
 const params_add = {
@@ -406,7 +414,7 @@ const params_rope_store = {
     eps: { offset: 28, type: 'f32' },
   },
 } as const satisfies UniformLayout;
-const params_stream_read = {
+const params_stream_read_io = {
   size: 16,
   fields: { count: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, _pad0: { offset: 8, type: 'u32' }, _pad1: { offset: 12, type: 'u32' } },
 } as const satisfies UniformLayout;
@@ -531,8 +539,12 @@ export const UNIFORMS = {
   'matvec_wide+q8_0': params_linear_io,
   'rope_store+kv_store_f16': params_rope_store,
   'rope_store+kv_store_f32': params_rope_store,
-  'stream_read+u32+lanes': params_stream_read,
-  'stream_read+u32+tree': params_stream_read,
-  'stream_read+vec4+lanes': params_stream_read,
-  'stream_read+vec4+tree': params_stream_read,
+  'stream_read+u32+lanes': params_stream_read_io,
+  'stream_read+u32+tree': params_stream_read_io,
+  'stream_read+vec4+lanes': params_stream_read_io,
+  'stream_read+vec4+tree': params_stream_read_io,
+  'stream_read_tiles+u32+lanes': params_stream_read_io,
+  'stream_read_tiles+u32+tree': params_stream_read_io,
+  'stream_read_tiles+vec4+lanes': params_stream_read_io,
+  'stream_read_tiles+vec4+tree': params_stream_read_io,
 };

@@ -5,13 +5,24 @@ import { paramsBuffer, shader } from './shaders.ts';
 
 export const STREAM_READ_WG = 256;
 
+/** Words each invocation of a 'tiles' shape reads (shaders/stream_read_tiles.wgsl writes them out). */
+export const TILE_RUN = 4;
+
+/** Bytes of one 'tiles' workgroup's tile; that layout reads whole tiles only. */
+export function tileBytes(load: StreamReadShape['load']): number {
+  return STREAM_READ_WG * TILE_RUN * wordBytes(load);
+}
+
 /**
- * One streaming-read shape (shaders/stream_read.wgsl and its parts). `workgroups` contiguous chunks,
- * each invocation reading `run` consecutive words per step; `load` is the word (16-byte vec4<u32> or
- * 4-byte u32); `reduce` is how a workgroup's sums leave it: 'workgroup' (a tree in workgroup memory,
- * one partial per workgroup) or 'invocation' (one partial per invocation, no barrier).
+ * One streaming-read shape. 'chunks' (shaders/stream_read.wgsl): `workgroups` contiguous chunks, each
+ * invocation reading `run` consecutive words per step. 'tiles' (stream_read_tiles.wgsl): one
+ * workgroup per STREAM_READ_WG × TILE_RUN words (`workgroups` of them, `run` = TILE_RUN), each
+ * invocation reading TILE_RUN words STREAM_READ_WG apart; the buffer must be whole tiles. `load` is the word (16-byte vec4<u32> or 4-byte u32); `reduce` is how a
+ * workgroup's sums leave it: 'workgroup' (a tree in workgroup memory, one partial per workgroup) or
+ * 'invocation' (one partial per invocation, no barrier).
  */
 export interface StreamReadShape {
+  layout: 'chunks' | 'tiles';
   load: 'vec4' | 'u32';
   workgroups: number;
   run: number;
@@ -39,10 +50,12 @@ export function streamReadCost(bytes: number, partials: number): Cost {
   return { flops: 0, bytes: bytes + partials * 4 };
 }
 
-/** A shape as the roofs table names it, e.g. "16384 workgroups × 256 invocations, 4 vec4 words each, a partial per invocation". */
+/** A shape as the roofs table names it, e.g. "16384 tiles × 256 invocations, 4 vec4 words each, a partial per invocation". */
 export function describeStreamRead(shape: StreamReadShape): string {
   const reduce = shape.reduce === 'invocation' ? ', a partial per invocation' : '';
-  return `${shape.workgroups} workgroups × ${STREAM_READ_WG} invocations, ${shape.run} ${shape.load} word${shape.run > 1 ? 's' : ''} each per step${reduce}`;
+  const words = `${shape.run} ${shape.load} word${shape.run > 1 ? 's' : ''} each`;
+  if (shape.layout === 'tiles') return `${shape.workgroups} one-tile workgroups × ${STREAM_READ_WG} invocations, ${words}${reduce}`;
+  return `${shape.workgroups} workgroups × ${STREAM_READ_WG} invocations, ${words} per step${reduce}`;
 }
 
 /**
@@ -52,7 +65,20 @@ export function describeStreamRead(shape: StreamReadShape): string {
 export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, shape: StreamReadShape): Promise<Dispatch> {
   const grid = readGrid(ctx, shape);
   const words = bytes / wordBytes(shape.load);
-  const variant = `stream_read+${shape.load}+${shape.reduce === 'workgroup' ? 'tree' : 'lanes'}` as const;
+  const reduce = shape.reduce === 'workgroup' ? 'tree' : 'lanes';
+  const bindings = [
+    { buffer: data, offset: 0, size: bytes },
+    { buffer: partials, offset: 0, size: streamReadPartials(ctx, shape) * 4 },
+  ];
+  const spec = { owner: 'probe.read', kind: 'probe', workgroups: grid } as const;
+  if (shape.layout === 'tiles') {
+    // The tiles kernel has no bounds check (its speed on CPU adapters): exactly the tiles of the buffer.
+    if (shape.run !== TILE_RUN || shape.workgroups * tileBytes(shape.load) !== bytes) {
+      throw new Error(`streamRead: ${describeStreamRead(shape)} does not tile ${bytes} bytes`);
+    }
+    return makeDispatch(ctx, { ...shader(`stream_read_tiles+${shape.load}+${reduce}`), constants: { WG_SIZE: STREAM_READ_WG } }, { ...spec, bindings });
+  }
+  const variant = `stream_read+${shape.load}+${reduce}` as const;
   const params = paramsBuffer(ctx.device, 'streamRead.params', variant, {
     count: words,
     chunk: chunkWords(words, grid[0] * grid[1], STREAM_READ_WG * shape.run),
@@ -60,13 +86,7 @@ export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number
   return makeDispatch(
     ctx,
     { ...shader(variant), constants: { WG_SIZE: STREAM_READ_WG, RUN: shape.run } },
-    {
-      owner: 'probe.read',
-      kind: 'probe',
-      bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: streamReadPartials(ctx, shape) * 4 }, params],
-      workgroups: grid,
-      owned: [params],
-    },
+    { ...spec, bindings: [...bindings, params], owned: [params] },
   );
 }
 

@@ -258,7 +258,7 @@ async function measureRead(run: Runner, bytes: number, shapes: ProbeShapes): Pro
 }
 
 /** The shape that re-reads what the copies wrote: a plain chunked read, as many partials as the fill's grid. */
-const CHECK_READ: StreamReadShape = { load: 'vec4', workgroups: 4096, run: 1, reduce: 'workgroup' };
+const CHECK_READ: StreamReadShape = { layout: 'chunks', load: 'vec4', workgroups: 4096, run: 1, reduce: 'workgroup' };
 
 /** Kernel copy or copyBufferToBuffer over `bytes`, verified by re-reading what was written. */
 async function measureCopy(run: Runner, bytes: number, shapes: ProbeShapes, mode: 'copy' | 'b2b'): Promise<CeilingMeasurement> {

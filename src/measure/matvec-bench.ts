@@ -72,7 +72,7 @@ export async function matvecBench(ctx: GpuContext, opts: MatvecBenchOptions, log
   if (opts.dispatchCost) {
     const tiny = storageBuffer(ctx.device, 'bench.tiny', 4096);
     const partials = storageBuffer(ctx.device, 'bench.partials', 4096 * 4);
-    const one = [await streamRead(ctx, tiny, 4096, partials, { load: 'vec4', workgroups: 1, run: 1, reduce: 'workgroup' })];
+    const one = [await streamRead(ctx, tiny, 4096, partials, { layout: 'chunks', load: 'vec4', workgroups: 1, run: 1, reduce: 'workgroup' })];
     const many = Array.from({ length: 256 }, () => one[0]);
     await time(many);
     const ones: number[] = [];

@@ -134,29 +134,40 @@ describe('measured roofs', () => {
     expect(ctx.uncaptured).toEqual([]);
   });
 
-  it('reads every byte in each streaming-read shape it may pick, including those that do not divide the working set', async () => {
-    const bytes = 3 * MiB + 48;
-    const src = storageBuffer(ctx.device, 'test.src', bytes);
-    const shapes = streamReadShapes(probeShapes(ctx.caps), bytes);
-    // Both loads, both reductions, chunked grids and tiles: the device's own candidates.
-    expect(new Set(shapes.map((s) => `${s.load} ${s.reduce}`)).size).toBeGreaterThanOrEqual(2);
-    const partials = storageBuffer(ctx.device, 'test.partials', Math.max(...shapes.map((s) => streamReadPartials(ctx, s))) * 4);
-    const fill = await fillHash(ctx, src, bytes / 4, 7, 64);
-    const made = [fill];
-    try {
-      for (const shape of shapes) {
-        const d = await streamRead(ctx, src, bytes, partials, shape);
-        made.push(d);
-        const encoder = ctx.device.createCommandEncoder();
-        encodeDispatches(encoder, [fill, d]);
-        ctx.device.queue.submit([encoder.finish()]);
-        const got = sumPartials(new Uint32Array(await readBuffer(ctx.device, partials, 0, streamReadPartials(ctx, shape) * 4)));
-        expect(got, describeStreamRead(shape)).toBe(hashSum(bytes / 4, 7));
+  it('reads every byte in each streaming-read shape it may pick', async () => {
+    // Whole MiB (every layout, tiles included) and a size no tile divides (chunks only, their tails checked).
+    for (const bytes of [3 * MiB, 3 * MiB + 48]) {
+      const shapes = streamReadShapes(probeShapes(ctx.caps), bytes);
+      const layouts = new Set(shapes.map((s) => `${s.layout} ${s.load} ${s.reduce}`));
+      if (bytes % MiB === 0) {
+        // Both loads, both layouts, and (CPU adapters) per-invocation partials: the device's own candidates.
+        expect([...layouts].some((l) => l.startsWith('tiles vec4'))).toBe(true);
+        expect([...layouts].some((l) => l.includes(' u32 '))).toBe(true);
+        if (ctx.caps.cpuLike) expect([...layouts].some((l) => l.endsWith('invocation'))).toBe(true);
+      } else {
+        expect([...layouts].every((l) => l.startsWith('chunks'))).toBe(true);
       }
-    } finally {
-      releaseDispatches(made);
-      src.destroy();
-      partials.destroy();
+      const src = storageBuffer(ctx.device, 'test.src', bytes);
+      const partials = storageBuffer(ctx.device, 'test.partials', Math.max(...shapes.map((s) => streamReadPartials(ctx, s))) * 4);
+      const fill = await fillHash(ctx, src, bytes / 4, 7, 64);
+      const made = [fill];
+      try {
+        for (const shape of shapes) {
+          const d = await streamRead(ctx, src, bytes, partials, shape);
+          made.push(d);
+          // Poison the partials first: a shape that leaves one unwritten leaves the poison in the sum.
+          ctx.device.queue.writeBuffer(partials, 0, new Uint32Array(partials.size / 4).fill(0x9e3779b9));
+          const encoder = ctx.device.createCommandEncoder();
+          encodeDispatches(encoder, [fill, d]);
+          ctx.device.queue.submit([encoder.finish()]);
+          const got = sumPartials(new Uint32Array(await readBuffer(ctx.device, partials, 0, streamReadPartials(ctx, shape) * 4)));
+          expect(got, `${bytes} bytes, ${describeStreamRead(shape)}`).toBe(hashSum(bytes / 4, 7));
+        }
+      } finally {
+        releaseDispatches(made);
+        src.destroy();
+        partials.destroy();
+      }
     }
     expect(ctx.uncaptured).toEqual([]);
   });
