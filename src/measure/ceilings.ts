@@ -104,6 +104,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
       Object.entries(measurements).flatMap(([key, m]) =>
         m ? [{ label: CEILING_LABELS[key as CeilingKey], value: m.value, unit: m.unit, samples: m.samples }] : [],
       ),
+      ctx.caps.cpuLike,
     ),
     measurements,
   };

@@ -86,7 +86,9 @@ export const ceilingsSchema = object(
     consistency: optional(
       object({
         read_of_copy_read_half: num(0, 1e7).describe("Streaming read ÷ the copy kernel's read half (its GB/s over 2); below 1 is flagged."),
-        read_of_b2b_read_half: num(0, 1e7).describe("Streaming read ÷ copyBufferToBuffer's read half; below 0.5 is flagged."),
+        read_of_b2b_read_half: num(0, 1e7).describe(
+          "Streaming read ÷ copyBufferToBuffer's read half; below 0.5 is flagged on GPUs, below 0.1 on CPU adapters (whose copyBufferToBuffer is a host memcpy).",
+        ),
         warnings: array(str(1000), 64).describe(
           'One sentence per failed check (roofs that disagree, samples that span over 25% of their median); empty when none failed.',
         ),
