@@ -10,14 +10,19 @@
  */
 import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { TILE_RUN, tileBytes, type StreamReadShape } from './stream-read.ts';
 
 export interface ProbeShapes {
   /** Default cap on the bandwidth working set (bytes). */
   workingSetCap: number;
-  /** Grids tried for the streaming kernels; the fastest is kept. */
+  /** Grids tried for the streaming kernels (few long workgroups, each a contiguous chunk); the fastest is kept. */
   bandwidthWorkgroups: number[];
-  /** Consecutive 16-byte words per invocation step tried for the streaming read. */
+  /** Consecutive words per invocation step tried for the streaming read over those grids … */
   readRuns: number[];
+  /** … in these loads (16-byte vec4<u32>, 4-byte u32). */
+  readLoads: StreamReadShape['load'][];
+  /** Streaming reads with one workgroup per STREAM_READ_WG × TILE_RUN words: thousands of short workgroups in one dispatch. */
+  readTiles: Pick<StreamReadShape, 'load' | 'reduce'>[];
   fmaWorkgroups: number;
   fmaIterations: number;
   /** The compute roofs' GEMM: weights of matmulSize × matmulSize (K = N) … */
@@ -34,6 +39,13 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
       workingSetCap: 256 * MiB,
       bandwidthWorkgroups: [16, 64, 256, 1024, 4096],
       readRuns: [1, 4],
+      readLoads: ['vec4'],
+      // Thousands of workgroups pay a barrier each on CPU adapters (every invocation switches), so tiles
+      // hand each invocation's sum out on its own [P1].
+      readTiles: [
+        { load: 'vec4', reduce: 'invocation' },
+        { load: 'u32', reduce: 'invocation' },
+      ],
       fmaWorkgroups: 32,
       fmaIterations: 512,
       // The GEMM roofs' K sets how far each workgroup's fixed cost (staging X, the barrier) is
@@ -50,11 +62,33 @@ export function probeShapes(caps: Capabilities): ProbeShapes {
     workingSetCap: 1024 * MiB,
     bandwidthWorkgroups: [1024, 4096, 16384, 65536],
     readRuns: [1, 4],
+    readLoads: ['vec4', 'u32'],
+    readTiles: [
+      { load: 'vec4', reduce: 'workgroup' },
+      { load: 'u32', reduce: 'workgroup' },
+      { load: 'vec4', reduce: 'invocation' },
+    ],
     fmaWorkgroups: 8192,
     fmaIterations: 4096,
     matmulSize: 2048,
     matmulTokens: 2048,
   };
+}
+
+/**
+ * The streaming-read shapes tried over `bytes`: every chunked grid × run × load (a workgroup tree
+ * each), then every tile layout whose tile divides `bytes` (the working set is whole MiB, so all).
+ */
+export function streamReadShapes(shapes: Pick<ProbeShapes, 'bandwidthWorkgroups' | 'readRuns' | 'readLoads' | 'readTiles'>, bytes: number): StreamReadShape[] {
+  const chunks = shapes.readLoads.flatMap((load) =>
+    shapes.bandwidthWorkgroups.flatMap((workgroups) =>
+      shapes.readRuns.map((run): StreamReadShape => ({ layout: 'chunks', load, workgroups, run, reduce: 'workgroup' })),
+    ),
+  );
+  const tiles = shapes.readTiles
+    .filter((t) => bytes % tileBytes(t.load) === 0)
+    .map((t): StreamReadShape => ({ ...t, layout: 'tiles', run: TILE_RUN, workgroups: bytes / tileBytes(t.load) }));
+  return [...chunks, ...tiles];
 }
 
 /** A grid-stride elementwise kernel's shape: workgroup size and grid for `n` elements. */

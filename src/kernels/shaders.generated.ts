@@ -15,7 +15,6 @@ export const SHADER_GROUP = {
   rmsnorm: 'core',
   rmsnorm_subgroups: 'core',
   sample: 'core',
-  stream_read: 'core',
   swiglu: 'core',
   weights_fill: 'core',
   'argmax+argmax_tree': 'core',
@@ -124,6 +123,14 @@ export const SHADER_GROUP = {
   'matvec_wide+q8_0': 'q8_0',
   'rope_store+kv_store_f16': 'core',
   'rope_store+kv_store_f32': 'core',
+  'stream_read+u32+lanes': 'core',
+  'stream_read+u32+tree': 'core',
+  'stream_read+vec4+lanes': 'core',
+  'stream_read+vec4+tree': 'core',
+  'stream_read_tiles+u32+lanes': 'core',
+  'stream_read_tiles+u32+tree': 'core',
+  'stream_read_tiles+vec4+lanes': 'core',
+  'stream_read_tiles+vec4+tree': 'core',
 } as const;
 
 /** Each group's texts, loaded on first use (one chunk per group in the page). */
@@ -190,10 +197,6 @@ const params_sample = {
     _pad0: { offset: 24, type: 'u32' },
     _pad1: { offset: 28, type: 'u32' },
   },
-} as const satisfies UniformLayout;
-const params_stream_read = {
-  size: 16,
-  fields: { count: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, _pad0: { offset: 8, type: 'u32' }, _pad1: { offset: 12, type: 'u32' } },
 } as const satisfies UniformLayout;
 const params_swiglu = {
   size: 16,
@@ -302,6 +305,10 @@ const params_rope_store = {
     eps: { offset: 28, type: 'f32' },
   },
 } as const satisfies UniformLayout;
+const params_stream_read_io = {
+  size: 16,
+  fields: { count: { offset: 0, type: 'u32' }, chunk: { offset: 4, type: 'u32' }, _pad0: { offset: 8, type: 'u32' }, _pad1: { offset: 12, type: 'u32' } },
+} as const satisfies UniformLayout;
 
 /** The layout of each module's uniform struct (reflected from the WGSL), by module name. */
 export const UNIFORMS = {
@@ -315,7 +322,6 @@ export const UNIFORMS = {
   rmsnorm: params_rmsnorm,
   rmsnorm_subgroups: params_rmsnorm_subgroups,
   sample: params_sample,
-  stream_read: params_stream_read,
   swiglu: params_swiglu,
   weights_fill: params_weights_fill,
   'argmax+argmax_tree': params_argmax,
@@ -424,4 +430,12 @@ export const UNIFORMS = {
   'matvec_wide+q8_0': params_linear_io,
   'rope_store+kv_store_f16': params_rope_store,
   'rope_store+kv_store_f32': params_rope_store,
+  'stream_read+u32+lanes': params_stream_read_io,
+  'stream_read+u32+tree': params_stream_read_io,
+  'stream_read+vec4+lanes': params_stream_read_io,
+  'stream_read+vec4+tree': params_stream_read_io,
+  'stream_read_tiles+u32+lanes': params_stream_read_io,
+  'stream_read_tiles+u32+tree': params_stream_read_io,
+  'stream_read_tiles+vec4+lanes': params_stream_read_io,
+  'stream_read_tiles+vec4+tree': params_stream_read_io,
 };

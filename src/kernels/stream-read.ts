@@ -5,33 +5,88 @@ import { paramsBuffer, shader } from './shaders.ts';
 
 export const STREAM_READ_WG = 256;
 
-/** Reads every byte once; writes one u32 per workgroup. */
-export function streamReadCost(bytes: number, workgroups: number): Cost {
-  return { flops: 0, bytes: bytes + workgroups * 4 };
+/** Words each invocation of a 'tiles' shape reads (shaders/stream_read_tiles.wgsl writes them out). */
+export const TILE_RUN = 4;
+
+/** Bytes of one 'tiles' workgroup's tile; that layout reads whole tiles only. */
+export function tileBytes(load: StreamReadShape['load']): number {
+  return STREAM_READ_WG * TILE_RUN * wordBytes(load);
 }
 
 /**
- * Sum `bytes` of `data` as vec4<u32> (shaders/stream_read.wgsl) into `partials`
- * (one u32 per workgroup; size it with `workgroups * 4`); each invocation reads `run`
- * consecutive 16-byte words per step.
+ * One streaming-read shape. 'chunks' (shaders/stream_read.wgsl): `workgroups` contiguous chunks, each
+ * invocation reading `run` consecutive words per step. 'tiles' (stream_read_tiles.wgsl): one
+ * workgroup per STREAM_READ_WG × TILE_RUN words (`workgroups` of them, `run` = TILE_RUN), each
+ * invocation reading TILE_RUN words STREAM_READ_WG apart; the buffer must be whole tiles. `load` is the word (16-byte vec4<u32> or 4-byte u32); `reduce` is how a
+ * workgroup's sums leave it: 'workgroup' (a tree in workgroup memory, one partial per workgroup) or
+ * 'invocation' (one partial per invocation, no barrier).
  */
-export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, workgroups: number, run = 1): Promise<Dispatch> {
-  const grid = grid1d(workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
-  const total = grid[0] * grid[1];
-  const params = paramsBuffer(ctx.device, 'streamRead.params', 'stream_read', {
-    count: bytes / 16,
-    chunk: chunkWords(bytes / 16, total, STREAM_READ_WG * run),
+export interface StreamReadShape {
+  layout: 'chunks' | 'tiles';
+  load: 'vec4' | 'u32';
+  workgroups: number;
+  run: number;
+  reduce: 'workgroup' | 'invocation';
+}
+
+/** Bytes per word of a load width. */
+export function wordBytes(load: StreamReadShape['load']): number {
+  return load === 'vec4' ? 16 : 4;
+}
+
+/** The grid `shape` dispatches (its workgroup count as an x × y grid within the device's limit). */
+function readGrid(ctx: GpuContext, shape: StreamReadShape): [number, number, number] {
+  return grid1d(shape.workgroups, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
+}
+
+/** The u32 partial sums `shape` writes: one per workgroup of its grid, or one per invocation. */
+export function streamReadPartials(ctx: GpuContext, shape: StreamReadShape): number {
+  const [x, y] = readGrid(ctx, shape);
+  return x * y * (shape.reduce === 'invocation' ? STREAM_READ_WG : 1);
+}
+
+/** Reads every byte once; writes one u32 per partial. */
+export function streamReadCost(bytes: number, partials: number): Cost {
+  return { flops: 0, bytes: bytes + partials * 4 };
+}
+
+/** A shape as the roofs table names it, e.g. "16384 tiles × 256 invocations, 4 vec4 words each, a partial per invocation". */
+export function describeStreamRead(shape: StreamReadShape): string {
+  const reduce = shape.reduce === 'invocation' ? ', a partial per invocation' : '';
+  const words = `${shape.run} ${shape.load} word${shape.run > 1 ? 's' : ''} each`;
+  if (shape.layout === 'tiles') return `${shape.workgroups} one-tile workgroups × ${STREAM_READ_WG} invocations, ${words}${reduce}`;
+  return `${shape.workgroups} workgroups × ${STREAM_READ_WG} invocations, ${words} per step${reduce}`;
+}
+
+/**
+ * Sum `bytes` of `data` in `shape`'s words into `partials` (size it with streamReadPartials(ctx,
+ * shape) · 4 bytes).
+ */
+export async function streamRead(ctx: GpuContext, data: GPUBuffer, bytes: number, partials: GPUBuffer, shape: StreamReadShape): Promise<Dispatch> {
+  const grid = readGrid(ctx, shape);
+  const words = bytes / wordBytes(shape.load);
+  const reduce = shape.reduce === 'workgroup' ? 'tree' : 'lanes';
+  const bindings = [
+    { buffer: data, offset: 0, size: bytes },
+    { buffer: partials, offset: 0, size: streamReadPartials(ctx, shape) * 4 },
+  ];
+  const spec = { owner: 'probe.read', kind: 'probe', workgroups: grid } as const;
+  if (shape.layout === 'tiles') {
+    // The tiles kernel has no bounds check (its speed on CPU adapters): exactly the tiles of the buffer.
+    if (shape.run !== TILE_RUN || shape.workgroups * tileBytes(shape.load) !== bytes) {
+      throw new Error(`streamRead: ${describeStreamRead(shape)} does not tile ${bytes} bytes`);
+    }
+    return makeDispatch(ctx, { ...shader(`stream_read_tiles+${shape.load}+${reduce}`), constants: { WG_SIZE: STREAM_READ_WG } }, { ...spec, bindings });
+  }
+  const variant = `stream_read+${shape.load}+${reduce}` as const;
+  const params = paramsBuffer(ctx.device, 'streamRead.params', variant, {
+    count: words,
+    chunk: chunkWords(words, grid[0] * grid[1], STREAM_READ_WG * shape.run),
   });
   return makeDispatch(
     ctx,
-    { ...shader('stream_read'), constants: { WG_SIZE: STREAM_READ_WG, RUN: run } },
-    {
-      owner: 'probe.read',
-      kind: 'probe',
-      bindings: [{ buffer: data, offset: 0, size: bytes }, { buffer: partials, offset: 0, size: total * 4 }, params],
-      workgroups: grid,
-      owned: [params],
-    },
+    { ...shader(variant), constants: { WG_SIZE: STREAM_READ_WG, RUN: shape.run } },
+    { ...spec, bindings: [...bindings, params], owned: [params] },
   );
 }
 

@@ -117,6 +117,18 @@ export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   'argmax+argmax_tree': ['argmax', 'argmax_tree'],
   'argmax_partials+argmax_tree': ['argmax_partials', 'argmax_tree'],
   'argmax_merge+argmax_tree': ['argmax_merge', 'argmax_tree'],
+  // The streaming-read roof's bodies (chunks or tiles), loads (vec4 or scalar) and reductions (workgroup
+  // tree or one partial per invocation) (src/kernels/stream-read.ts).
+  ...Object.fromEntries(
+    (['stream_read', 'stream_read_tiles'] as const).flatMap((body) =>
+      (['vec4', 'u32'] as const).flatMap((load) =>
+        (['tree', 'lanes'] as const).map((reduce): [string, readonly string[]] => [
+          `${body}+${load}+${reduce}`,
+          [body, 'stream_read_io', `stream_read_${load}`, `stream_read_${reduce}`],
+        ]),
+      ),
+    ),
+  ),
 };
 
 /** A variant's file name in shaders/variants/: `matvec_wide+q4_k` → `matvec_wide.q4_k.wgsl`. */

@@ -19,17 +19,18 @@ import { fillHash, hashSum, hashU32 } from '../kernels/fill-hash.ts';
 import { fmaCost, fmaExpected, fmaGrid, fmaKernel, type FmaPrecision } from '../kernels/fma.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { linear } from '../kernels/linear.ts';
-import { probeShapes, type ProbeShapes } from '../kernels/select.ts';
+import { probeShapes, streamReadShapes, type ProbeShapes } from '../kernels/select.ts';
 import { linearShape, q8dotTokens, type LinearShape } from '../kernels/linear-shapes.ts';
-import { streamRead, sumPartials } from '../kernels/stream-read.ts';
+import { describeStreamRead, streamRead, streamReadPartials, sumPartials, type StreamReadShape } from '../kernels/stream-read.ts';
 import { destroyWeight, uploadWeight } from '../kernels/weights.ts';
 import { GGMLType } from '../model/gguf/types.ts';
 import { dequantize } from '../model/quant.ts';
 import { quantizeQ4_0 } from '../model/quantize.ts';
 import { measureLaunch, type LaunchRoof } from './launch.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
-import type { CeilingKey, CeilingMeasurement, Ceilings } from './schema.ts';
-import { summarize } from './stats.ts';
+import { CEILING_LABELS, type CeilingKey, type CeilingMeasurement, type Ceilings } from './sections/environment.ts';
+import { roofConsistency, roofSpread, sustainedRoof } from './roof-checks.ts';
+import { percentile } from './stats.ts';
 
 export interface CeilingOptions {
   /** Upper bound on the bandwidth working set (bytes); the device's limits may lower it. */
@@ -59,9 +60,9 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
   const run = new Runner(ctx, timer, protocol, opts.signal);
   const measured: Partial<Record<CeilingKey, CeilingMeasurement | null>> = {};
   const steps: [CeilingKey, string, () => Promise<CeilingMeasurement | null>][] = [
-    ['read_bandwidth_gbps', 'streaming read', () => measureBandwidth(run, bytes, shapes, 'read')],
-    ['copy_bandwidth_gbps', 'read+write copy', () => measureBandwidth(run, bytes, shapes, 'copy')],
-    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureBandwidth(run, bytes, shapes, 'b2b')],
+    ['read_bandwidth_gbps', 'streaming read', () => measureRead(run, bytes, shapes)],
+    ['copy_bandwidth_gbps', 'read+write copy', () => measureCopy(run, bytes, shapes, 'copy')],
+    ['copy_buffer_to_buffer_gbps', 'copyBufferToBuffer', () => measureCopy(run, bytes, shapes, 'b2b')],
     ['f32_gflops', 'f32 FMA chains', () => measureFma(run, 'f32', shapes.fmaWorkgroups, shapes.fmaIterations)],
     ['f16_gflops', 'f16 FMA chains', () => (ctx.caps.shaderF16 ? measureFma(run, 'f16', shapes.fmaWorkgroups, shapes.fmaIterations) : Promise.resolve(null))],
     ['matmul_f32_gflops', 'prefill GEMM (f32 weights)', () => measureMatmul(run, shapes.matmulTokens, shapes.matmulSize, 'f32')],
@@ -102,8 +103,30 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     matmul_q8_gflops: measurements.matmul_q8_gflops?.value ?? null,
     working_set_bytes: bytes,
     launch,
+    consistency: roofConsistency(
+      measurements.read_bandwidth_gbps.value,
+      measurements.copy_bandwidth_gbps.value,
+      measurements.copy_buffer_to_buffer_gbps.value,
+      Object.entries(measurements).flatMap(([key, m]) =>
+        m ? [{ label: CEILING_LABELS[key as CeilingKey], value: m.value, unit: m.unit, samples: m.samples }] : [],
+      ),
+      ctx.caps.cpuLike,
+    ),
     measurements,
   };
+}
+
+/** The read roof alone, measured as measureCeilings measures it (the same shapes, working set and protocol). */
+export async function measureReadRoof(ctx: GpuContext, opts: Omit<CeilingOptions, 'onProgress'> = {}): Promise<CeilingMeasurement> {
+  const shapes = { ...probeShapes(ctx.caps), ...opts.shapes };
+  const bytes = workingSetBytes(ctx.caps.limits, opts.maxWorkingSetBytes ?? shapes.workingSetCap);
+  const timer = GpuTimer.create(ctx.device, 8);
+  try {
+    const run = new Runner(ctx, timer, opts.protocol ?? DEFAULT_PROTOCOL, opts.signal);
+    return await withErrorScopes(ctx.device, 'Measuring streaming read', () => measureRead(run, bytes, shapes));
+  } finally {
+    timer?.destroy();
+  }
 }
 
 /** Times one recorded piece of GPU work per repetition, on the GPU clock when it can. */
@@ -150,12 +173,14 @@ class Runner {
   measurement(samples: RepSample[], work: number, unit: CeilingMeasurement['unit'], shape: string): CeilingMeasurement {
     // GB/s and GFLOP/s: 1e9 per second.
     const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
-    const stats = summarize(values);
     return {
-      value: stats.p50,
+      value: sustainedRoof(values),
+      statistic: 'p90',
+      median: percentile(values, 50),
+      spread: roofSpread(values),
       unit,
-      min: stats.min,
-      max: stats.max,
+      min: Math.min(...values),
+      max: Math.max(...values),
       samples: values,
       n: values.length,
       clock: samples[0]?.gpuMs !== undefined ? 'gpu-timestamp' : 'host',
@@ -178,87 +203,127 @@ async function readU32(ctx: GpuContext, buffer: GPUBuffer, offset: number, bytes
   return new Uint32Array(await readBuffer(ctx.device, buffer, offset, bytes));
 }
 
-/** Timed runs per grid candidate (odd: the median is one of them). */
-const GRID_SAMPLES = 3;
+/** Rounds of the shape search; each samples every candidate still in it once more. */
+const SEARCH_ROUNDS = 3;
 
-/** Streaming read, kernel copy, or copyBufferToBuffer over `bytes`, verified by re-reading what was written. */
-async function measureBandwidth(run: Runner, bytes: number, shapes: ProbeShapes, mode: 'read' | 'copy' | 'b2b'): Promise<CeilingMeasurement> {
-  const workgroupChoices = shapes.bandwidthWorkgroups;
+/** A candidate stays in the search while its best time is within this factor of the best candidate's. */
+const SEARCH_KEEP = 1.5;
+
+/**
+ * The index of the fastest of `candidates`, by interleaved rounds: round one warms each candidate up
+ * and times it once, every later round times each candidate still within SEARCH_KEEP of the best
+ * once more, and a candidate's score is its best time (the rate it sustains at its best, as the roofs
+ * are). Interleaving spreads a transient slowdown over all candidates instead of one, and a
+ * shape several times too slow costs one run instead of several.
+ */
+async function fastestShape(run: Runner, candidates: readonly Dispatch[]): Promise<number> {
+  const best = candidates.map(() => Infinity);
+  for (let round = 0; round < SEARCH_ROUNDS; round++) {
+    const cutoff = SEARCH_KEEP * Math.min(...best);
+    for (const [i, d] of candidates.entries()) {
+      if (best[i] > cutoff) continue;
+      if (round === 0) await run.once((e) => encodeDispatches(e, [d]));
+      const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
+      best[i] = Math.min(best[i], s.gpuMs ?? s.hostMs);
+    }
+  }
+  return best.indexOf(Math.min(...best));
+}
+
+/**
+ * The streaming read over `bytes`: the fastest of streamReadShapes' candidates, verified by the sum of
+ * the partials that shape itself wrote (every word read once, none twice).
+ */
+async function measureRead(run: Runner, bytes: number, shapes: ProbeShapes): Promise<CeilingMeasurement> {
+  const { ctx } = run;
+  const seed = 0x5eed;
+  const candidates = streamReadShapes(shapes, bytes);
+  const src = storageBuffer(ctx.device, 'ceilings.src', bytes);
+  const partials = storageBuffer(ctx.device, 'ceilings.partials', Math.max(...candidates.map((c) => streamReadPartials(ctx, c))) * 4);
+  const made: Dispatch[] = [];
+  try {
+    const fill = await fillHash(ctx, src, bytes / 4, seed, 4096);
+    made.push(fill);
+    await run.once((encoder) => encodeDispatches(encoder, [fill]));
+    for (const c of candidates) {
+      run.checkCancelled();
+      made.push(await streamRead(ctx, src, bytes, partials, c));
+    }
+    const pick = await fastestShape(run, made.slice(1));
+    const shape = candidates[pick];
+    const d = made[1 + pick];
+    const samples = await run.repeatDispatches([d]);
+    const got = sumPartials(await readU32(ctx, partials, 0, streamReadPartials(ctx, shape) * 4));
+    const expected = hashSum(bytes / 4, seed);
+    if (got !== expected) throw mismatch('streaming-read', `${describeStreamRead(shape)}: sum ${got} ≠ ${expected}`);
+    return run.measurement(samples, bytes, 'GB/s', describeStreamRead(shape));
+  } finally {
+    releaseDispatches(made);
+    src.destroy();
+    partials.destroy();
+  }
+}
+
+/** The shape that re-reads what the copies wrote: a plain chunked read, as many partials as the fill's grid. */
+const CHECK_READ: StreamReadShape = { layout: 'chunks', load: 'vec4', workgroups: 4096, run: 1, reduce: 'workgroup' };
+
+/** Kernel copy or copyBufferToBuffer over `bytes`, verified by re-reading what was written. */
+async function measureCopy(run: Runner, bytes: number, shapes: ProbeShapes, mode: 'copy' | 'b2b'): Promise<CeilingMeasurement> {
   const { ctx } = run;
   const words = bytes / 4;
   const seed = 0x5eed;
   const src = storageBuffer(ctx.device, 'ceilings.src', bytes);
-  const dst = mode === 'read' ? null : storageBuffer(ctx.device, 'ceilings.dst', bytes);
-  const maxWorkgroups = Math.max(...workgroupChoices);
-  const partials = storageBuffer(ctx.device, 'ceilings.partials', maxWorkgroups * 4);
+  const dst = storageBuffer(ctx.device, 'ceilings.dst', bytes);
+  const partials = storageBuffer(ctx.device, 'ceilings.partials', streamReadPartials(ctx, CHECK_READ) * 4);
   const made: Dispatch[] = [];
   try {
-    const fill = await fillHash(ctx, src, words, seed, maxWorkgroups);
+    const fill = await fillHash(ctx, src, words, seed, CHECK_READ.workgroups);
     made.push(fill);
     await run.once((encoder) => encodeDispatches(encoder, [fill]));
     const expected = hashSum(words, seed);
 
-    // Pick the shape this device streams fastest (CPU adapters want few long workgroups, GPUs many).
-    let best = { workgroups: workgroupChoices[0], run: 1, ms: Infinity };
-    const kernelFor = async (wg: number, runLength: number) => {
-      const d = mode === 'copy' ? await copyKernel(ctx, src, dst!, bytes, wg) : await streamRead(ctx, src, bytes, partials, wg, runLength);
-      made.push(d);
-      return d;
-    };
-    if (mode !== 'b2b') {
-      for (const wg of workgroupChoices) {
-        for (const runLength of mode === 'read' ? shapes.readRuns : [1]) {
-          run.checkCancelled();
-          const d = await kernelFor(wg, runLength);
-          await run.once((e) => encodeDispatches(e, [d]));
-          // The median of GRID_SAMPLES runs decides: one run on a shared or quantized clock can rank candidates by noise.
-          const times: number[] = [];
-          for (let i = 0; i < GRID_SAMPLES; i++) {
-            const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
-            times.push(s.gpuMs ?? s.hostMs);
-          }
-          const ms = times.sort((a, b) => a - b)[(GRID_SAMPLES - 1) / 2];
-          if (ms < best.ms) best = { workgroups: wg, run: runLength, ms };
-        }
+    let samples: RepSample[];
+    let shape: string;
+    if (mode === 'copy') {
+      const grids = shapes.bandwidthWorkgroups;
+      const kernels: Dispatch[] = [];
+      for (const wg of grids) {
+        run.checkCancelled();
+        kernels.push(await copyKernel(ctx, src, dst, bytes, wg));
       }
+      made.push(...kernels);
+      const pick = await fastestShape(run, kernels);
+      samples = await run.repeatDispatches([kernels[pick]]);
+      shape = `${grids[pick]} workgroups × 256 invocations`;
+    } else {
+      samples = await run.repeat((encoder, timer) => {
+        // The copy sits outside any pass, so two empty passes bracket it with timestamps.
+        const span = timer?.span({ phase: 'copyBufferToBuffer' });
+        encoder.beginComputePass({ timestampWrites: span?.begin }).end();
+        encoder.copyBufferToBuffer(src, 0, dst, 0, bytes);
+        encoder.beginComputePass({ timestampWrites: span?.end }).end();
+      });
+      shape = `copyBufferToBuffer ${bytes / MiB} MiB`;
     }
-    const samples =
-      mode === 'b2b'
-        ? await run.repeat((encoder, timer) => {
-            // The copy sits outside any pass, so two empty passes bracket it with timestamps.
-            const span = timer?.span({ phase: 'copyBufferToBuffer' });
-            encoder.beginComputePass({ timestampWrites: span?.begin }).end();
-            encoder.copyBufferToBuffer(src, 0, dst!, 0, bytes);
-            encoder.beginComputePass({ timestampWrites: span?.end }).end();
-          })
-        : await run.repeatDispatches([await kernelFor(best.workgroups, best.run)]);
 
-    // Verify: what the measured kernel produced, re-read with the streaming-read kernel.
-    const checkSource = mode === 'read' ? src : dst!;
-    const check = await streamRead(ctx, checkSource, bytes, partials, maxWorkgroups);
+    // Verify: what the copy wrote, summed by the streaming read and sampled word by word.
+    const check = await streamRead(ctx, dst, bytes, partials, CHECK_READ);
     made.push(check);
     await run.once((e) => encodeDispatches(e, [check]));
-    const got = sumPartials(await readU32(ctx, partials, 0, check.workgroups[0] * check.workgroups[1] * 4));
-    if (got !== expected) throw mismatch(mode === 'read' ? 'streaming-read' : mode, `sum ${got} ≠ ${expected}`);
-    if (mode !== 'read') {
-      const sampleAt = [0, words / 2, words - 1024].map((w) => Math.floor(w));
-      for (const w of sampleAt) {
-        const got = await readU32(ctx, checkSource, w * 4, 4096);
-        for (let i = 0; i < got.length; i++) {
-          if (got[i] !== hashU32(((w + i) ^ seed) >>> 0)) throw mismatch(mode, `word ${w + i} differs`);
-        }
+    const got = sumPartials(await readU32(ctx, partials, 0, streamReadPartials(ctx, CHECK_READ) * 4));
+    if (got !== expected) throw mismatch(mode, `sum ${got} ≠ ${expected}`);
+    const sampleAt = [0, words / 2, words - 1024].map((w) => Math.floor(w));
+    for (const w of sampleAt) {
+      const got = await readU32(ctx, dst, w * 4, 4096);
+      for (let i = 0; i < got.length; i++) {
+        if (got[i] !== hashU32(((w + i) ^ seed) >>> 0)) throw mismatch(mode, `word ${w + i} differs`);
       }
     }
-    const work = mode === 'read' ? bytes : 2 * bytes;
-    const shape =
-      mode === 'b2b'
-        ? `copyBufferToBuffer ${bytes / MiB} MiB`
-        : `${best.workgroups} workgroups × 256 invocations${best.run > 1 ? `, ${best.run} words each per step` : ''}`;
-    return run.measurement(samples, work, 'GB/s', shape);
+    return run.measurement(samples, 2 * bytes, 'GB/s', shape);
   } finally {
     releaseDispatches(made);
     src.destroy();
-    dst?.destroy();
+    dst.destroy();
     partials.destroy();
   }
 }

@@ -14,7 +14,8 @@ import { hostNow } from '../gpu/timer.ts';
 import { encodeDispatches, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { linear } from '../kernels/linear.ts';
 import { linearShape, linearShapes, q8dotTokens, type LinearShape } from '../kernels/linear-shapes.ts';
-import { streamRead } from '../kernels/stream-read.ts';
+import { probeShapes, streamReadShapes } from '../kernels/select.ts';
+import { streamRead, streamReadPartials } from '../kernels/stream-read.ts';
 import { destroyWeight, syntheticWeight, WEIGHT_FORMATS, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 
 export interface MatvecBenchOptions {
@@ -71,7 +72,7 @@ export async function matvecBench(ctx: GpuContext, opts: MatvecBenchOptions, log
   if (opts.dispatchCost) {
     const tiny = storageBuffer(ctx.device, 'bench.tiny', 4096);
     const partials = storageBuffer(ctx.device, 'bench.partials', 4096 * 4);
-    const one = [await streamRead(ctx, tiny, 4096, partials, 1, 1)];
+    const one = [await streamRead(ctx, tiny, 4096, partials, { layout: 'chunks', load: 'vec4', workgroups: 1, run: 1, reduce: 'workgroup' })];
     const many = Array.from({ length: 256 }, () => one[0]);
     await time(many);
     const ones: number[] = [];
@@ -105,23 +106,22 @@ export async function matvecBench(ctx: GpuContext, opts: MatvecBenchOptions, log
         Float32Array.from({ length: R * cols }, (_, i) => Math.sin(i)),
       );
       const y = storageBuffer(ctx.device, 'bench.y', R * rows * 4);
-      const partials = storageBuffer(ctx.device, 'bench.partials', 4096 * 4);
       const bytes = weights.reduce((n, w) => n + w.shards.reduce((m, s) => m + s.buffer.size, 0), 0);
-      // The read roof: the fastest streaming-read grid over one buffer of as many bytes (as the bench's roof).
+      // The read roof: the fastest streaming-read shape (the bench's candidates) over one buffer of as many bytes.
       const roofBytes = Math.min(bytes, ctx.caps.limits.maxStorageBufferBindingSize) & ~15;
       const big = storageBuffer(ctx.device, 'bench.big', roofBytes);
+      const readShapes = streamReadShapes(probeShapes(ctx.caps), roofBytes);
+      const partials = storageBuffer(ctx.device, 'bench.partials', Math.max(...readShapes.map((s) => streamReadPartials(ctx, s))) * 4);
       let best: Dispatch[] = [];
       let bestMs = Infinity;
-      for (const wg of [16, 64, 256, 1024]) {
-        for (const run of [1, 4]) {
-          const ds = [await streamRead(ctx, big, roofBytes, partials, wg, run)];
-          await time(ds);
-          const ms = median([await time(ds), await time(ds), await time(ds)]);
-          if (ms < bestMs) {
-            releaseDispatches(best);
-            [best, bestMs] = [ds, ms];
-          } else releaseDispatches(ds);
-        }
+      for (const shape of readShapes) {
+        const ds = [await streamRead(ctx, big, roofBytes, partials, shape)];
+        await time(ds);
+        const ms = median([await time(ds), await time(ds), await time(ds)]);
+        if (ms < bestMs) {
+          releaseDispatches(best);
+          [best, bestMs] = [ds, ms];
+        } else releaseDispatches(ds);
       }
       const kernels: Dispatch[][] = [];
       for (const shape of shapes) kernels.push((await Promise.all(weights.map((w) => linear(ctx, 'bench.linear', w, x, y, R, { shape })))).flat());

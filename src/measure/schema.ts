@@ -23,6 +23,7 @@ import { sideBySideSection, webllmSection, type SideBySideData, type WebLLMSecti
 
 export {
   CEILING_KEYS,
+  CEILING_LABELS,
   NOT_RUN,
   prefillGemmRoof,
   type CeilingKey,

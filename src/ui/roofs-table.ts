@@ -24,7 +24,7 @@ function fmt(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
-/** The measured roofs with median, spread, sample count and clock. */
+/** The measured roofs (each its samples' upper decile, or the median in older results) with median, spread, sample count, clock and the checks that failed. */
 @customElement('ts-roofs-table')
 export class RoofsTable extends LitElement {
   static override styles = [shared];
@@ -43,6 +43,7 @@ export class RoofsTable extends LitElement {
           <thead>
             <tr>
               <th scope="col">Roof</th>
+              <th scope="col" class="num">Roof</th>
               <th scope="col" class="num">Median</th>
               <th scope="col" class="num">Min–max</th>
               <th scope="col" class="num">n</th>
@@ -59,11 +60,12 @@ export class RoofsTable extends LitElement {
                 ${
                   m
                     ? html`<td class="num">${fmt(m.value)} ${m.unit}</td>
+                        <td class="num">${fmt(m.median ?? m.value)}</td>
                         <td class="num">${fmt(m.min)}–${fmt(m.max)}</td>
                         <td class="num">${m.n}</td>
                         <td>${m.clock === 'gpu-timestamp' ? 'GPU timestamps' : 'host clock'}</td>
                         <td class="mono">${m.shape}</td>`
-                    : html`<td colspan="5" class="muted">
+                    : html`<td colspan="6" class="muted">
                         ${m === undefined ? 'not measured (an older result)' : (NOT_RUN[key] ?? 'not supported on this device')}
                       </td>`
                 }
@@ -73,7 +75,13 @@ export class RoofsTable extends LitElement {
         </table>
       </div>
       <p class="muted">
-        Median of n repetitions after a warm-up, min–max beside it; working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
-      </p>`;
+        ${
+          c.measurements.read_bandwidth_gbps.statistic === 'p90'
+            ? 'Each roof is the upper decile (p90) of n repetitions after a warm-up: the best rate the device sustained'
+            : 'Each roof is the median of n repetitions after a warm-up (an older result)'
+        };
+        working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
+      </p>
+      ${(c.consistency?.warnings ?? []).map((w) => html`<p class="banner warn" role="note">${w}</p>`)}`;
   }
 }

@@ -1,12 +1,89 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { measureCeilings } from '../../src/measure/ceilings.ts';
+import { measureCeilings, measureReadRoof } from '../../src/measure/ceilings.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { probeShapes } from '../../src/kernels/select.ts';
+import { storageBuffer, readBuffer } from '../../src/gpu/buffers.ts';
+import { fillHash, hashSum } from '../../src/kernels/fill-hash.ts';
+import { encodeDispatches, releaseDispatches } from '../../src/kernels/kernel.ts';
+import { probeShapes, streamReadShapes } from '../../src/kernels/select.ts';
+import { describeStreamRead, streamRead, streamReadPartials, sumPartials } from '../../src/kernels/stream-read.ts';
+import { sustainedRoof } from '../../src/measure/roof-checks.ts';
 import { linearShape, q8dotTokens } from '../../src/kernels/linear-shapes.ts';
 import { prefillGemmRoof } from '../../src/measure/schema.ts';
 import { inBrowser, testGpu } from './context.ts';
 
 const MiB = 1024 * 1024;
+
+/**
+ * An independent one-pass read, written apart from the project's kernels (the issue's probe): one
+ * workgroup per 256 × 4 vec4 words, thousands of them in one dispatch, each invocation summing its
+ * four words and writing its own sum (no barrier, no loop).
+ */
+const PROBE_WGSL = `
+@group(0) @binding(0) var<storage, read> words: array<vec4<u32>>;   // (n)
+@group(0) @binding(1) var<storage, read_write> sums: array<u32>;    // (n / 4)
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>, @builtin(local_invocation_index) l: u32) {
+  let group = w.x + w.y * n.x;
+  let base = group * 1024u + l;
+  let v = words[base] + words[base + 256u] + words[base + 512u] + words[base + 768u];
+  sums[group * 256u + l] = v.x + v.y + v.z + v.w;
+}`;
+
+/** The probe over `bytes` (a multiple of 16 KiB) of seeded words: its GB/s per repetition, after checking its sum on the CPU. */
+async function probeRead(device: GPUDevice, bytes: number, reps: number, timestamps: boolean): Promise<number[]> {
+  const words = new Uint32Array(bytes / 4);
+  let x = 12345;
+  let expected = 0;
+  for (let i = 0; i < words.length; i++) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    words[i] = x;
+    expected = (expected + x) >>> 0;
+  }
+  const data = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  device.queue.writeBuffer(data, 0, words);
+  const groups = bytes / (1024 * 16);
+  const sums = device.createBuffer({ size: groups * 256 * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module: device.createShaderModule({ code: PROBE_WGSL }), entryPoint: 'main' } });
+  const bind = device.createBindGroup({
+    layout: pipeline.getBindGroupLayout(0),
+    entries: [
+      { binding: 0, resource: { buffer: data } },
+      { binding: 1, resource: { buffer: sums } },
+    ],
+  });
+  const grid = groups <= 65535 ? [groups, 1] : [groups / 16, 16];
+  const query = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 }) : null;
+  const resolved = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+  const rates: number[] = [];
+  for (let r = -1; r < reps; r++) {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass(query ? { timestampWrites: { querySet: query, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : {});
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bind);
+    pass.dispatchWorkgroups(grid[0], grid[1]);
+    pass.end();
+    if (query) {
+      encoder.resolveQuerySet(query, 0, 2, resolved, 0);
+      encoder.copyBufferToBuffer(resolved, 0, readback, 0, 16);
+    }
+    const t0 = performance.now();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    let ms = performance.now() - t0;
+    if (query) {
+      await readback.mapAsync(GPUMapMode.READ);
+      const [begin, end] = new BigUint64Array(readback.getMappedRange());
+      readback.unmap();
+      if (end > begin) ms = Number(end - begin) / 1e6;
+    }
+    if (r >= 0) rates.push(bytes / (ms / 1e3) / 1e9);
+  }
+  expect(sumPartials(new Uint32Array(await readBuffer(device, sums)))).toBe(expected);
+  for (const b of [data, sums, resolved, readback]) b.destroy();
+  query?.destroy();
+  return rates;
+}
 
 describe('measured roofs', () => {
   let ctx: GpuContext;
@@ -54,6 +131,59 @@ describe('measured roofs', () => {
       expect(c.measurements.matmul_q8_gflops).toBeNull();
     }
     expect(prefillGemmRoof(c).gflops).toBe(Math.max(c.matmul_f32_gflops, c.matmul_q8_gflops ?? 0));
+    expect(ctx.uncaptured).toEqual([]);
+  });
+
+  it('reads every byte in each streaming-read shape it may pick', async () => {
+    // Whole MiB (every layout, tiles included) and a size no tile divides (chunks only, their tails checked).
+    for (const bytes of [3 * MiB, 3 * MiB + 48]) {
+      const shapes = streamReadShapes(probeShapes(ctx.caps), bytes);
+      const layouts = new Set(shapes.map((s) => `${s.layout} ${s.load} ${s.reduce}`));
+      if (bytes % MiB === 0) {
+        // Both loads, both layouts, and (CPU adapters) per-invocation partials: the device's own candidates.
+        expect([...layouts].some((l) => l.startsWith('tiles vec4'))).toBe(true);
+        expect([...layouts].some((l) => l.includes(' u32 '))).toBe(true);
+        if (ctx.caps.cpuLike) expect([...layouts].some((l) => l.endsWith('invocation'))).toBe(true);
+      } else {
+        expect([...layouts].every((l) => l.startsWith('chunks'))).toBe(true);
+      }
+      const src = storageBuffer(ctx.device, 'test.src', bytes);
+      const partials = storageBuffer(ctx.device, 'test.partials', Math.max(...shapes.map((s) => streamReadPartials(ctx, s))) * 4);
+      const fill = await fillHash(ctx, src, bytes / 4, 7, 64);
+      const made = [fill];
+      try {
+        for (const shape of shapes) {
+          const d = await streamRead(ctx, src, bytes, partials, shape);
+          made.push(d);
+          // Poison the partials first: a shape that leaves one unwritten leaves the poison in the sum.
+          ctx.device.queue.writeBuffer(partials, 0, new Uint32Array(partials.size / 4).fill(0x9e3779b9));
+          const encoder = ctx.device.createCommandEncoder();
+          encodeDispatches(encoder, [fill, d]);
+          ctx.device.queue.submit([encoder.finish()]);
+          const got = sumPartials(new Uint32Array(await readBuffer(ctx.device, partials, 0, streamReadPartials(ctx, shape) * 4)));
+          expect(got, `${bytes} bytes, ${describeStreamRead(shape)}`).toBe(hashSum(bytes / 4, 7));
+        }
+      } finally {
+        releaseDispatches(made);
+        src.destroy();
+        partials.destroy();
+      }
+    }
+    expect(ctx.uncaptured).toEqual([]);
+  });
+
+  it('measures the read roof beside an independent one-pass probe over the same bytes (the ratio is reported, not asserted)', async () => {
+    // Timing is the benchmark's business (machines here are shared); the test checks that both read
+    // every byte and prints the figures, which `npm run bench -- --probe` should match.
+    const bytes = 64 * MiB;
+    const roof = await measureReadRoof(ctx, { maxWorkingSetBytes: bytes });
+    const probe = sustainedRoof(await probeRead(ctx.device, bytes, 7, ctx.caps.timestampQuery));
+    expect(roof.verified).toBe(true);
+    expect(roof.statistic).toBe('p90');
+    expect(roof.value).toBeGreaterThan(0);
+    console.log(
+      `read roof ${roof.value.toFixed(2)} GB/s (${roof.shape}) vs one-pass probe ${probe.toFixed(2)} GB/s over ${bytes / MiB} MiB: ratio ${(roof.value / probe).toFixed(2)}`,
+    );
     expect(ctx.uncaptured).toEqual([]);
   });
 

@@ -11,7 +11,6 @@ import launch_probe from '../../../shaders/launch_probe.wgsl?raw';
 import rmsnorm from '../../../shaders/rmsnorm.wgsl?raw';
 import rmsnorm_subgroups from '../../../shaders/rmsnorm_subgroups.wgsl?raw';
 import sample from '../../../shaders/sample.wgsl?raw';
-import stream_read from '../../../shaders/stream_read.wgsl?raw';
 import swiglu from '../../../shaders/swiglu.wgsl?raw';
 import weights_fill from '../../../shaders/weights_fill.wgsl?raw';
 import argmax__argmax_tree from '../../../shaders/variants/argmax.argmax_tree.wgsl?raw';
@@ -31,6 +30,14 @@ import attention_prefill_rows__kv_load_f16 from '../../../shaders/variants/atten
 import attention_prefill_rows__kv_load_f32 from '../../../shaders/variants/attention_prefill_rows.kv_load_f32.wgsl?raw';
 import rope_store__kv_store_f16 from '../../../shaders/variants/rope_store.kv_store_f16.wgsl?raw';
 import rope_store__kv_store_f32 from '../../../shaders/variants/rope_store.kv_store_f32.wgsl?raw';
+import stream_read__u32__lanes from '../../../shaders/variants/stream_read.u32.lanes.wgsl?raw';
+import stream_read__u32__tree from '../../../shaders/variants/stream_read.u32.tree.wgsl?raw';
+import stream_read__vec4__lanes from '../../../shaders/variants/stream_read.vec4.lanes.wgsl?raw';
+import stream_read__vec4__tree from '../../../shaders/variants/stream_read.vec4.tree.wgsl?raw';
+import stream_read_tiles__u32__lanes from '../../../shaders/variants/stream_read_tiles.u32.lanes.wgsl?raw';
+import stream_read_tiles__u32__tree from '../../../shaders/variants/stream_read_tiles.u32.tree.wgsl?raw';
+import stream_read_tiles__vec4__lanes from '../../../shaders/variants/stream_read_tiles.vec4.lanes.wgsl?raw';
+import stream_read_tiles__vec4__tree from '../../../shaders/variants/stream_read_tiles.vec4.tree.wgsl?raw';
 
 /** The WGSL text of the format-independent modules, by module name. */
 export const CODE: Readonly<Record<string, string>> = {
@@ -45,7 +52,6 @@ export const CODE: Readonly<Record<string, string>> = {
   rmsnorm: rmsnorm,
   rmsnorm_subgroups: rmsnorm_subgroups,
   sample: sample,
-  stream_read: stream_read,
   swiglu: swiglu,
   weights_fill: weights_fill,
   'argmax+argmax_tree': argmax__argmax_tree,
@@ -65,4 +71,12 @@ export const CODE: Readonly<Record<string, string>> = {
   'attention_prefill_rows+kv_load_f32': attention_prefill_rows__kv_load_f32,
   'rope_store+kv_store_f16': rope_store__kv_store_f16,
   'rope_store+kv_store_f32': rope_store__kv_store_f32,
+  'stream_read+u32+lanes': stream_read__u32__lanes,
+  'stream_read+u32+tree': stream_read__u32__tree,
+  'stream_read+vec4+lanes': stream_read__vec4__lanes,
+  'stream_read+vec4+tree': stream_read__vec4__tree,
+  'stream_read_tiles+u32+lanes': stream_read_tiles__u32__lanes,
+  'stream_read_tiles+u32+tree': stream_read_tiles__u32__tree,
+  'stream_read_tiles+vec4+lanes': stream_read_tiles__vec4__lanes,
+  'stream_read_tiles+vec4+tree': stream_read_tiles__vec4__tree,
 };

@@ -53,7 +53,12 @@ const roof = () => num(0, 1e7);
 
 /** One measured roof with the samples behind it. */
 const measurementSchema = object({
-  value: roof().describe('Median of `samples`.'),
+  value: roof().describe('The roof: the statistic of `samples` that `statistic` names (the median where it is absent, in older results).'),
+  statistic: optional(oneOf(['p90', 'median'] as const)).describe(
+    "Which statistic `value` is: 'p90', the samples' upper decile (numpy linear), the best rate the device sustained; absent in older results, whose value is the median.",
+  ),
+  median: optional(roof()).describe('Median of `samples` (absent in older results, where it is `value`).'),
+  spread: optional(num(0, 1e7)).describe('(max − min) / median of `samples`; over 0.25 is flagged in `consistency.warnings` (absent in older results).'),
   unit: oneOf(['GB/s', 'GFLOP/s'] as const),
   min: roof(),
   max: roof(),
@@ -98,6 +103,17 @@ export const ceilingsSchema = object(
     ),
     working_set_bytes: bytes(),
     launch: optional(launchSchema).describe('The launch roof (absent in older results).'),
+    consistency: optional(
+      object({
+        read_of_copy_read_half: num(0, 1e7).describe("Streaming read ÷ the copy kernel's read half (its GB/s over 2); below 1 is flagged."),
+        read_of_b2b_read_half: num(0, 1e7).describe(
+          "Streaming read ÷ copyBufferToBuffer's read half; below 0.5 is flagged on GPUs, below 0.1 on CPU adapters (whose copyBufferToBuffer is a host memcpy).",
+        ),
+        warnings: array(str(1000), 64).describe(
+          'One sentence per failed check (roofs that disagree, samples that span over 25% of their median); empty when none failed.',
+        ),
+      }),
+    ).describe('Checks across the roofs (src/measure/roof-checks.ts); absent in older results.'),
     measurements: object({
       read_bandwidth_gbps: measurementSchema,
       copy_bandwidth_gbps: measurementSchema,
@@ -178,7 +194,7 @@ const CEILING_METRICS: readonly Metric<Ceilings>[] = (
   ] as const satisfies readonly (readonly [CeilingKey, string, string])[]
 ).map(([key, metric, unit]) => ({ key, metric, unit, direction: 'higher-is-better', value: (c: Ceilings) => c[key] }));
 
-const CEILING_LABELS: Record<CeilingKey, string> = {
+export const CEILING_LABELS: Record<CeilingKey, string> = {
   read_bandwidth_gbps: 'streaming read',
   copy_bandwidth_gbps: 'read+write copy kernel',
   copy_buffer_to_buffer_gbps: 'copyBufferToBuffer',
@@ -197,22 +213,29 @@ function fmt(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
-/** The roofs as a table, with the working set, the kernels against copyBufferToBuffer and the ridge point. */
+/** The roofs as a table, with the working set, the kernels against copyBufferToBuffer, the ridge point and the checks that failed. */
 export function formatCeilings(c: Ceilings): string {
   const rows = (Object.keys(CEILING_LABELS) as CeilingKey[]).map((key) => {
     const m = c.measurements[key];
-    if (m === undefined) return [CEILING_LABELS[key], 'n/a', '', '', '', 'not measured (an older result)'];
-    if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', NOT_RUN[key] ?? 'not supported on this device'];
-    return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.shape];
+    if (m === undefined) return [CEILING_LABELS[key], 'n/a', '', '', '', '', 'not measured (an older result)'];
+    if (!m) return [CEILING_LABELS[key], 'n/a', '', '', '', '', NOT_RUN[key] ?? 'not supported on this device'];
+    const median = m.median ?? m.value;
+    return [CEILING_LABELS[key], `${fmt(m.value)} ${m.unit}`, fmt(median), `${fmt(m.min)}–${fmt(m.max)}`, String(m.n), m.clock, m.shape];
   });
   const ratio = (k: CeilingKey) => (c[k] != null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
   const gemm = prefillGemmRoof(c);
+  const statistic =
+    c.measurements.read_bandwidth_gbps.statistic === 'p90'
+      ? 'the upper decile (p90) of its repetitions: the best rate sustained'
+      : 'the median of its repetitions';
+  const warnings = c.consistency?.warnings ?? [];
   return [
-    table(['roof', 'median', 'min–max', 'n', 'clock', 'shape'], rows, [false, true, true, true]),
+    table(['roof', 'value', 'median', 'min–max', 'n', 'clock', 'shape'], rows, [false, true, true, true, true]),
     '',
-    `Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
+    `Each roof (value) is ${statistic}. Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
     `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
+    ...warnings.map((w) => `Warning: ${w}`),
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),
   ].join('\n');
 }
@@ -236,7 +259,7 @@ export const ceilingsSection = {
   schema: ceilingsSchema,
   trim: {
     'per-repetition': {
-      note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's median, min and max are from all of them.`,
+      note: `Ceiling samples were cut to ${CEILING_SAMPLES_KEPT} per roof (min to max) for the link; each roof's value, median, min and max are from all of them.`,
       trim: trimCeilingSamples,
     },
   },

@@ -1,0 +1,86 @@
+/**
+ * What a roof is (the best sustained value of its samples) and the checks a set of roofs must pass
+ * to be trusted as denominators (pure, no I/O; docs/METRICS.md states both).
+ */
+import { percentile } from './stats.ts';
+
+/** The roof's statistic: the upper decile (p90, numpy linear) of its per-repetition rates. */
+export const ROOF_PERCENTILE = 90;
+
+/** Above this (max − min) / median a roof's samples are flagged (webai-bench's bound for thermal variance). */
+export const ROOF_SPREAD_LIMIT = 0.25;
+
+/**
+ * The streaming read is flagged below this fraction of copyBufferToBuffer's read half: on GPUs both
+ * stream through the same memory, so only a read far below it says the search missed. CPU adapters'
+ * copyBufferToBuffer is a host memcpy no shader comes near (SwiftShader: 31 GB/s against 2.2 for its
+ * best shader read under load, lavapipe 12 against 2.6), so there only a read below a tenth is flagged.
+ */
+export const READ_OF_B2B_LIMIT = { gpu: 0.5, cpu: 0.1 } as const;
+
+/**
+ * The best sustained rate of `samples` (higher is better): their upper decile. A maximum would be one
+ * lucky repetition; a median counts the repetitions another process slowed as typical.
+ */
+export function sustainedRoof(samples: readonly number[]): number {
+  return percentile(samples, ROOF_PERCENTILE);
+}
+
+/** (max − min) / median of `samples`: how far they part. */
+export function roofSpread(samples: readonly number[]): number {
+  const median = percentile(samples, 50);
+  return (Math.max(...samples) - Math.min(...samples)) / median;
+}
+
+/** The roofs the checks read: each one's value, samples and name. */
+export interface RoofForChecks {
+  label: string;
+  value: number;
+  unit: string;
+  samples: readonly number[];
+}
+
+export interface RoofConsistency {
+  /** Streaming read ÷ the copy kernel's read half (copy GB/s counts bytes read + written). */
+  read_of_copy_read_half: number;
+  /** Streaming read ÷ copyBufferToBuffer's read half. */
+  read_of_b2b_read_half: number;
+  /** One sentence per failed check; empty when the roofs agree and held steady. */
+  warnings: string[];
+}
+
+/**
+ * The checks: the streaming read may not read below the copy kernel's read half (that kernel reads
+ * and writes every byte, so its reads alone are a floor for a read-only kernel), nor below
+ * READ_OF_B2B_LIMIT (for a GPU or a CPU adapter) of copyBufferToBuffer's read half; and no roof's samples may span more than
+ * ROOF_SPREAD_LIMIT of their median.
+ */
+export function roofConsistency(read: number, copy: number, b2b: number, roofs: readonly RoofForChecks[], cpuAdapter: boolean): RoofConsistency {
+  const ofCopy = read / (copy / 2);
+  const ofB2b = read / (b2b / 2);
+  const b2bLimit = READ_OF_B2B_LIMIT[cpuAdapter ? 'cpu' : 'gpu'];
+  const warnings: string[] = [];
+  const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
+  if (ofCopy < 1) {
+    warnings.push(
+      `The streaming read (${gbps(read)}) reads below the copy kernel's read half (${gbps(copy / 2)}): its shape search missed this device's best, so the read roof is low.`,
+    );
+  }
+  if (ofB2b < b2bLimit) {
+    warnings.push(
+      `The streaming read (${gbps(read)}) reads ${(ofB2b * 100).toFixed(0)}% of copyBufferToBuffer's read half (${gbps(b2b / 2)}), below ${b2bLimit * 100}%: the read roof may be low.`,
+    );
+  }
+  for (const r of roofs) {
+    if (r.samples.length < 2) continue;
+    const spread = roofSpread(r.samples);
+    if (spread > ROOF_SPREAD_LIMIT) {
+      const lo = Math.min(...r.samples);
+      const hi = Math.max(...r.samples);
+      warnings.push(
+        `The ${r.label} samples span ${lo.toPrecision(3)}–${hi.toPrecision(3)} ${r.unit}, ${(spread * 100).toFixed(0)}% of their median (over ${ROOF_SPREAD_LIMIT * 100}%): the device was throttled or shared while it was measured.`,
+      );
+    }
+  }
+  return { read_of_copy_read_half: ofCopy, read_of_b2b_read_half: ofB2b, warnings };
+}

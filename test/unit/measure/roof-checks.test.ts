@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { READ_OF_B2B_LIMIT, ROOF_SPREAD_LIMIT, roofConsistency, roofSpread, sustainedRoof } from '../../../src/measure/roof-checks.ts';
+
+const steady = (label: string, value: number) => ({ label, value, unit: 'GB/s', samples: [value * 0.95, value, value * 1.02] });
+
+describe('roofs as sustained maxima', () => {
+  it('takes the upper decile of the samples, numpy-linear', () => {
+    // Sorted 1..10: h = 9 · 0.9 = 8.1 → 9 + 0.1 · (10 − 9).
+    expect(sustainedRoof([3, 1, 4, 10, 5, 9, 2, 6, 8, 7])).toBeCloseTo(9.1, 12);
+    // Slow outliers (a shared machine) do not pull it down as they pull the median.
+    expect(sustainedRoof([10, 10.2, 9.9, 10.1, 3, 2.5, 10, 4])).toBeGreaterThan(10);
+  });
+
+  it('measures the spread as (max − min) / median', () => {
+    expect(roofSpread([7.2, 11.3, 23.1])).toBeCloseTo((23.1 - 7.2) / 11.3, 12);
+    expect(roofSpread([5, 5, 5])).toBe(0);
+  });
+});
+
+describe('roofConsistency', () => {
+  it('passes roofs that agree and held steady', () => {
+    const c = roofConsistency(4.4, 6, 9, [steady('streaming read', 4.4), steady('f32 FMA', 100)], false);
+    expect(c.warnings).toEqual([]);
+    expect(c.read_of_copy_read_half).toBeCloseTo(4.4 / 3, 12);
+    expect(c.read_of_b2b_read_half).toBeCloseTo(4.4 / 4.5, 12);
+  });
+
+  it("flags a read below the copy kernel's read half", () => {
+    // Chromium before the wider search: read 1.00 GB/s, the copy kernel 1.83 (read + write).
+    const c = roofConsistency(0.8, 1.83, 2, [steady('streaming read', 0.8)], false);
+    expect(c.read_of_copy_read_half).toBeLessThan(1);
+    expect(c.warnings).toHaveLength(1);
+    expect(c.warnings[0]).toMatch(/below the copy kernel's read half \(0\.92 GB\/s\)/);
+  });
+
+  it('flags a read far below copyBufferToBuffer, and only far below (farther on CPU adapters)', () => {
+    const b2b = 20;
+    for (const [cpu, limit, shown] of [
+      [false, READ_OF_B2B_LIMIT.gpu, '49%'],
+      [true, READ_OF_B2B_LIMIT.cpu, '9%'],
+    ] as const) {
+      const justAbove = roofConsistency((limit + 0.01) * (b2b / 2), 1, b2b, [], cpu);
+      expect(justAbove.warnings).toEqual([]);
+      const below = roofConsistency((limit - 0.01) * (b2b / 2), 1, b2b, [], cpu);
+      expect(below.warnings).toHaveLength(1);
+      expect(below.warnings[0]).toContain(`reads ${shown} of copyBufferToBuffer's read half (10.00 GB/s), below ${limit * 100}%`);
+    }
+    // SwiftShader under load: 2.22 GB/s against a 31.1 GB/s memcpy passes as a CPU adapter, not as a GPU.
+    expect(roofConsistency(2.22, 1.79, 31.1, [], true).warnings).toEqual([]);
+    expect(roofConsistency(2.22, 1.79, 31.1, [], false).warnings).toHaveLength(1);
+  });
+
+  it('flags each roof whose samples span more than the bound, naming it', () => {
+    // lavapipe under load: the read spanned 7.2–23.1 GB/s (median 11.3), the f32 FMA peak 19–122.
+    const wide = { label: 'streaming read', value: 20, unit: 'GB/s', samples: [7.2, 11.3, 23.1] };
+    const fma = { label: 'f32 FMA', value: 100, unit: 'GFLOP/s', samples: [19, 60, 122] };
+    const edge = { label: 'copy kernel', value: 10, unit: 'GB/s', samples: [9, 10, 9 + 10 * ROOF_SPREAD_LIMIT] };
+    const c = roofConsistency(20, 30, 40, [wide, fma, edge, { label: 'one sample', value: 1, unit: 'GB/s', samples: [1] }], false);
+    expect(c.warnings).toHaveLength(2);
+    expect(c.warnings[0]).toMatch(/^The streaming read samples span 7\.20–23\.1 GB\/s, 141% of their median/);
+    expect(c.warnings[1]).toMatch(/^The f32 FMA samples span 19\.0–122 GFLOP\/s/);
+  });
+});
