@@ -19,7 +19,11 @@ describe('section validators', () => {
     ['a string where a row reads a number', (r: Doc) => (r.latency.rows[0].ttft.p50 = '12'), /latency.rows\[0\].ttft.p50 must be a finite number/],
     ['a negative token time', (r: Doc) => (r.latency.requests[1].token_ms[3] = -1), /latency.requests\[1\].token_ms\[3\] must be ≥ 0/],
     ['a missing vLLM stat', (r: Doc) => delete r.latency.summary.p99_itl_ms, /latency.summary.p99_itl_ms must be a finite number/],
-    ['an unknown verdict', (r: Doc) => (r.latency.verdicts[0].prefill.bound = 'fast'), /bound must be one of memory-bound, compute-bound, launch-bound, overhead-bound/],
+    [
+      'an unknown verdict',
+      (r: Doc) => (r.latency.verdicts[0].prefill.bound = 'fast'),
+      /bound must be one of memory-bound, compute-bound, launch-bound, overhead-bound/,
+    ],
     ['a decode verdict that is not an object', (r: Doc) => (r.latency.verdicts[0].decode = 'fast'), /verdicts\[0\].decode must be an object/],
     ['an unknown kernel phase', (r: Doc) => (r.latency.kernels[0].phase = 'both'), /kernels\[0\].phase must be one of prefill, decode/],
     ['an unknown clock', (r: Doc) => (r.latency.gpu_clock = 'sundial'), /gpu_clock must be one of/],
