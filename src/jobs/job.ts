@@ -15,7 +15,8 @@ import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
 import { measureAccuracy, type AccuracyResult } from '../measure/accuracy-run.ts';
-import { measureCeilings } from '../measure/ceilings.ts';
+import { measureCeilings, measureReadRoof } from '../measure/ceilings.ts';
+import { readRoofDrift } from '../measure/roof-checks.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
@@ -34,6 +35,9 @@ import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, typ
 function maxLength(d: LengthDistribution): number {
   return d.kind === 'fixed' ? d.tokens : d.kind === 'uniform' ? d.max : d.max;
 }
+
+/** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
+const DRIFT_PROTOCOL = { protocol: { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 } };
 
 export interface LatencyJob {
   promptLengths: number[];
@@ -284,6 +288,16 @@ async function runTokenscope(
           hooks.onPartial?.(result);
         },
       });
+      // The read roof again after the model phases: every "% of roof" above divides by the first
+      // reading, so a device that throttled or was shared in between must say so.
+      hooks.onProgress?.('re-measuring the read roof', end);
+      const after = await measureReadRoof(ctx, {
+        protocol: job.protocol ?? DRIFT_PROTOCOL.protocol,
+        shapes: job.probeShapes,
+        signal: hooks.signal,
+        maxWorkingSetBytes: result.ceilings.working_set_bytes,
+      });
+      result.ceilings = { ...result.ceilings, drift: readRoofDrift(result.ceilings.read_bandwidth_gbps, after.value) };
       hooks.onPartial?.(result);
     }
     if (job.serve) {

@@ -84,3 +84,26 @@ export function roofConsistency(read: number, copy: number, b2b: number, roofs: 
   }
   return { read_of_copy_read_half: ofCopy, read_of_b2b_read_half: ofB2b, warnings };
 }
+
+/** How far the read roof may move between the start and the end of a run before the result flags it (±15%, issue 22's repeatability goal). */
+export const DRIFT_BOUND = 0.15;
+
+export interface RoofDrift {
+  /** The read roof re-measured after the model phases, GB/s. */
+  read_after_gbps: number;
+  /** read_after_gbps ÷ the roof the run's ratios divide by. */
+  ratio: number;
+  bound: number;
+  /** A sentence when |ratio − 1| > bound, else null. */
+  warning: string | null;
+}
+
+/** The drift of the read roof over a run: `before` (the roof in use) against `after` (re-measured at the end). */
+export function readRoofDrift(before: number, after: number): RoofDrift {
+  const ratio = after / before;
+  const warning =
+    Math.abs(ratio - 1) > DRIFT_BOUND
+      ? `The streaming read moved from ${before.toPrecision(3)} to ${after.toPrecision(3)} GB/s during the run (×${ratio.toFixed(2)}, beyond ±${DRIFT_BOUND * 100}%): the device throttled or was shared, so the "% of roof" figures carry that much doubt.`
+      : null;
+  return { read_after_gbps: after, ratio, bound: DRIFT_BOUND, warning };
+}

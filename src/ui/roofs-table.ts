@@ -82,6 +82,15 @@ export class RoofsTable extends LitElement {
         };
         working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
       </p>
-      ${(c.consistency?.warnings ?? []).map((w) => html`<p class="banner warn" role="note">${w}</p>`)}`;
+      ${(c.consistency?.warnings ?? []).map((w) => html`<p class="banner warn" role="note">${w}</p>`)}
+      ${
+        c.drift
+          ? c.drift.warning
+            ? html`<p class="banner warn" role="note" id="roof-drift">${c.drift.warning}</p>`
+            : html`<p class="muted" id="roof-drift">
+                Read roof re-measured after the model phases: ${c.drift.read_after_gbps.toPrecision(3)} GB/s (×${c.drift.ratio.toFixed(2)}), within ±15%.
+              </p>`
+          : ''
+      }`;
   }
 }

@@ -28,6 +28,15 @@ describe('a latency sweep on a tiny model', () => {
     const checked = validateResult(JSON.parse(JSON.stringify(result)));
     const l = checked.latency as LatencySection;
     expect(l.rows.map((r) => r.prompt_tokens)).toEqual([4, 96]);
+    // The read roof re-measured after the model phases, and the launch roof with a waterfall per row.
+    const c = checked.ceilings!;
+    expect(c.drift!.read_after_gbps).toBeGreaterThan(0);
+    expect(c.drift!.ratio).toBeCloseTo(c.drift!.read_after_gbps / c.read_bandwidth_gbps, 9);
+    expect(c.launch!.dispatch_us).toBeGreaterThan(0);
+    if (ctx.caps.timestampQuery) {
+      expect(l.decode_waterfall!.map((w) => w.prompt_tokens)).toEqual([4, 96]);
+      for (const w of l.decode_waterfall!) expect(w.launch_ms).toBeCloseTo((l.dispatches_per_step!.decode * c.launch!.dispatch_us) / 1000, 9);
+    }
     expect(l.requests).toHaveLength(6);
     // 96 tokens of prefill are 24× the work of 4: the median TTFT must grow.
     expect(l.rows[1].ttft.p50).toBeGreaterThan(l.rows[0].ttft.p50);

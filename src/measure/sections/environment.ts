@@ -103,6 +103,14 @@ export const ceilingsSchema = object(
     ),
     working_set_bytes: bytes(),
     launch: optional(launchSchema).describe('The launch roof (absent in older results).'),
+    drift: optional(
+      object({
+        read_after_gbps: gbps().describe('The streaming read re-measured after the model phases.'),
+        ratio: num(0, 1e6).describe('read_after_gbps ÷ read_bandwidth_gbps.'),
+        bound: num(0, 1).describe('The flagged distance from 1 (0.15).'),
+        warning: nullable(str(1000)).describe('A sentence when the ratio leaves 1 ± bound.'),
+      }),
+    ).describe('The read roof measured again at the end of a latency sweep (absent in older results and other modes).'),
     consistency: optional(
       object({
         read_of_copy_read_half: num(0, 1e7).describe("Streaming read ÷ the copy kernel's read half (its GB/s over 2); below 1 is flagged."),
@@ -236,6 +244,11 @@ export function formatCeilings(c: Ceilings): string {
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
     `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
     ...warnings.map((w) => `Warning: ${w}`),
+    ...(c.drift
+      ? [
+          `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s (×${c.drift.ratio.toFixed(2)} of the roof in use)${c.drift.warning ? `. Warning: ${c.drift.warning}` : ', within ±15%'}.`,
+        ]
+      : []),
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),
   ].join('\n');
 }

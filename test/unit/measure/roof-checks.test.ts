@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { READ_OF_B2B_LIMIT, ROOF_SPREAD_LIMIT, roofConsistency, roofSpread, sustainedRoof } from '../../../src/measure/roof-checks.ts';
+import { READ_OF_B2B_LIMIT, ROOF_SPREAD_LIMIT, roofConsistency, readRoofDrift, roofSpread, sustainedRoof } from '../../../src/measure/roof-checks.ts';
 
 const steady = (label: string, value: number) => ({ label, value, unit: 'GB/s', samples: [value * 0.95, value, value * 1.02] });
 
@@ -59,5 +59,14 @@ describe('roofConsistency', () => {
     expect(c.warnings).toHaveLength(2);
     expect(c.warnings[0]).toMatch(/^The streaming read samples span 7\.20–23\.1 GB\/s, 141% of their median/);
     expect(c.warnings[1]).toMatch(/^The f32 FMA samples span 19\.0–122 GFLOP\/s/);
+  });
+});
+
+describe('read roof drift over a run', () => {
+  it('flags a roof that moved beyond ±15% between the start and the end of a run', () => {
+    expect(readRoofDrift(10, 11)).toEqual({ read_after_gbps: 11, ratio: 1.1, bound: 0.15, warning: null });
+    expect(readRoofDrift(10, 8.6).warning).toBeNull();
+    expect(readRoofDrift(10, 8).warning).toMatch(/moved from 10\.0 to 8\.00 GB\/s during the run \(×0\.80, beyond ±15%\)/);
+    expect(readRoofDrift(10, 12).warning).toMatch(/×1\.20/);
   });
 });
