@@ -74,6 +74,11 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     type: 'boolean',
     help: `run even past the work bound: ${MAX_UNCONFIRMED_TOKENS.toLocaleString('en-US')} tokens (prompt + output, every repetition) or arrivals over ${MAX_UNCONFIRMED_ARRIVAL_S / 3600} h`,
   },
+  roofs: {
+    type: 'string',
+    value: 'fresh|FILE',
+    help: "roofs measured on this device within 24 h are reused (a cache under ~/.cache/tokenscope); fresh: measure again; FILE: take a saved result's",
+  },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
   'probe-mib': { type: 'int', range: 'probe-mib', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups,packed_4x8_integer_dot_product' },
@@ -111,7 +116,21 @@ const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
 /** What `--inspect` takes besides its target. */
 const INSPECT_FLAGS = ['probe', 'probe-mib', 'memory-gib', 'context', 'json', 'quiet'];
 /** Flags every run takes. */
-const COMMON_FLAGS = new Set(['help', 'list-models', 'quiet', 'json', 'yes', 'disable', 'runtime', 'probe', 'probe-mib', 'share', 'share-base', 'browser']);
+const COMMON_FLAGS = new Set([
+  'roofs',
+  'help',
+  'list-models',
+  'quiet',
+  'json',
+  'yes',
+  'disable',
+  'runtime',
+  'probe',
+  'probe-mib',
+  'share',
+  'share-base',
+  'browser',
+]);
 
 /** What the flags run: a header inspection, the roofs alone, serving under load, or the latency sweep (the default). */
 export function runKind(given: GivenFlags): 'inspect' | 'roofs' | 'serve' | 'latency' {
@@ -137,6 +156,8 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   }
   if (name === 'browser' && given.get('runtime') !== 'browser') return '--browser picks the browser of --runtime browser; add --runtime browser';
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
+  if (name === 'roofs' && kind === 'roofs' && given.get('roofs') !== 'fresh')
+    return '--probe measures the roofs afresh; --roofs FILE reuses saved ones instead, so drop one of them';
   if (COMMON_FLAGS.has(name)) return null;
   if (kind === 'roofs') {
     return name === 'reps'

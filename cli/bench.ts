@@ -2,13 +2,17 @@
  * `npm run bench` — the headless runner. Drives the same job code as the page, in Node on the
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import { formatReport } from '../src/jobs/report.ts';
 import { table } from '../src/measure/format.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
-import type { BenchResult } from '../src/measure/schema.ts';
+import type { BenchResult, Ceilings } from '../src/measure/schema.ts';
+import type { BenchJob } from '../src/jobs/job.ts';
+import type { GpuContext } from '../src/gpu/device.ts';
+import type { Fallbacks } from '../src/gpu/capabilities.ts';
+import { fileRoofsCache, roofsFromResultFile, roofsKey, type RoofsSource } from './roofs-cache.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
@@ -37,12 +41,16 @@ function listModels(): string {
 async function main(argv: string[]): Promise<number> {
   let flags: Map<string, unknown>;
   let disabled;
+  let savedRoofs: BenchJob['roofs'];
   try {
     flags = parseFlags(argv, BENCH_FLAGS, misplacedFlag);
     disabled = parseFallbacks(((flags.get('disable') as string[] | undefined) ?? []).join(','));
     const jsonPath = flags.get('json') as string | undefined;
     const pathProblem = jsonPath === undefined ? null : outputPathProblem(jsonPath);
     if (pathProblem) throw new UsageError(`${pathProblem}.`);
+    const roofsFlag = flags.get('roofs') as string | undefined;
+    // A saved result's roofs are read and checked here, before any GPU work.
+    if (roofsFlag !== undefined && roofsFlag !== 'fresh') savedRoofs = roofsFromResultFile(roofsFlag);
     // Every setting is checked before the device is touched: with the small defaults of a CPU
     // adapter here, and again with the device's own once it is known (still before the roofs).
     // The engine's modules load only once the flags above have passed.
@@ -71,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (flags.get('runtime') === 'browser') {
       const { runInBrowser } = await import('./browser-runner.ts');
-      result = await runInBrowser((cpuLike) => jobFromFlags(flags, cpuLike), {
+      result = await runInBrowser((cpuLike) => ({ ...jobFromFlags(flags, cpuLike), ...(savedRoofs ? { roofs: savedRoofs } : {}) }), {
         browser: flags.get('browser') as string | undefined,
         disable: [...disabled],
         onProgress,
@@ -82,7 +90,14 @@ async function main(argv: string[]): Promise<number> {
       const ctx = await acquireNodeGpu({ disable: disabled, onError: (m) => process.stderr.write(`${m}\n`) });
       try {
         const { runJob } = await import('../src/jobs/job.ts');
-        result = await runJob(ctx, jobFromFlags(flags, ctx.caps.cpuLike), disabled, { onProgress, tuneCache: fileTuneCache() });
+        const job = jobFromFlags(flags, ctx.caps.cpuLike);
+        const cached = savedRoofs ? null : await roofsCacheFor(ctx, disabled, job, flags.get('roofs') === 'fresh' || flags.has('probe'));
+        if (savedRoofs) job.roofs = savedRoofs;
+        else if (cached?.hit) job.roofs = cached.hit;
+        if (job.roofs && job.probe && !quiet) process.stderr.write(`${describeReuse(job.roofs.source)}\n`);
+        result = await runJob(ctx, job, disabled, { onProgress, tuneCache: fileTuneCache() });
+        const source = result.ceilings?.source;
+        if (cached && result.ceilings && source?.kind === 'measured') cached.store(result.ceilings, source.measured_at);
       } finally {
         ctx.destroy();
       }
@@ -111,6 +126,39 @@ async function main(argv: string[]): Promise<number> {
   }
   return 0;
 }
+
+/**
+ * The per-device roofs cache for this run (Node runtime): its entry when one is fresh (unless
+ * `fresh`), and how to store newly measured roofs. Runs with a custom protocol (`--probe --reps`) are neither read nor stored.
+ */
+async function roofsCacheFor(ctx: GpuContext, disabled: Fallbacks, job: BenchJob, fresh: boolean) {
+  if (job.protocol || job.probeShapes) return null;
+  const { describeEnvironment } = await import('../src/measure/environment.ts');
+  const cache = fileRoofsCache({ warn: (m) => process.stderr.write(`${m}\n`) });
+  const key = roofsKey({ environment: describeEnvironment(ctx, disabled), driver: webgpuVersion(), version: projectVersion(), probeMiB: job.probeMiB });
+  return {
+    hit: fresh || job.probe === false ? undefined : cache.get(key),
+    store: (ceilings: Ceilings, measuredAt: string) => cache.set(key, ceilings, measuredAt),
+  };
+}
+
+function describeReuse(source: RoofsSource): string {
+  const minutes = Math.round((Date.now() - Date.parse(source.measured_at)) / 60_000);
+  const ago = Number.isFinite(minutes) ? `, ${minutes < 120 ? `${minutes} min` : `${(minutes / 60).toFixed(1)} h`} ago` : '';
+  return source.kind === 'cached'
+    ? `roofs: reused from ${source.path} (measured ${source.measured_at}${ago}); --roofs fresh measures them again`
+    : `roofs: taken from ${source.path} (measured ${source.measured_at}${ago})`;
+}
+
+function readVersion(file: URL | string): string {
+  try {
+    return String((JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version ?? '?');
+  } catch {
+    return '?';
+  }
+}
+const projectVersion = () => readVersion(new URL('../package.json', import.meta.url));
+const webgpuVersion = () => `webgpu ${readVersion(new URL('../node_modules/webgpu/package.json', import.meta.url))}`;
 
 async function runInspect(target: string, flags: Map<string, unknown>, onProgress: (step: string, f: number) => void): Promise<number> {
   const { inspectTarget, formatInspection } = await import('./inspect.ts');

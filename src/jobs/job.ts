@@ -20,7 +20,7 @@ import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from '..
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
-import { newResult, type BenchResult } from '../measure/schema.ts';
+import { newResult, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { PlannedWork } from '../measure/validate.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
@@ -51,6 +51,8 @@ export interface BenchJob {
   /** Override the roofs' kernel shapes (default: chosen per device in kernels/select.ts). */
   probeShapes?: Partial<ProbeShapes>;
   protocol?: RepeatProtocol;
+  /** Roofs measured before (the CLI's per-device cache, a saved result): used instead of measuring them. */
+  roofs?: { ceilings: Ceilings; source: NonNullable<Ceilings['source']> };
   model?: ModelSpec;
   /** KV-cache positions (default: what the job needs, rounded up). */
   context?: number;
@@ -213,20 +215,26 @@ async function runTokenscope(
   checkPresetFits(job);
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
-  const probeEnd = job.probe ? 1 - modelWork : 0;
+  const probeEnd = job.probe && !job.roofs ? 1 - modelWork : 0;
   // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   const shape = opened ? engineShape(job, opened.maxSeq) : null;
   if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
-  if (job.probe) {
-    result.ceilings = await measureCeilings(ctx, {
+  if (job.roofs) {
+    result.ceilings = { ...job.roofs.ceilings, source: job.roofs.source };
+    hooks.onProgress?.(`roofs: reused (measured ${job.roofs.source.measured_at})`, 0.05);
+    hooks.onPartial?.(result);
+  } else if (job.probe) {
+    const measuredAt = new Date().toISOString();
+    const ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
       shapes: job.probeShapes,
       protocol: job.protocol,
       signal: hooks.signal,
       onProgress: progressSlice(hooks, opened ? 0.05 : 0, probeEnd + (opened ? 0.05 : 0), 'roofs'),
     });
+    result.ceilings = { ...ceilings, source: { kind: 'measured', measured_at: measuredAt } };
     hooks.onPartial?.(result);
   }
   if (!opened) return result;

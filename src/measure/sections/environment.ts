@@ -98,6 +98,13 @@ export const ceilingsSchema = object(
     ),
     working_set_bytes: bytes(),
     launch: optional(launchSchema).describe('The launch roof (absent in older results).'),
+    source: optional(
+      object({
+        kind: oneOf(['measured', 'cached', 'file'] as const),
+        measured_at: str(64).describe('When these roofs were measured (ISO 8601).'),
+        path: optional(str(4096)).describe('The cache or result file they were read from.'),
+      }),
+    ).describe('Whether the roofs were measured by this run or reused (the per-device cache, --roofs FILE); absent in older results.'),
     measurements: object({
       read_bandwidth_gbps: measurementSchema,
       copy_bandwidth_gbps: measurementSchema,
@@ -214,6 +221,11 @@ export function formatCeilings(c: Ceilings): string {
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
     `Ridge point (f32 FMA peak / read roof): ${(c.f32_gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / c.f32_gflops) * 100).toFixed(0)}% of that peak.`,
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),
+    ...(c.source && c.source.kind !== 'measured'
+      ? [
+          `These roofs were reused (${c.source.kind === 'cached' ? 'per-device cache' : 'a saved result'}${c.source.path ? ` ${c.source.path}` : ''}), measured ${c.source.measured_at}.`,
+        ]
+      : []),
   ].join('\n');
 }
 
