@@ -18,6 +18,7 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   browser: { type: 'string', value: 'PATH', help: 'with --runtime browser: Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
   model: {
+    short: 'm',
     type: 'string',
     value: 'PRESET|FILE|URL',
     help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id',
@@ -48,6 +49,28 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
   'llama-bench': { type: 'boolean', help: "also run llama-bench's pp512 / tg128 and print its table" },
+  'n-prompt': {
+    short: 'p',
+    type: 'ranges',
+    range: 'n-prompt',
+    value: 'N,N|A-B+S',
+    help: "llama-bench mode: pp tests of these prompt lengths (default 512; lists and ranges as llama-bench's: 32,64 or 128-512*2)",
+  },
+  'n-gen': { short: 'n', type: 'ranges', range: 'n-gen', value: 'N,N|A-B+S', help: 'llama-bench mode: tg tests of these output lengths (default 128)' },
+  'n-depth': {
+    short: 'd',
+    type: 'ranges',
+    range: 'n-depth',
+    value: 'N,N|A-B+S',
+    help: 'llama-bench mode: run each test after this many tokens of context ("pp32 @ d512")',
+  },
+  repetitions: { short: 'r', type: 'int', range: 'repetitions', value: 'N', help: 'llama-bench mode: repetitions per test (default 5)' },
+  output: {
+    short: 'o',
+    type: 'string',
+    choices: ['md', 'csv', 'json', 'jsonl'],
+    help: "llama-bench mode: print llama-bench's table (md, default) or its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…)",
+  },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
   seed: { type: 'int', range: 'seed', value: 'N', help: 'seed of synthetic weights and random prompts (default 42)' },
@@ -113,6 +136,10 @@ const SERVE_FLAGS = new Set([
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
+/** The flags that choose llama-bench mode (llama-bench's -p -n -d -r -o). */
+const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-depth', 'repetitions', 'output'];
+/** What llama-bench mode takes besides its own flags and the common ones. */
+const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'quant', 'seed', 'context', 'memory-gib']);
 /** What `--inspect` takes besides its target. */
 const INSPECT_FLAGS = ['probe', 'probe-mib', 'memory-gib', 'context', 'json', 'quiet'];
 /** Flags every run takes. */
@@ -133,9 +160,10 @@ const COMMON_FLAGS = new Set([
 ]);
 
 /** What the flags run: a header inspection, the roofs alone, serving under load, or the latency sweep (the default). */
-export function runKind(given: GivenFlags): 'inspect' | 'roofs' | 'serve' | 'latency' {
+export function runKind(given: GivenFlags): 'inspect' | 'roofs' | 'llama-bench' | 'serve' | 'latency' {
   if (given.has('inspect')) return 'inspect';
   if (given.has('probe')) return 'roofs';
+  if (LLAMA_BENCH_MODE_FLAGS.some((f) => given.has(f))) return 'llama-bench';
   return given.get('mode') === 'serve' ? 'serve' : 'latency';
 }
 
@@ -163,6 +191,11 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
     return name === 'reps'
       ? null
       : `${flag} does not apply to --probe, which measures the roofs only; drop --probe to run a model (the roofs come first anyway)`;
+  }
+  if (kind === 'llama-bench') {
+    if (LLAMA_BENCH_MODE_FLAGS.includes(name) || LLAMA_BENCH_OTHER_FLAGS.has(name)) return null;
+    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-d/-r/-o already run llama-bench mode, so drop it';
+    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -d, -r or -o), which takes -m, -p, -n, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;

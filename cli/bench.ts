@@ -16,8 +16,9 @@ import { fileRoofsCache, roofsFromResultFile, roofsKey, type RoofsSource } from 
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
-import { parseFlags, usage, UsageError } from './args.ts';
-import { BENCH_FLAGS, misplacedFlag, outputPathProblem } from './bench-flags.ts';
+import { parseFlags, usage, UsageError, type GivenFlags } from './args.ts';
+import { BENCH_FLAGS, misplacedFlag, outputPathProblem, runKind } from './bench-flags.ts';
+import type { LlamaBenchOutput } from '../src/measure/llama-bench-output.ts';
 
 /** Where `npm start` serves the page. */
 const DEFAULT_PAGE_URL = 'http://127.0.0.1:5173/';
@@ -94,7 +95,7 @@ async function main(argv: string[]): Promise<number> {
         const cached = savedRoofs ? null : await roofsCacheFor(ctx, disabled, job, flags.get('roofs') === 'fresh' || flags.has('probe'));
         if (savedRoofs) job.roofs = savedRoofs;
         else if (cached?.hit) job.roofs = cached.hit;
-        if (job.roofs && job.probe && !quiet) process.stderr.write(`${describeReuse(job.roofs.source)}\n`);
+        if (job.roofs && !quiet) process.stderr.write(`${describeReuse(job.roofs.source)}\n`);
         result = await runJob(ctx, job, disabled, { onProgress, tuneCache: fileTuneCache() });
         const source = result.ceilings?.source;
         if (cached && result.ceilings && source?.kind === 'measured') cached.store(result.ceilings, source.measured_at);
@@ -111,7 +112,18 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  process.stdout.write(`${formatReport(result)}\n`);
+  if (runKind(flags as unknown as GivenFlags) === 'llama-bench') {
+    // llama-bench's own output on stdout, as llama-bench prints it (progress and notes went to stderr).
+    const { formatLlamaBenchOutput } = await import('../src/measure/llama-bench-output.ts');
+    const a = result.environment.adapter;
+    process.stdout.write(
+      formatLlamaBenchOutput(result.llama_bench ?? [], (flags.get('output') as LlamaBenchOutput | undefined) ?? 'md', {
+        model_filename: (flags.get('model') as string | undefined) ?? result.model?.id ?? '',
+        gpu_info: a.description || [a.vendor, a.architecture].filter(Boolean).join(' '),
+        test_time: result.created_at,
+      }),
+    );
+  } else process.stdout.write(`${formatReport(result)}\n`);
   if (flags.get('share')) {
     const base = (flags.get('share-base') as string | undefined) ?? process.env.TOKENSCOPE_URL ?? DEFAULT_PAGE_URL;
     const fragment = await encodeReport(result);
@@ -122,7 +134,8 @@ async function main(argv: string[]): Promise<number> {
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {
     writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
-    process.stdout.write(`\nWrote ${jsonPath}\n`);
+    // In llama-bench mode stdout holds only llama-bench's output (a JSONL reader sees nothing else).
+    (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(`\nWrote ${jsonPath}\n`);
   }
   return 0;
 }
@@ -137,7 +150,8 @@ async function roofsCacheFor(ctx: GpuContext, disabled: Fallbacks, job: BenchJob
   const cache = fileRoofsCache({ warn: (m) => process.stderr.write(`${m}\n`) });
   const key = roofsKey({ environment: describeEnvironment(ctx, disabled), driver: webgpuVersion(), version: projectVersion(), probeMiB: job.probeMiB });
   return {
-    hit: fresh || job.probe === false ? undefined : cache.get(key),
+    // A job that does not measure the roofs (llama-bench mode) still takes the cached ones: they cost nothing.
+    hit: fresh ? undefined : cache.get(key),
     store: (ceilings: Ceilings, measuredAt: string) => cache.set(key, ceilings, measuredAt),
   };
 }

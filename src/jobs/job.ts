@@ -16,7 +16,7 @@ import { measureCeilings } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
-import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
+import { LLAMA_BENCH_DEFAULTS, llamaBenchTests, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
@@ -61,7 +61,7 @@ export interface BenchJob {
   generate?: { prompt: string; gen: number; chat?: boolean; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
   /** llama-bench's protocol; `true` runs llama.cpp's defaults (pp512, tg128). */
-  llamaBench?: boolean | { nPrompt: number; nGen: number };
+  llamaBench?: boolean | ({ nPrompt: number; nGen: number } & Partial<LlamaBenchSettings>);
   /** Serving mode: a workload through the continuous-batching scheduler. */
   serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
@@ -109,10 +109,7 @@ export function contextFor(job: BenchJob, modelContext: number, promptIds?: numb
 function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   const needs = [1];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
-  if (job.llamaBench) {
-    const lb = llamaBenchSettings(job);
-    needs.push(lb.nPrompt, lb.nGen + 1);
-  }
+  if (job.llamaBench) for (const t of llamaBenchTests(llamaBenchSettings(job))) needs.push(t.depth + t.nPrompt, t.depth + t.nGen + 1);
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
   return Math.max(...needs);
@@ -300,7 +297,7 @@ async function runTokenscope(
     if (job.llamaBench) {
       result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', llamaBenchSettings(job), {
         signal: hooks.signal,
-        onProgress: progressSlice(hooks, 0.85, 1, 'llama-bench'),
+        onProgress: progressSlice(hooks, job.latency || job.serve ? 0.85 : probeEnd + 0.15, 1, 'llama-bench'),
       });
       hooks.onPartial?.(result);
     }
