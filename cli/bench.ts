@@ -12,6 +12,7 @@ import type { BenchResult, Ceilings } from '../src/measure/schema.ts';
 import type { BenchJob } from '../src/jobs/job.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
+import { progressPrinter } from './progress.ts';
 import { fileRoofsCache, roofsFromResultFile, roofsKey, type RoofsSource } from './roofs-cache.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
@@ -69,11 +70,17 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const quiet = Boolean(flags.get('quiet'));
+  const progress = progressPrinter(process.stderr);
   const onProgress = (step: string, f: number) => {
-    if (!quiet) process.stderr.write(`[${(f * 100).toFixed(0).padStart(3)}%] ${step}\n`);
+    if (!quiet) progress(step, f);
+  };
+  /** A line on stderr that ends a TTY's updating progress line first. */
+  const log = (line: string) => {
+    progress.clear();
+    process.stderr.write(`${line}\n`);
   };
   const inspect = flags.get('inspect') as string | undefined;
-  if (inspect !== undefined) return runInspect(inspect, flags, onProgress);
+  if (inspect !== undefined) return runInspect(inspect, flags, onProgress, () => progress.clear());
 
   let result: BenchResult;
   const { jobFromFlags } = await import('./bench-job.ts');
@@ -84,18 +91,18 @@ async function main(argv: string[]): Promise<number> {
         browser: flags.get('browser') as string | undefined,
         disable: [...disabled],
         onProgress,
-        onLog: (l) => process.stderr.write(`${l}\n`),
+        onLog: log,
       });
     } else {
       const { acquireNodeGpu } = await import('../src/gpu/node-gpu.ts');
-      const ctx = await acquireNodeGpu({ disable: disabled, onError: (m) => process.stderr.write(`${m}\n`) });
+      const ctx = await acquireNodeGpu({ disable: disabled, onError: log });
       try {
         const { runJob } = await import('../src/jobs/job.ts');
         const job = jobFromFlags(flags, ctx.caps.cpuLike);
         const cached = savedRoofs ? null : await roofsCacheFor(ctx, disabled, job, flags.get('roofs') === 'fresh' || flags.has('probe'));
         if (savedRoofs) job.roofs = savedRoofs;
         else if (cached?.hit) job.roofs = cached.hit;
-        if (job.roofs && !quiet) process.stderr.write(`${describeReuse(job.roofs.source)}\n`);
+        if (job.roofs && !quiet) log(describeReuse(job.roofs.source));
         result = await runJob(ctx, job, disabled, { onProgress, tuneCache: fileTuneCache() });
         const source = result.ceilings?.source;
         if (cached && result.ceilings && source?.kind === 'measured') cached.store(result.ceilings, source.measured_at);
@@ -104,6 +111,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
   } catch (e) {
+    progress.clear();
     if (e instanceof UsageError) {
       process.stderr.write(`error: ${e.message}\n\n${usage('npm run bench --', SUMMARY, BENCH_FLAGS)}`);
       return 2;
@@ -112,6 +120,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
+  progress.clear();
   if (runKind(flags as unknown as GivenFlags) === 'llama-bench') {
     // llama-bench's own output on stdout, as llama-bench prints it (progress and notes went to stderr).
     const { formatLlamaBenchOutput } = await import('../src/measure/llama-bench-output.ts');
@@ -174,7 +183,12 @@ function readVersion(file: URL | string): string {
 const projectVersion = () => readVersion(new URL('../package.json', import.meta.url));
 const webgpuVersion = () => `webgpu ${readVersion(new URL('../node_modules/webgpu/package.json', import.meta.url))}`;
 
-async function runInspect(target: string, flags: Map<string, unknown>, onProgress: (step: string, f: number) => void): Promise<number> {
+async function runInspect(
+  target: string,
+  flags: Map<string, unknown>,
+  onProgress: (step: string, f: number) => void,
+  endProgress: () => void,
+): Promise<number> {
   const { inspectTarget, formatInspection } = await import('./inspect.ts');
   try {
     const run = await inspectTarget(target, {
@@ -184,6 +198,7 @@ async function runInspect(target: string, flags: Map<string, unknown>, onProgres
       context: flags.get('context') as number | undefined,
       onProgress,
     });
+    endProgress();
     process.stdout.write(`${formatInspection(run)}\n`);
     const jsonPath = flags.get('json') as string | undefined;
     if (jsonPath) {
@@ -193,6 +208,7 @@ async function runInspect(target: string, flags: Map<string, unknown>, onProgres
     // A file the run would refuse (its config, tensors or the --context) fails here too, with the run's message.
     return run.inspection.unsupported ? 1 : 0;
   } catch (e) {
+    endProgress();
     process.stderr.write(`error: ${describeError(e)}\n`);
     return 1;
   }

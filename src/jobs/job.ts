@@ -20,6 +20,7 @@ import { LLAMA_BENCH_DEFAULTS, llamaBenchTests, runLlamaBench, type LlamaBenchSe
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
+import { e2elMs, ttftMs } from '../measure/metrics.ts';
 import { newResult, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { PlannedWork } from '../measure/validate.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
@@ -220,7 +221,6 @@ async function runTokenscope(
   if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
   if (job.roofs) {
     result.ceilings = { ...job.roofs.ceilings, source: job.roofs.source };
-    hooks.onProgress?.(`roofs: reused (measured ${job.roofs.source.measured_at})`, 0.05);
     hooks.onPartial?.(result);
   } else if (job.probe) {
     const measuredAt = new Date().toISOString();
@@ -265,6 +265,12 @@ async function runTokenscope(
         text: resolved.tokenizer ? resolved.tokenizer.decode(g.outputTokens) : null,
         note: resolved.tokenizer ? undefined : 'synthetic weights have no tokenizer: the prompt was encoded as UTF-8 bytes and the output is token ids only',
       };
+      const timing = { promptTokens: promptIds.length, tSend: g.tSend, tTokens: g.tTokens };
+      const [ttft, e2el] = [ttftMs(timing), e2elMs(timing)];
+      if (ttft !== undefined && e2el !== undefined) {
+        const n = g.tTokens.length;
+        result.generation.timing = { ttft_ms: ttft, e2el_ms: e2el, decode_tokens_per_s: n > 1 && e2el > ttft ? (n - 1) / ((e2el - ttft) / 1000) : null };
+      }
       hooks.onPartial?.(result);
     }
     if (job.latency) {
