@@ -102,6 +102,7 @@ function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob 
   }
   return {
     probe: get('roofs') === 'fresh',
+    probeMiB: get<number>('probe-mib'),
     model,
     context: get<number>('context'),
     llamaBench,
