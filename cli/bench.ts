@@ -43,7 +43,7 @@ function listModels(): string {
 async function main(argv: string[]): Promise<number> {
   let flags: Map<string, unknown>;
   let disabled;
-  let savedRoofs: BenchJob['roofs'];
+  let savedRoofs: ReturnType<typeof roofsFromResultFile> | undefined;
   try {
     flags = parseFlags(argv, BENCH_FLAGS, misplacedFlag);
     disabled = parseFallbacks(((flags.get('disable') as string[] | undefined) ?? []).join(','));
@@ -87,7 +87,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (flags.get('runtime') === 'browser') {
       const { runInBrowser } = await import('./browser-runner.ts');
-      result = await runInBrowser((cpuLike) => ({ ...jobFromFlags(flags, cpuLike), ...(savedRoofs ? { roofs: savedRoofs } : {}) }), {
+      const roofs = savedRoofs ? { ceilings: savedRoofs.ceilings, source: savedRoofs.source } : undefined;
+      result = await runInBrowser((cpuLike) => ({ ...jobFromFlags(flags, cpuLike), ...(roofs ? { roofs } : {}) }), {
         browser: flags.get('browser') as string | undefined,
         disable: [...disabled],
         onProgress,
@@ -100,8 +101,15 @@ async function main(argv: string[]): Promise<number> {
         const { runJob } = await import('../src/jobs/job.ts');
         const job = jobFromFlags(flags, ctx.caps.cpuLike);
         const cached = savedRoofs ? null : await roofsCacheFor(ctx, disabled, job, flags.get('roofs') === 'fresh' || flags.has('probe'));
-        if (savedRoofs) job.roofs = savedRoofs;
-        else if (cached?.hit) job.roofs = cached.hit;
+        if (savedRoofs) {
+          job.roofs = { ceilings: savedRoofs.ceilings, source: savedRoofs.source };
+          const [was, is] = [savedRoofs.adapter, ctx.caps.adapter];
+          if (was && (was.description !== is.description || was.vendor !== is.vendor || was.architecture !== is.architecture)) {
+            log(
+              `warning: --roofs ${savedRoofs.source.path} was measured on another adapter (${was.description || was.vendor}); this one is ${is.description || is.vendor}.`,
+            );
+          }
+        } else if (cached?.hit) job.roofs = cached.hit;
         if (job.roofs && !quiet) log(describeReuse(job.roofs.source));
         result = await runJob(ctx, job, disabled, { onProgress, tuneCache: fileTuneCache() });
         const source = result.ceilings?.source;

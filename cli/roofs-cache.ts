@@ -123,8 +123,8 @@ function readEntries(file: string, warn: (message: string) => void): Record<stri
 }
 
 /** `--roofs FILE`: the roofs of a saved result (`npm run bench -- --json FILE`), checked against the schema. */
-export function roofsFromResultFile(path: string): { ceilings: Ceilings; source: RoofsSource } {
-  let doc: { created_at?: unknown; ceilings?: unknown };
+export function roofsFromResultFile(path: string): { ceilings: Ceilings; source: RoofsSource; adapter?: Environment['adapter'] } {
+  let doc: { created_at?: unknown; ceilings?: unknown; environment?: { adapter?: Environment['adapter'] } };
   try {
     doc = JSON.parse(readFileSync(path, 'utf8')) as typeof doc;
   } catch (e) {
@@ -154,5 +154,6 @@ export function roofsFromResultFile(path: string): { ceilings: Ceilings; source:
   const ceilings = doc.ceilings as Ceilings;
   const measuredAt = ceilings.source?.measured_at ?? (typeof doc.created_at === 'string' ? doc.created_at : 'unknown');
   const { source: _, ...bare } = ceilings;
-  return { ceilings: bare, source: { kind: 'file', measured_at: measuredAt, path } };
+  const adapter = doc.environment?.adapter;
+  return { ceilings: bare, source: { kind: 'file', measured_at: measuredAt, path }, ...(adapter && typeof adapter === 'object' ? { adapter } : {}) };
 }

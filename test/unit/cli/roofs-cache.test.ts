@@ -12,6 +12,8 @@ import {
   type RoofsKeyParts,
 } from '../../../cli/roofs-cache.ts';
 import { ceilings } from '../share/fixtures.ts';
+import { parseFlags } from '../../../cli/args.ts';
+import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -118,6 +120,9 @@ describe('roofsFromResultFile (--roofs FILE)', () => {
     expect(roofsFromResultFile(file).source).toEqual({ kind: 'file', measured_at: '2026-12-04T10:00:00Z', path: file });
     writeFileSync(file, JSON.stringify({ created_at: 'x', ceilings: { ...ceilings(2), source: { kind: 'cached', measured_at: '2026-12-03T09:00:00Z' } } }));
     expect(roofsFromResultFile(file).source.measured_at).toBe('2026-12-03T09:00:00Z');
+    const adapter = { vendor: 'nvidia', architecture: 'hopper', device: '', description: 'H200', isFallbackAdapter: false };
+    writeFileSync(file, JSON.stringify({ created_at: 'x', environment: { adapter }, ceilings: ceilings(2) }));
+    expect(roofsFromResultFile(file).adapter).toEqual(adapter);
   });
 
   it('refuses a file that is not JSON, holds no roofs or holds bad ones', () => {
@@ -128,5 +133,17 @@ describe('roofsFromResultFile (--roofs FILE)', () => {
     expect(() => roofsFromResultFile(file)).toThrow(/holds no roofs/);
     writeFileSync(file, JSON.stringify({ ceilings: { f32_gflops: -1 } }));
     expect(() => roofsFromResultFile(file)).toThrow(/do not match the result schema/);
+  });
+});
+
+describe('--roofs among the flags', () => {
+  const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
+  it('is taken by every run; --probe takes only fresh (it always measures)', () => {
+    expect(parse(['--roofs', 'fresh']).get('roofs')).toBe('fresh');
+    expect(parse(['--roofs', 'saved.json', '--model', 'stories15m']).get('roofs')).toBe('saved.json');
+    expect(parse(['-p', '32', '--roofs', 'saved.json']).get('roofs')).toBe('saved.json');
+    expect(parse(['--probe', '--roofs', 'fresh']).get('roofs')).toBe('fresh');
+    expect(() => parse(['--probe', '--roofs', 'saved.json'])).toThrow(/--probe measures the roofs afresh/);
+    expect(() => parse(['--roofs'])).toThrow(/--roofs needs a value/);
   });
 });
