@@ -3,9 +3,9 @@
  * in validate.ts's one table); unknown flags, flags the chosen run does not use and bad values are
  * errors that carry the usage text (the CLI prints it and exits 2) — all before any GPU work.
  */
-import { describeRange, listProblem, rangeProblem, SETTING_RANGES, type SettingName } from '../src/measure/validate.ts';
+import { describeRange, listProblem, parseIntRanges, rangeProblem, SETTING_RANGES, type SettingName } from '../src/measure/validate.ts';
 
-export type FlagType = 'boolean' | 'string' | 'int' | 'number' | 'list';
+export type FlagType = 'boolean' | 'string' | 'int' | 'number' | 'list' | 'ranges';
 
 export interface FlagSpec {
   type: FlagType;
@@ -16,6 +16,8 @@ export interface FlagSpec {
   choices?: readonly string[];
   /** For int, number and list flags (and strings that hold a number): the allowed range, from SETTING_RANGES. */
   range?: SettingName;
+  /** A one-letter (or llama-bench style) short form, typed with one dash: "m" for -m, "pg" for -pg. */
+  short?: string;
 }
 
 export type FlagValue = boolean | string | number | string[] | number[];
@@ -31,7 +33,7 @@ export function usage(command: string, summary: string, flags: Record<string, Fl
   const lines = Object.entries(flags).map(([name, spec]) => {
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
     const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
-    return `  --${name}${value}`.padEnd(34) + spec.help + range;
+    return `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`.padEnd(34) + spec.help + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }
@@ -48,7 +50,14 @@ export function parseFlags(
 ): Map<string, FlagValue> {
   const given = new Map<string, string | true>();
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    let arg = argv[i];
+    if (/^-[a-z]/i.test(arg)) {
+      // A short form (-m, -p): the same flag under its long name.
+      const short = arg.slice(1).split('=')[0];
+      const long = Object.entries(flags).find(([, s]) => s.short === short)?.[0];
+      if (!long) throw new UsageError(`Unknown flag -${short}.`);
+      arg = `--${long}${arg.slice(1 + short.length)}`;
+    }
     if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" (flags start with --).`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq === -1 ? undefined : eq);
@@ -60,7 +69,8 @@ export function parseFlags(
       continue;
     }
     const raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
-    if (raw === undefined || (eq === -1 && raw.startsWith('--'))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
+    const isFlag = (t: string) => t.startsWith('--') || Object.values(flags).some((s) => s.short !== undefined && t === `-${s.short}`);
+    if (raw === undefined || (eq === -1 && isFlag(raw))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
     given.set(name, raw);
   }
   for (const name of given.keys()) {
@@ -98,6 +108,11 @@ function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
       const problem = listProblem(spec.range, items, `--${name}`);
       if (problem) throw new UsageError(`${problem}.`);
       return items.map(Number);
+    }
+    case 'ranges': {
+      const values = spec.range ? parseIntRanges(spec.range, raw, `--${name}`) : `--${name}: no range declared`;
+      if (typeof values === 'string') throw new UsageError(`${values}.`);
+      return values;
     }
     case 'string':
       if (spec.choices?.includes(raw)) return raw;

@@ -18,6 +18,7 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   browser: { type: 'string', value: 'PATH', help: 'with --runtime browser: Chromium/Chrome executable (else $CHROME_PATH, else the usual paths)' },
   model: {
+    short: 'm',
     type: 'string',
     value: 'PRESET|FILE|URL',
     help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id',
@@ -52,6 +53,28 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     type: 'string',
     choices: ['auto', 'on', 'off'],
     help: 'logits against the f32 CPU reference after latency/generation runs: auto (default: real models under 100 M parameters), on, off',
+  },
+  'n-prompt': {
+    short: 'p',
+    type: 'ranges',
+    range: 'n-prompt',
+    value: 'N,N|A-B+S',
+    help: "llama-bench mode: pp tests of these prompt lengths (default 512; lists and ranges as llama-bench's: 32,64 or 128-512*2)",
+  },
+  'n-gen': { short: 'n', type: 'ranges', range: 'n-gen', value: 'N,N|A-B+S', help: 'llama-bench mode: tg tests of these output lengths (default 128)' },
+  'n-depth': {
+    short: 'd',
+    type: 'ranges',
+    range: 'n-depth',
+    value: 'N,N|A-B+S',
+    help: 'llama-bench mode: run each test after this many tokens of context ("pp32 @ d512")',
+  },
+  repetitions: { short: 'r', type: 'int', range: 'repetitions', value: 'N', help: 'llama-bench mode: repetitions per test (default 5)' },
+  output: {
+    short: 'o',
+    type: 'string',
+    choices: ['md', 'csv', 'json', 'jsonl'],
+    help: "llama-bench mode: print llama-bench's table (md, default) or its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…)",
   },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
@@ -88,6 +111,11 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   yes: {
     type: 'boolean',
     help: `run even past the work bound: ${MAX_UNCONFIRMED_TOKENS.toLocaleString('en-US')} tokens (prompt + output, every repetition) or arrivals over ${MAX_UNCONFIRMED_ARRIVAL_S / 3600} h`,
+  },
+  roofs: {
+    type: 'string',
+    value: 'fresh|FILE',
+    help: "roofs measured on this device within 24 h are reused (a cache under ~/.cache/tokenscope); fresh: measure again; FILE: take a saved result's",
   },
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
   'probe-mib': { type: 'int', range: 'probe-mib', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
@@ -129,15 +157,34 @@ const SERVE_FLAGS = new Set([
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
+/** The flags that choose llama-bench mode (llama-bench's -p -n -d -r -o). */
+const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-depth', 'repetitions', 'output'];
+/** What llama-bench mode takes besides its own flags and the common ones. */
+const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'quant', 'seed', 'context', 'memory-gib']);
 /** What `--inspect` takes besides its target. */
 const INSPECT_FLAGS = ['probe', 'probe-mib', 'memory-gib', 'context', 'json', 'quiet'];
 /** Flags every run takes. */
-const COMMON_FLAGS = new Set(['help', 'list-models', 'quiet', 'json', 'yes', 'disable', 'runtime', 'probe', 'probe-mib', 'share', 'share-base', 'browser']);
+const COMMON_FLAGS = new Set([
+  'roofs',
+  'help',
+  'list-models',
+  'quiet',
+  'json',
+  'yes',
+  'disable',
+  'runtime',
+  'probe',
+  'probe-mib',
+  'share',
+  'share-base',
+  'browser',
+]);
 
 /** What the flags run: a header inspection, the roofs alone, serving under load, or the latency sweep (the default). */
-export function runKind(given: GivenFlags): 'inspect' | 'roofs' | 'serve' | 'latency' {
+export function runKind(given: GivenFlags): 'inspect' | 'roofs' | 'llama-bench' | 'serve' | 'latency' {
   if (given.has('inspect')) return 'inspect';
   if (given.has('probe')) return 'roofs';
+  if (LLAMA_BENCH_MODE_FLAGS.some((f) => given.has(f))) return 'llama-bench';
   return given.get('mode') === 'serve' ? 'serve' : 'latency';
 }
 
@@ -158,11 +205,18 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   }
   if (name === 'browser' && given.get('runtime') !== 'browser') return '--browser picks the browser of --runtime browser; add --runtime browser';
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
+  if (name === 'roofs' && kind === 'roofs' && given.get('roofs') !== 'fresh')
+    return '--probe measures the roofs afresh; --roofs FILE reuses saved ones instead, so drop one of them';
   if (COMMON_FLAGS.has(name)) return null;
   if (kind === 'roofs') {
     return name === 'reps'
       ? null
       : `${flag} does not apply to --probe, which measures the roofs only; drop --probe to run a model (the roofs come first anyway)`;
+  }
+  if (kind === 'llama-bench') {
+    if (LLAMA_BENCH_MODE_FLAGS.includes(name) || LLAMA_BENCH_OTHER_FLAGS.has(name)) return null;
+    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-d/-r/-o already run llama-bench mode, so drop it';
+    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -d, -r or -o), which takes -m, -p, -n, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;

@@ -10,8 +10,10 @@ import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
-import { arrivalLimitProblem, rangeProblem, workProblem } from '../src/measure/validate.ts';
-import { UsageError } from './args.ts';
+import { arrivalLimitProblem, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
+import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
+import { UsageError, type GivenFlags } from './args.ts';
+import { runKind } from './bench-flags.ts';
 
 /** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
 export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
@@ -19,21 +21,14 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
   if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
   const defaults = defaultJob({ cpuLike });
   const modelArg = get<string>('model');
+  if (runKind(flags as unknown as GivenFlags) === 'llama-bench') return llamaBenchJob(flags, modelArg ? modelSpec(modelArg) : { ...defaults.model! });
   const webllm = get('engine') === 'webllm';
   if (webllm) {
     if (!modelArg) throw new UsageError('--engine webllm needs --model with a WebLLM model id, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC.');
     for (const f of ['prompt', 'llama-bench', 'profile', 'quant']) if (flags.has(f)) throw new UsageError(`--${f} needs --engine tokenscope.`);
     if (get('mode') === 'serve') throw new UsageError('--mode serve needs --engine tokenscope.');
   }
-  const model: ModelSpec | undefined = webllm
-    ? undefined
-    : modelArg
-      ? /^https?:\/\//.test(modelArg)
-        ? { url: modelArg }
-        : findPreset(modelArg)
-          ? { preset: modelArg }
-          : { path: modelArg }
-      : { ...defaults.model };
+  const model: ModelSpec | undefined = webllm ? undefined : modelArg ? modelSpec(modelArg) : { ...defaults.model };
   if (model && get('quant')) model.quant = get<Quantization>('quant');
   if (model && get('seed') !== undefined) model.seed = get<number>('seed');
   const lengths = get<number[]>('prompt-lengths');
@@ -72,6 +67,48 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
   const problem = arrivalLimitProblem(work) ?? (flags.get('yes') ? null : workProblem(work, 'add --yes to run it anyway'));
   if (problem) throw new UsageError(`${problem}.`);
   return job;
+}
+
+function modelSpec(arg: string): ModelSpec {
+  return /^https?:\/\//.test(arg) ? { url: arg } : findPreset(arg) ? { preset: arg } : { path: arg };
+}
+
+/**
+ * llama-bench mode (-p/-n/-d/-r/-o): its tests only. The roofs are not measured unless asked
+ * (`--roofs fresh`); the CLI adds the per-device cache's or `--roofs FILE`'s when it has them.
+ */
+function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob {
+  const get = <T>(name: string) => flags.get(name) as T | undefined;
+  if (get('quant')) model.quant = get<Quantization>('quant');
+  if (get('seed') !== undefined) model.seed = get<number>('seed');
+  const nPrompts = get<number[]>('n-prompt') ?? [LLAMA_BENCH_DEFAULTS.nPrompt];
+  const nGens = get<number[]>('n-gen') ?? [LLAMA_BENCH_DEFAULTS.nGen];
+  if (![...nPrompts, ...nGens].some((n) => n > 0)) throw new UsageError('-p and -n are all 0: there is no test to run; give a length above 0.');
+  const llamaBench = {
+    nPrompt: nPrompts[0],
+    nGen: nGens[0],
+    nPrompts,
+    nGens,
+    depths: get<number[]>('n-depth') ?? [0],
+    reps: get<number>('repetitions') ?? LLAMA_BENCH_DEFAULTS.reps,
+    seed: get<number>('seed') ?? LLAMA_BENCH_DEFAULTS.seed,
+  };
+  const tests = llamaBenchTests({ ...LLAMA_BENCH_DEFAULTS, ...llamaBench });
+  // Each repetition (and the warm-up) fills the depth, then runs the test.
+  const tokens = tests.reduce((sum, t) => sum + (llamaBench.reps + LLAMA_BENCH_DEFAULTS.warmup) * (t.depth + t.nPrompt + t.nGen), 0);
+  if (tokens > MAX_UNCONFIRMED_TOKENS && !flags.get('yes')) {
+    throw new UsageError(
+      `These llama-bench tests process about ${tokens.toLocaleString('en-US')} tokens, more than the ${MAX_UNCONFIRMED_TOKENS.toLocaleString('en-US')} allowed without confirmation; lower -r, -p, -n or -d, or add --yes.`,
+    );
+  }
+  return {
+    probe: get('roofs') === 'fresh',
+    probeMiB: get<number>('probe-mib'),
+    model,
+    context: get<number>('context'),
+    llamaBench,
+    memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
+  };
 }
 
 function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {

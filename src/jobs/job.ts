@@ -20,11 +20,12 @@ import { readRoofDrift } from '../measure/roof-checks.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
-import { LLAMA_BENCH_DEFAULTS, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
+import { LLAMA_BENCH_DEFAULTS, llamaBenchTests, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
 import type { ProbeShapes } from '../kernels/select.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
-import { newResult, type BenchResult } from '../measure/schema.ts';
+import { e2elMs, ttftMs } from '../measure/metrics.ts';
+import { newResult, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { PlannedWork } from '../measure/validate.ts';
 import { runServing, type ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
@@ -58,6 +59,8 @@ export interface BenchJob {
   /** Override the roofs' kernel shapes (default: chosen per device in kernels/select.ts). */
   probeShapes?: Partial<ProbeShapes>;
   protocol?: RepeatProtocol;
+  /** Roofs measured before (the CLI's per-device cache, a saved result): used instead of measuring them. */
+  roofs?: { ceilings: Ceilings; source: NonNullable<Ceilings['source']> };
   model?: ModelSpec;
   /** KV-cache positions (default: what the job needs, rounded up). */
   context?: number;
@@ -66,7 +69,7 @@ export interface BenchJob {
   generate?: { prompt: string; gen: number; chat?: boolean; sampling?: { temperature: number; topK: number; topP: number; seed: number } };
   latency?: LatencyJob;
   /** llama-bench's protocol; `true` runs llama.cpp's defaults (pp512, tg128). */
-  llamaBench?: boolean | { nPrompt: number; nGen: number };
+  llamaBench?: boolean | ({ nPrompt: number; nGen: number } & Partial<LlamaBenchSettings>);
   /** Serving mode: a workload through the continuous-batching scheduler. */
   serve?: ServeSettings;
   /** Refuse models whose plan exceeds this many bytes. */
@@ -119,10 +122,7 @@ export function contextFor(job: BenchJob, modelContext: number, promptIds?: numb
 function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   const needs = [1];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
-  if (job.llamaBench) {
-    const lb = llamaBenchSettings(job);
-    needs.push(lb.nPrompt, lb.nGen + 1);
-  }
+  if (job.llamaBench) for (const t of llamaBenchTests(llamaBenchSettings(job))) needs.push(t.depth + t.nPrompt, t.depth + t.nGen + 1);
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
   for (const c of job.serve?.classes ?? []) needs.push(maxLength(c.prompt ?? job.serve!.prompt) + maxLength(c.output ?? job.serve!.output) - 1);
@@ -226,20 +226,25 @@ async function runTokenscope(
   checkPresetFits(job);
   const result = newResult(describeEnvironment(ctx, disabled));
   const modelWork = job.model ? 0.85 : 0;
-  const probeEnd = job.probe ? 1 - modelWork : 0;
+  const probeEnd = job.probe && !job.roofs ? 1 - modelWork : 0;
   // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   const shape = opened ? engineShape(job, opened.maxSeq) : null;
   if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
-  if (job.probe) {
-    result.ceilings = await measureCeilings(ctx, {
+  if (job.roofs) {
+    result.ceilings = { ...job.roofs.ceilings, source: job.roofs.source };
+    hooks.onPartial?.(result);
+  } else if (job.probe) {
+    const measuredAt = new Date().toISOString();
+    const ceilings = await measureCeilings(ctx, {
       maxWorkingSetBytes: job.probeMiB ? job.probeMiB * 1024 * 1024 : undefined,
       shapes: job.probeShapes,
       protocol: job.protocol,
       signal: hooks.signal,
       onProgress: progressSlice(hooks, opened ? 0.05 : 0, probeEnd + (opened ? 0.05 : 0), 'roofs'),
     });
+    result.ceilings = { ...ceilings, source: { kind: 'measured', measured_at: measuredAt } };
     hooks.onPartial?.(result);
   }
   if (!opened) return result;
@@ -273,6 +278,12 @@ async function runTokenscope(
         text: resolved.tokenizer ? resolved.tokenizer.decode(g.outputTokens) : null,
         note: resolved.tokenizer ? undefined : 'synthetic weights have no tokenizer: the prompt was encoded as UTF-8 bytes and the output is token ids only',
       };
+      const timing = { promptTokens: promptIds.length, tSend: g.tSend, tTokens: g.tTokens };
+      const [ttft, e2el] = [ttftMs(timing), e2elMs(timing)];
+      if (ttft !== undefined && e2el !== undefined) {
+        const n = g.tTokens.length;
+        result.generation.timing = { ttft_ms: ttft, e2el_ms: e2el, decode_tokens_per_s: n > 1 && e2el > ttft ? (n - 1) / ((e2el - ttft) / 1000) : null };
+      }
       hooks.onPartial?.(result);
     }
     if (job.latency) {
@@ -315,7 +326,7 @@ async function runTokenscope(
     if (job.llamaBench) {
       result.llama_bench = await runLlamaBench(engine, info, 'WebGPU', llamaBenchSettings(job), {
         signal: hooks.signal,
-        onProgress: progressSlice(hooks, 0.85, 1, 'llama-bench'),
+        onProgress: progressSlice(hooks, job.latency || job.serve ? 0.85 : probeEnd + 0.15, 1, 'llama-bench'),
       });
       hooks.onPartial?.(result);
     }

@@ -19,6 +19,26 @@ export interface LlamaBenchSettings {
   reps: number;
   warmup: number;
   seed: number;
+  /** llama-bench's -p / -n / -d lists (CLI llama-bench mode); without them, pp`nPrompt` and tg`nGen` at depth 0. 0 skips a test. */
+  nPrompts?: number[];
+  nGens?: number[];
+  depths?: number[];
+}
+
+export interface LlamaBenchTestSpec {
+  nPrompt: number;
+  nGen: number;
+  depth: number;
+}
+
+/** The tests llama-bench runs for its lists, in its order: per depth, every pp then every tg (0 skips). */
+export function llamaBenchTests(s: LlamaBenchSettings): LlamaBenchTestSpec[] {
+  const tests: LlamaBenchTestSpec[] = [];
+  for (const depth of s.depths ?? [0]) {
+    for (const nPrompt of s.nPrompts ?? [s.nPrompt]) if (nPrompt > 0) tests.push({ nPrompt, nGen: 0, depth });
+    for (const nGen of s.nGens ?? [s.nGen]) if (nGen > 0) tests.push({ nPrompt: 0, nGen, depth });
+  }
+  return tests;
 }
 
 export const LLAMA_BENCH_DEFAULTS: LlamaBenchSettings = { nPrompt: 512, nGen: 128, reps: 5, warmup: 1, seed: 42 };
@@ -38,30 +58,33 @@ export async function runLlamaBench(
   hooks: { signal?: AbortSignal; onProgress?: (step: string, fraction: number) => void } = {},
 ): Promise<LlamaBenchRow[]> {
   const c = engine.config;
-  const total = 2 * (settings.warmup + settings.reps);
+  const tests = llamaBenchTests(settings);
+  const total = tests.length * (settings.warmup + settings.reps);
   let done = 0;
-  const repeat = async (test: string, once: (rep: number) => Promise<number>) => {
+  const model = llamaBenchModelName(info);
+  const rows: LlamaBenchRow[] = [];
+  for (const t of tests) {
+    const test = llamaBenchTestName(t.nPrompt, t.nGen, t.depth);
     const values: number[] = [];
     for (let i = -settings.warmup; i < settings.reps; i++) {
       throwIfCancelled(hooks.signal);
       hooks.onProgress?.(`llama-bench ${test}${i < 0 ? ' warm-up' : ` ${i + 1}/${settings.reps}`}`, done++ / total);
-      const v = await once(i);
+      // The context is filled (untimed) before each repetition, as llama-bench does for -d.
+      if (t.depth > 0) await generate(engine, randomPrompt(t.depth, c.vocabSize, c.bosId, settings.seed + 1000 + i), 1, { gpuTiming: 'off' });
+      const startPos = t.depth;
+      let v: number;
+      if (t.nPrompt > 0) {
+        const prompt = randomPrompt(t.nPrompt, c.vocabSize, c.bosId, settings.seed + i);
+        const g = await generate(engine, startPos > 0 ? prompt.slice(1).concat(prompt[1] ?? c.bosId) : prompt, 1, { gpuTiming: 'off', startPos });
+        v = t.nPrompt / (ttftMs({ promptTokens: t.nPrompt, tSend: g.tSend, tTokens: g.tTokens })! / 1000);
+      } else {
+        const g = await generate(engine, [c.bosId], t.nGen + 1, { gpuTiming: 'off', startPos });
+        const timing = { promptTokens: 1, tSend: g.tSend, tTokens: g.tTokens };
+        v = t.nGen / ((e2elMs(timing)! - ttftMs(timing)!) / 1000);
+      }
       if (i >= 0) values.push(v);
     }
-    return values;
-  };
-  const pp = await repeat(`pp${settings.nPrompt}`, async (rep) => {
-    const g = await generate(engine, randomPrompt(settings.nPrompt, c.vocabSize, c.bosId, settings.seed + rep), 1, { gpuTiming: 'off' });
-    return settings.nPrompt / (ttftMs({ promptTokens: settings.nPrompt, tSend: g.tSend, tTokens: g.tTokens })! / 1000);
-  });
-  const tg = await repeat(`tg${settings.nGen}`, async () => {
-    const g = await generate(engine, [c.bosId], settings.nGen + 1, { gpuTiming: 'off' });
-    const t = { promptTokens: 1, tSend: g.tSend, tTokens: g.tTokens };
-    return settings.nGen / ((e2elMs(t)! - ttftMs(t)!) / 1000);
-  });
-  const model = llamaBenchModelName(info);
-  return [
-    llamaBenchRow(model, info.weight_bytes, info.parameters, backend, llamaBenchTestName(settings.nPrompt, 0), pp),
-    llamaBenchRow(model, info.weight_bytes, info.parameters, backend, llamaBenchTestName(0, settings.nGen), tg),
-  ];
+    rows.push(llamaBenchRow(model, info.weight_bytes, info.parameters, backend, test, values));
+  }
+  return rows;
 }

@@ -95,6 +95,11 @@ export const SETTING_RANGES = {
   'degrade-to': whole(1, 4096),
   sla: real(0, 100, true),
   'probe-mib': whole(1, 4096),
+  // llama-bench's -p / -n / -d (0 skips that test, as llama-bench does) and -r.
+  'n-prompt': whole(0, MAX_PROMPT_TOKENS),
+  'n-gen': whole(0, 4096),
+  'n-depth': whole(0, MAX_PROMPT_TOKENS),
+  repetitions: whole(1, 1000),
   'probe-reps': whole(1, 1000),
   'probe-grids': whole(1, 65536),
 } as const satisfies Record<string, SettingRange>;
@@ -132,6 +137,39 @@ export function listProblem(name: SettingName, values: readonly (number | string
     if (problem) return problem;
   }
   return null;
+}
+
+/**
+ * llama-bench's integer lists: comma-separated values and ranges `first-last` (step 1),
+ * `first-last+step` and `first-last*factor`, e.g. "32,64" or "128-512*2" → 128,256,512. Each value
+ * within the setting's range, at most MAX_LIST_ENTRIES in all. The values, or the problem.
+ */
+export function parseIntRanges(name: SettingName, text: string, spelled = `--${name}`): number[] | string {
+  const values: number[] = [];
+  for (const part of text.split(',').map((s) => s.trim())) {
+    const range = /^(\d+)-(\d+)(?:([+*])(\d+))?$/.exec(part);
+    if (!range) {
+      const problem = rangeProblem(name, part, `each value of ${spelled}`);
+      if (problem) return `${problem} (values are N, N,N or FIRST-LAST[+STEP|*FACTOR])`;
+      values.push(Number(part));
+      continue;
+    }
+    const [first, last, step] = [Number(range[1]), Number(range[2]), Number(range[4] ?? 1)];
+    const times = range[3] === '*';
+    if (first > last) return `${spelled}: the range ${part} is empty (${first} > ${last})`;
+    if (times ? step < 2 || first === 0 : step < 1)
+      return `${spelled}: the range ${part} never advances; use ${times ? '*2 or more from a first value above 0' : '+1 or more'}`;
+    for (let v = first; v <= last; v = times ? v * step : v + step) {
+      if (values.length >= MAX_LIST_ENTRIES) return `${spelled} takes at most ${MAX_LIST_ENTRIES} values; ${text} gives more`;
+      values.push(v);
+    }
+  }
+  if (values.length > MAX_LIST_ENTRIES) return `${spelled} takes at most ${MAX_LIST_ENTRIES} values, got ${values.length}`;
+  for (const v of values) {
+    const problem = rangeProblem(name, v, `each value of ${spelled}`);
+    if (problem) return problem;
+  }
+  return values;
 }
 
 /** What a run will do, in the settings' terms (before anything is measured). */

@@ -14,9 +14,13 @@ import { ROOT } from './browser.ts';
 
 const run = promisify(execFile);
 
-async function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The roofs cache of these runs: a folder of their own, never the user's ~/.cache. */
+const ROOFS_CACHE = mkdtempSync(join(tmpdir(), 'tokenscope-roofs-'));
+
+async function bench(args: string[], cacheHome = ROOFS_CACHE): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'bench', '--', ...args], { cwd: ROOT, maxBuffer: 1 << 24 });
+    const env = { ...process.env, XDG_CACHE_HOME: cacheHome, TOKENSCOPE_CACHE_DIR: undefined };
+    const { stdout, stderr } = await run('npm', ['run', '--silent', 'bench', '--', ...args], { cwd: ROOT, maxBuffer: 1 << 24, env });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -128,6 +132,26 @@ describe('npm run bench', () => {
     expect(r.stdout).toContain('synthetic weights — speed only');
     expect(r.stdout).toContain('Latency by prompt length');
     expect(r.stdout).toContain('Roofline verdict');
+  });
+
+  it.skipIf(!STORIES_GGUF)('a second run within the reuse window skips the roofs and says so; -p/-n/-r/-o jsonl prints llama-bench records', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'tokenscope-roofs-'));
+    const args = ['-m', STORIES_GGUF!, '-p', '16', '-n', '4', '-r', '1', '-o', 'jsonl', '--probe-mib', '4'];
+    const first = await bench([...args, '--roofs', 'fresh'], home);
+    expect(first.stderr).not.toMatch(/error:/);
+    expect(first.stderr).not.toMatch(/roofs: reused/);
+    const second = await bench(args, home);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/^roofs: reused from .*roofs\.json \(measured /m);
+    const rows = second.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number | string>);
+    expect(rows.map((r) => [r.n_prompt, r.n_gen, r.n_depth])).toEqual([
+      [16, 0, 0],
+      [0, 4, 0],
+    ]);
+    for (const r of rows) expect(r.avg_ts).toBeGreaterThan(0);
   });
 
   it('rejects unknown flags and bad values with usage and a non-zero exit', async () => {

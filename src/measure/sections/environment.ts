@@ -122,6 +122,13 @@ export const ceilingsSchema = object(
         ),
       }),
     ).describe('Checks across the roofs (src/measure/roof-checks.ts); absent in older results.'),
+    source: optional(
+      object({
+        kind: oneOf(['measured', 'cached', 'file'] as const),
+        measured_at: str(64).describe('When these roofs were measured (ISO 8601).'),
+        path: optional(str(4096)).describe('The cache or result file they were read from.'),
+      }),
+    ).describe('Whether the roofs were measured by this run or reused (the per-device cache, --roofs FILE); absent in older results.'),
     measurements: object({
       read_bandwidth_gbps: measurementSchema,
       copy_bandwidth_gbps: measurementSchema,
@@ -250,6 +257,11 @@ export function formatCeilings(c: Ceilings): string {
         ]
       : []),
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),
+    ...(c.source && c.source.kind !== 'measured'
+      ? [
+          `These roofs were reused (${c.source.kind === 'cached' ? 'per-device cache' : 'a saved result'}${c.source.path ? ` ${c.source.path}` : ''}), measured ${c.source.measured_at}.`,
+        ]
+      : []),
   ].join('\n');
 }
 

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { parseFlags, UsageError } from '../../../cli/args.ts';
+import { jobFromFlags } from '../../../cli/bench-job.ts';
+import { BENCH_FLAGS, misplacedFlag, runKind } from '../../../cli/bench-flags.ts';
+import { llamaBenchTests, LLAMA_BENCH_DEFAULTS } from '../../../src/measure/llama-bench-run.ts';
+import { parseIntRanges } from '../../../src/measure/validate.ts';
+
+const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
+const refusal = (argv: string[]) => {
+  try {
+    parse(argv);
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError);
+    return (e as Error).message;
+  }
+  throw new Error(`${argv.join(' ')} was accepted`);
+};
+
+describe("llama-bench's integer lists and ranges", () => {
+  it.each([
+    ['32', [32]],
+    ['32,64, 128', [32, 64, 128]],
+    ['0,8', [0, 8]],
+    ['128-512+128', [128, 256, 384, 512]],
+    ['128-500+128', [128, 256, 384]],
+    ['1-4', [1, 2, 3, 4]],
+    ['128-512*2', [128, 256, 512]],
+    ['16,64-128*2', [16, 64, 128]],
+  ])('%s → %j', (text, values) => {
+    expect(parseIntRanges('n-prompt', text)).toEqual(values);
+  });
+  it.each([
+    ['abc', /each value of --n-prompt must be an integer/],
+    ['', /each value of --n-prompt must be an integer/],
+    ['512-128', /range 512-128 is empty/],
+    ['1-8+0', /never advances/],
+    ['1-8*1', /never advances/],
+    ['0-8*2', /never advances/],
+    ['1-100', /at most 16 values/],
+    ['40000', /from 0 to 32768/],
+    ['1-80000+40000', /from 0 to 32768/],
+    ['1-1000000000', /at most 16 values/],
+  ])('%j is refused', (text, message) => {
+    expect(parseIntRanges('n-prompt', text)).toMatch(message);
+  });
+});
+
+describe('llama-bench mode flags', () => {
+  it('reads -m -p -n -r -d -o as llama-bench does, lists and ranges included', () => {
+    const f = parse(['-m', 'x.gguf', '-p', '32,64', '-n', '8', '-r', '2', '-d', '0-512+512', '-o', 'jsonl']);
+    expect(Object.fromEntries(f)).toEqual({ model: 'x.gguf', 'n-prompt': [32, 64], 'n-gen': [8], repetitions: 2, 'n-depth': [0, 512], output: 'jsonl' });
+    expect(runKind(f as never)).toBe('llama-bench');
+    // -m alone is a model for the default run; -p or -n choose llama-bench mode.
+    expect(runKind(parse(['-m', 'x.gguf']) as never)).toBe('latency');
+    expect(Object.fromEntries(parse(['--n-prompt=16', '-o=md']))).toEqual({ 'n-prompt': [16], output: 'md' });
+  });
+
+  it('builds a job of llama-bench tests only, without the roofs unless asked', () => {
+    const job = jobFromFlags(parse(['-m', 'stories15m', '-p', '32', '-n', '8', '-r', '2', '-d', '0,16']), true);
+    expect(job.probe).toBe(false);
+    expect(job.latency).toBeUndefined();
+    expect(job.model).toEqual({ preset: 'stories15m' });
+    const tests = llamaBenchTests({ ...LLAMA_BENCH_DEFAULTS, ...(job.llamaBench as object) });
+    expect(tests).toEqual([
+      { nPrompt: 32, nGen: 0, depth: 0 },
+      { nPrompt: 0, nGen: 8, depth: 0 },
+      { nPrompt: 32, nGen: 0, depth: 16 },
+      { nPrompt: 0, nGen: 8, depth: 16 },
+    ]);
+    expect(jobFromFlags(parse(['-p', '32', '--roofs', 'fresh']), true).probe).toBe(true);
+    // Defaults are llama-bench's: pp512 and tg128.
+    expect(
+      llamaBenchTests({ ...LLAMA_BENCH_DEFAULTS, ...(jobFromFlags(parse(['-r', '1']), true).llamaBench as object) }).map((t) => [t.nPrompt, t.nGen]),
+    ).toEqual([
+      [512, 0],
+      [0, 128],
+    ]);
+  });
+
+  it('refuses flags of other modes, bad values and empty test lists', () => {
+    expect(refusal(['-p', '32', '--prompt-lengths', '16'])).toMatch(/--prompt-lengths does not apply to llama-bench mode/);
+    expect(refusal(['-p', '32', '--llama-bench'])).toMatch(/already run llama-bench mode/);
+    expect(refusal(['-p', '32', '--mode', 'serve'])).toMatch(/--mode does not apply to llama-bench mode/);
+    expect(refusal(['-p', '32', '--probe'])).toMatch(/--n-prompt does not apply to --probe/);
+    expect(refusal(['-o', 'sql'])).toMatch(/--output must be one of md, csv, json, jsonl/);
+    expect(refusal(['-r', '0'])).toMatch(/--repetitions must be an integer from 1 to 1000/);
+    expect(refusal(['-p'])).toMatch(/--n-prompt needs a value/);
+    expect(refusal(['-p', '-n', '8'])).toMatch(/--n-prompt needs a value/);
+    expect(refusal(['-x', '1'])).toMatch(/Unknown flag -x/);
+    expect(() => jobFromFlags(parse(['-p', '0', '-n', '0']), true)).toThrow(/no test to run/);
+    expect(() => jobFromFlags(parse(['-p', '16384', '-d', '16384', '-r', '10']), true)).toThrow(/add --yes/);
+  });
+});
