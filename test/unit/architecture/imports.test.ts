@@ -1,5 +1,5 @@
 /**
- * The import graph keeps the layers of the house (docs/STYLE.md, README "Layout"):
+ * The import graph keeps the layers of the house (docs/STYLE.md, docs/INTERNALS.md "Layout"):
  *
  *   cli, main.ts → ui → jobs → (serve, webllm, share) → measure → model → kernels → gpu → base
  *
@@ -148,7 +148,7 @@ describe('import graph', () => {
 
   it('places every folder of src/ in a layer', () => {
     const unknown = [...new Set(edges.map((e) => layerOf(e.from)))].filter((l) => l !== undefined && !(l in LAYERS));
-    expect(unknown, 'add new src/ folders to LAYERS in this test (and to README "Layout")').toEqual([]);
+    expect(unknown, 'add new src/ folders to LAYERS in this test (and to docs/INTERNALS.md "Layout")').toEqual([]);
   });
 
   it('imports only within src/ (plus shaders/*.wgsl from kernels/)', () => {
