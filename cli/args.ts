@@ -18,6 +18,8 @@ export interface FlagSpec {
   range?: SettingName;
   /** A one-letter (or llama-bench style) short form, typed with one dash: "m" for -m, "pg" for -pg. */
   short?: string;
+  /** For string flags with choices: any letter case is taken ("Q4_K_M" as "q4_k_m", as llama.cpp's tools write them). */
+  caseless?: boolean;
 }
 
 export type FlagValue = boolean | string | number | string[] | number[];
@@ -116,6 +118,7 @@ function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
     }
     case 'string':
       if (spec.choices?.includes(raw)) return raw;
+      if (spec.caseless && spec.choices?.includes(raw.toLowerCase())) return raw.toLowerCase();
       if (spec.range) {
         inRange(raw);
         return raw;

@@ -20,12 +20,13 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   model: {
     short: 'm',
     type: 'string',
-    value: 'PRESET|FILE|URL',
-    help: 'a preset id (synthetic weights), a GGUF path or URL (default: per device); with --engine webllm, a WebLLM model id',
+    value: 'PRESET|ID|FILE|URL',
+    help: 'a preset id (synthetic weights), a catalog id (--list-models), a GGUF path, an https:// URL or hf://ORG/REPO/FILE.gguf (default: per device); with --engine webllm, a WebLLM model id',
   },
   quant: {
     type: 'string',
     choices: [...QUANTIZATIONS],
+    caseless: true,
     help: 'weight format or llama-quantize mix (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0): synthesised for presets, quantized on load for F32/F16 files',
   },
   prompt: { type: 'string', value: 'TEXT', help: 'generate greedily from this prompt and print the text' },

@@ -2,7 +2,7 @@
  * The job `npm run bench` runs, from its parsed flags (cli/bench-flags.ts). Kept apart from
  * bench.ts so the flags are checked before the engine's modules load: a refused flag exits at once.
  */
-import { findPreset } from '../src/model/catalog.ts';
+import { findKnownFile, findPreset, hfFileUrl } from '../src/model/catalog.ts';
 import { defaultJob, plannedWork, type BenchJob } from '../src/jobs/job.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
@@ -69,8 +69,25 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
   return job;
 }
 
-function modelSpec(arg: string): ModelSpec {
-  return /^https?:\/\//.test(arg) ? { url: arg } : findPreset(arg) ? { preset: arg } : { path: arg };
+/**
+ * What `--model` names: an https:// URL, `hf://ORG/REPO/FILE.gguf` (the file on Hugging Face's main
+ * branch, as llama.cpp's tools take it), a preset id, a catalog id (`--list-models`: its URL), else a path.
+ */
+export function modelSpec(arg: string): ModelSpec {
+  if (/^https?:\/\//.test(arg)) return { url: arg };
+  if (arg.startsWith('hf://')) return { url: huggingFaceUrl(arg) };
+  if (findPreset(arg)) return { preset: arg };
+  const known = findKnownFile(arg);
+  return known ? { url: known.url } : { path: arg };
+}
+
+/** `hf://ORG/REPO/PATH.gguf` as its URL (catalog.ts's hfFileUrl; TOKENSCOPE_HF_BASE overrides the host), or a usage error. */
+export function huggingFaceUrl(arg: string): string {
+  try {
+    return hfFileUrl(arg, (typeof process !== 'undefined' && process.env.TOKENSCOPE_HF_BASE) || undefined);
+  } catch (e) {
+    throw new UsageError(`--model ${describeError(e)}`);
+  }
 }
 
 /**

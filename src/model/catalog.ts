@@ -6,6 +6,7 @@
  * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
  * rope_theta, rms_norm_eps, tie_word_embeddings).
  */
+import { TokenscopeError } from '../errors.ts';
 import { llama3RopeFactors, type ModelConfig } from './config.ts';
 
 export interface ModelPreset {
@@ -338,4 +339,24 @@ export function parameterCount(c: ModelConfig): number {
     (c.postNorms ? 2 * c.dim : 0);
   const embeddings = c.vocabSize * c.dim * (c.tiedEmbeddings ? 1 : 2);
   return embeddings + c.nLayers * perLayer + c.dim;
+}
+
+/** Where Hugging Face serves files. */
+export const HF_BASE = 'https://huggingface.co';
+
+/**
+ * `hf://ORG/REPO/PATH.gguf` (llama.cpp's form for a file of a Hugging Face repository) → the file's
+ * URL on the main branch; a typed error for any other form, or a path that climbs out of the repo.
+ */
+export function hfFileUrl(ref: string, base = HF_BASE): string {
+  const m = /^hf:\/\/([\w.-]+)\/([\w.-]+)\/(.+\.gguf)$/i.exec(ref.trim());
+  if (!m || m[3].split('/').some((seg) => seg === '..' || seg === '.' || seg === '')) {
+    throw new TokenscopeError(
+      'bad-input',
+      `${ref}: a Hugging Face file reads hf://ORG/REPO/FILE.gguf, e.g. hf://bartowski/Llama-3.2-1B-Instruct-GGUF/Llama-3.2-1B-Instruct-Q4_K_M.gguf.`,
+      'Copy the organisation, repository and file name from the model page on huggingface.co.',
+    );
+  }
+  const path = m[3].split('/').map(encodeURIComponent).join('/');
+  return `${base.replace(/\/$/, '')}/${m[1]}/${m[2]}/resolve/main/${path}`;
 }

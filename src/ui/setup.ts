@@ -4,7 +4,7 @@
  * `defaultJob(caps)`; URL parameters (see `parsePageParams`) override them, which is how the
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
-import { findKnownFile, findPreset } from '../model/catalog.ts';
+import { findKnownFile, findPreset, hfFileUrl } from '../model/catalog.ts';
 import { defaultJob, plannedWork, type BenchJob, type LatencyJob } from '../jobs/job.ts';
 import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
@@ -235,7 +235,14 @@ export function setupProblem(setup: RunSetup): string | null {
   const m = setup.model;
   if (setup.mode === 'roofs') return null;
   if (m.kind === 'webllm' && setup.mode !== 'latency') return 'WebLLM models run the latency sweep only: choose “Latency sweep”.';
-  if (m.kind === 'url' && !/^(https?:\/\/|\/|\.\.?\/)/.test(m.url.trim())) return 'Enter the address of a GGUF file (https://…).';
+  if (m.kind === 'url' && m.url.trim().startsWith('hf://')) {
+    try {
+      hfFileUrl(m.url);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  } else if (m.kind === 'url' && !/^(https?:\/\/|\/|\.\.?\/)/.test(m.url.trim()))
+    return 'Enter the address of a GGUF file (https://… or hf://ORG/REPO/FILE.gguf).';
   if (m.kind === 'file' && !m.file) return 'Choose a GGUF file on this computer.';
   if (setup.mode === 'latency') {
     const s = setup.sweep;
@@ -296,7 +303,7 @@ export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
     job.webllm = { model: m.id };
   } else if (m.kind === 'preset') job.model = { preset: m.id, quant: m.quant };
   else if (m.kind === 'known') job.model = { url: findKnownFile(m.id)?.url ?? '', quant };
-  else if (m.kind === 'url') job.model = { url: m.url.trim(), quant };
+  else if (m.kind === 'url') job.model = { url: m.url.trim().startsWith('hf://') ? hfFileUrl(m.url) : m.url.trim(), quant };
   else {
     job.model = { quant };
     file = m.file;

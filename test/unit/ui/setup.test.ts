@@ -53,6 +53,10 @@ describe('page setup', () => {
       url: 'https://x.test/m.gguf',
       quant: 'q4_0',
     });
+    // The URL field takes llama.cpp's hf:// form too.
+    expect(jobOf({ ...base, model: { kind: 'url', url: 'hf://org/repo/m-Q4_K_M.gguf', quant: null } }).job.model?.url).toBe(
+      'https://huggingface.co/org/repo/resolve/main/m-Q4_K_M.gguf',
+    );
     const file = new File([new Uint8Array(4)], 'm.gguf');
     const local = jobOf({ ...base, model: { kind: 'file', file, quant: null } });
     expect(local.file).toBe(file);
@@ -64,6 +68,8 @@ describe('page setup', () => {
     const with_ = (s: Partial<RunSetup>) => setupProblem({ ...base, ...s });
     expect(with_({})).toBeNull();
     expect(with_({ model: { kind: 'url', url: 'ftp://nope', quant: null } })).toMatch(/address of a GGUF/);
+    expect(with_({ model: { kind: 'url', url: 'hf://org/repo', quant: null } })).toMatch(/hf:\/\/ORG\/REPO\/FILE\.gguf/);
+    expect(with_({ model: { kind: 'url', url: 'hf://org/repo/m.gguf', quant: null } })).toBeNull();
     expect(with_({ model: { kind: 'file', file: null, quant: null } })).toMatch(/Choose a GGUF file/);
     expect(with_({ mode: 'roofs', model: { kind: 'file', file: null, quant: null } })).toBeNull();
     expect(parseLengths('8, 16 32')).toEqual([8, 16, 32]);
