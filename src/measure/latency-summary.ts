@@ -265,6 +265,8 @@ export interface DecodeWaterfall {
   host_ms: number;
   /** The part of host_ms one submit-and-read round trip accounts for. */
   readback_ms: number;
+  /** Set when launch + stream exceed the step's GPU time: the launch probe over-reads what these dispatches cost, so the split is not drawn. */
+  floors_exceed_gpu?: boolean;
 }
 
 /**
@@ -278,7 +280,9 @@ export function decodeWaterfall(row: LatencyRow, roofs: Roofs, decodeDispatches:
   const launch = (decodeDispatches * roofs.launch.dispatch_us) / 1000;
   const stream = (1000 * row.decode_bytes_per_token) / (roofs.read_bandwidth_gbps * 1e9);
   const host = Math.max(0, tpot - gpu);
+  const exceed = launch + stream > gpu * 1.0001;
   return {
+    ...(exceed ? { floors_exceed_gpu: true } : {}),
     prompt_tokens: row.prompt_tokens,
     tpot_ms: tpot,
     launch_ms: launch,

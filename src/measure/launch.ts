@@ -19,11 +19,16 @@ import { hostNow, type GpuTimer } from '../gpu/timer.ts';
 import { encodeDispatches, makeDispatch, releaseDispatches, type Dispatch } from '../kernels/kernel.ts';
 import { shader } from '../kernels/shaders.ts';
 import { repeat, type RepeatProtocol, type RepSample } from './protocol.ts';
-import { summarize } from './stats.ts';
+import { percentile, summarize } from './stats.ts';
 
-/** One launch figure: its median (µs) and spread over repetitions, and how it was timed. */
+/**
+ * One launch figure (µs): `value` the p10 of its repetitions — a cost's best sustained value, as a
+ * bandwidth roof is the p90 of its rates (a loaded machine only ever adds to a dispatch's cost) —
+ * with the median and spread beside it, and how it was timed.
+ */
 export interface LaunchMeasurement {
   value: number;
+  median: number;
   min: number;
   max: number;
   n: number;
@@ -119,8 +124,7 @@ export async function measureLaunch(ctx: GpuContext, timer: GpuTimer | null, pro
     const dispatch = await slope(onePass, true);
     const pass = await slope(manyPasses, false);
     const trips = (await repeat(protocol, roundTrip, signal)).map((s) => s.hostMs * 1e3);
-    const t = summarize(trips);
-    const roundtrip: LaunchMeasurement = { value: t.p50, min: t.min, max: t.max, n: trips.length, clock: 'host', lengths: [1] };
+    const roundtrip = costMeasurement(trips, 'host', [1]);
     return {
       dispatch_us: dispatch.value,
       pass_us: pass.value,
@@ -135,8 +139,8 @@ export async function measureLaunch(ctx: GpuContext, timer: GpuTimer | null, pro
 }
 
 /**
- * µs per dispatch from paired times (ms) of `short`- and `long`-dispatch runs: the median of the
- * per-pair slopes, floored at a small positive value (a clock that cannot resolve the difference
+ * µs per dispatch from paired times (ms) of `short`- and `long`-dispatch runs: the p10 of the
+ * per-pair slopes (median beside it), floored at a small positive value (a clock that cannot resolve the difference
  * reads as "below 0.01 µs", never as zero or negative).
  */
 export function slopeMeasurement(
@@ -149,8 +153,13 @@ export function slopeMeasurement(
   if (shortMs.length === 0 || shortMs.length !== longMs.length || long <= short)
     throw new RangeError('slopeMeasurement: paired samples of two different lengths are needed');
   const slopes = shortMs.map((s, i) => Math.max(0.01, ((longMs[i] - s) * 1e3) / (long - short)));
-  const st = summarize(slopes);
-  return { value: st.p50, min: st.min, max: st.max, n: slopes.length, clock, lengths: [short, long] };
+  return costMeasurement(slopes, clock, [short, long]);
+}
+
+/** A cost's samples (µs) as a launch figure: p10 (its best sustained value), median, min, max. */
+function costMeasurement(samples: readonly number[], clock: LaunchMeasurement['clock'], lengths: number[]): LaunchMeasurement {
+  const st = summarize(samples);
+  return { value: percentile(samples, 10), median: st.p50, min: st.min, max: st.max, n: samples.length, clock, lengths };
 }
 
 async function verifyChain(ctx: GpuContext, counter: GPUBuffer, n: number, run: () => Promise<RepSample>, what: string): Promise<void> {

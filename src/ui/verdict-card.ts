@@ -86,6 +86,12 @@ export class VerdictCard extends LitElement {
   private waterfall() {
     const w = this.result?.latency?.decode_waterfall?.[0];
     if (!w || !(w.tpot_ms > 0)) return '';
+    if (w.floors_exceed_gpu) {
+      return html`<p class="muted" id="v-waterfall">
+        No decode waterfall: the launch roof (${num(this.result?.ceilings?.launch?.dispatch_us ?? 0)} µs per dispatch) and the bytes at the read roof add up to
+        more than a decode step's GPU time here (${num(w.tpot_ms - w.host_ms)} ms), so the launch probe over-reads what these dispatches cost.
+      </p>`;
+    }
     const parts = [
       ['w-launch', 'launch floor', w.launch_ms],
       ['w-stream', 'bytes at the read roof', w.stream_ms],

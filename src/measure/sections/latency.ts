@@ -184,6 +184,9 @@ export const latencySchema = object({
         kernel_ms: ms().describe('GPU time beyond launch + stream: kernel inefficiency.'),
         host_ms: ms().describe('TPOT − GPU time: submission, readback and host work.'),
         readback_ms: ms().describe('The part of host_ms one submit-and-read round trip (ceilings.launch.roundtrip_us) accounts for.'),
+        floors_exceed_gpu: optional(bool()).describe(
+          'launch + stream exceed the GPU time: the launch probe over-reads these dispatches, and the split is not drawn.',
+        ),
       }),
       MAX_ROWS,
     ),
@@ -375,7 +378,7 @@ function formatLatency(l: LatencyReport): string {
       table(
         ['prompt', 'TPOT', 'launch', 'stream', 'kernels', 'host', 'of which readback'],
         l.decode_waterfall.map((w) => [
-          String(w.prompt_tokens),
+          `${w.prompt_tokens}${w.floors_exceed_gpu ? ' *' : ''}`,
           fixedOrDash(w.tpot_ms, 3),
           `${fixedOrDash(w.launch_ms, 3)} (${pctOrDash(w.launch_ms / w.tpot_ms)})`,
           `${fixedOrDash(w.stream_ms, 3)} (${pctOrDash(w.stream_ms / w.tpot_ms)})`,
@@ -386,6 +389,8 @@ function formatLatency(l: LatencyReport): string {
         [true, true, true, true, true, true, true],
       ),
     );
+    if (l.decode_waterfall.some((w) => w.floors_exceed_gpu))
+      out.push("  * launch + stream exceed the step's GPU time: the launch probe over-reads what these dispatches cost here, so this split is not meaningful.");
   }
   if (l.kernels?.length) {
     const inflation = (phase: 'prefill' | 'decode', headline: number | null | undefined) => {

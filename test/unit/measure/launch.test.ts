@@ -3,10 +3,12 @@ import { launchChains, slopeMeasurement } from '../../../src/measure/launch.ts';
 import { decodeWaterfall, type LatencyRow, type Roofs } from '../../../src/measure/latency-summary.ts';
 
 describe('launch roof arithmetic', () => {
-  it('takes the median of per-pair slopes: (long − short) ms × 1000 / (long − short dispatches) µs', () => {
+  it('takes the p10 of per-pair slopes (median beside it): (long − short) ms × 1000 / (long − short dispatches) µs', () => {
     // 16 vs 256 dispatches: 0.1 ms vs 1.06 ms → 4 µs; 0.1 vs 0.82 → 3 µs; 0.2 vs 1.4 → 5 µs.
     const m = slopeMeasurement([0.1, 0.1, 0.2], [1.06, 0.82, 1.4], 16, 256, 'gpu-timestamp');
-    expect(m.value).toBeCloseTo(4, 9);
+    // p10 of [3, 4, 5] with numpy's linear interpolation: 3 + 0.2 · 1.
+    expect(m.value).toBeCloseTo(3.2, 9);
+    expect(m.median).toBeCloseTo(4, 9);
     expect(m.min).toBeCloseTo(3, 9);
     expect(m.max).toBeCloseTo(5, 9);
     expect(m).toMatchObject({ n: 3, clock: 'gpu-timestamp', lengths: [16, 256] });
@@ -41,8 +43,13 @@ describe('decode waterfall', () => {
   });
 
   it('reads no kernel inefficiency when the GPU time is within the floors, and is absent without GPU time or a launch roof', () => {
+    const fits = decodeWaterfall(row(1.0, 0.95), roofs, 100)!;
+    expect(fits.kernel_ms).toBeCloseTo(0.05, 12);
+    expect(fits).not.toHaveProperty('floors_exceed_gpu');
+    // 0.4 + 0.5 ms of floors against 0.8 ms of GPU time: the launch probe over-read, and the row says so.
     const w = decodeWaterfall(row(1.0, 0.8), roofs, 100)!;
     expect(w.kernel_ms).toBe(0);
+    expect(w.floors_exceed_gpu).toBe(true);
     expect(decodeWaterfall(row(1.0, null), roofs, 100)).toBeNull();
     expect(decodeWaterfall(row(1.0, 0.8), { ...roofs, launch: undefined }, 100)).toBeNull();
   });

@@ -95,6 +95,16 @@ describe('verdict', () => {
     expect(v.floorMs).toBe(8);
     expect(v.sentence).toMatch(/Its 100 dispatches cost at least 0\.40 ms at 4\.00 µs each \(4% of the time\)\.$/);
   });
+
+  it('leaves the launch term out of the floor when the phase ran faster than it (the probe over-read)', () => {
+    // 100 dispatches × 4 µs = 0.4 ms, but the phase took 0.3 ms: at most 3 µs a dispatch.
+    const v = verdict({ flops: 1e8, bytes: 1e8, ms: 0.3, dispatches: 100 }, { ...roofs, dispatchUs: 4 });
+    expect(v.launchMs).toBeCloseTo(0.4, 12);
+    expect(v.floorMs).toBeCloseTo(0.2, 12);
+    expect(v.bound).toBe('memory-bound');
+    expect(v.efficiency).toBeLessThanOrEqual(1);
+    expect(v.sentence).toMatch(/took 3\.00 µs each at most, below the launch roof's 4\.00 µs, so the launch term is left out of the floor/);
+  });
 });
 
 describe('cost and energy', () => {
