@@ -39,10 +39,11 @@ const LINEAR_IO: LinearIo[] = [
 ];
 /**
  * Step sizes whose shapes are compiled. Each R is its own pipeline (TOKENS and the shape change with
- * it); SwiftShader compiles ~10× slower than lavapipe, so in Chromium one odd, one even and each
- * class boundary (1, 3, 8, 16, 64) stand for the rest, which lavapipe compiles every one of.
+ * it); SwiftShader compiles ~10× slower than lavapipe, so in Chromium one step of each class stands
+ * for the rest — decode (1), several rows, odd and full (3, 8), a short prompt in groups (64) —
+ * which lavapipe compiles every one of.
  */
-const ROWS = inBrowser ? [1, 3, 8, 16, 64] : [1, 2, 3, 4, 5, 6, 7, 8, 16, 64];
+const ROWS = inBrowser ? [1, 3, 8, 64] : [1, 2, 3, 4, 5, 6, 7, 8, 16, 64];
 
 /** This device's capabilities, and the same presented as a GPU or as a CPU adapter (every shape select.ts can pick here). */
 function capsVariants(caps: Capabilities): Capabilities[] {
