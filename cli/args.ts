@@ -18,6 +18,8 @@ export interface FlagSpec {
   range?: SettingName;
   /** A one-letter (or llama-bench style) short form, typed with one dash: "m" for -m, "pg" for -pg. */
   short?: string;
+  /** Long names other tools give this flag (vLLM's `request-rate` for `rate`): taken as this flag. */
+  aliases?: readonly string[];
   /** For string flags with choices: any letter case is taken ("Q4_K_M" as "q4_k_m", as llama.cpp's tools write them). */
   caseless?: boolean;
 }
@@ -35,7 +37,8 @@ export function usage(command: string, summary: string, flags: Record<string, Fl
   const lines = Object.entries(flags).map(([name, spec]) => {
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
     const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
-    return `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`.padEnd(34) + spec.help + range;
+    const aliases = spec.aliases?.length ? ` (also ${spec.aliases.map((a) => `--${a}`).join(', ')})` : '';
+    return `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`.padEnd(34) + spec.help + aliases + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }
@@ -62,7 +65,8 @@ export function parseFlags(
     }
     if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" (flags start with --).`);
     const eq = arg.indexOf('=');
-    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const typed = arg.slice(2, eq === -1 ? undefined : eq);
+    const name = flags[typed] ? typed : (Object.entries(flags).find(([, s]) => s.aliases?.includes(typed))?.[0] ?? typed);
     const spec = flags[name];
     if (!spec) throw new UsageError(`Unknown flag --${name}.`);
     if (spec.type === 'boolean') {

@@ -39,3 +39,11 @@ describe('model ids users paste', () => {
     expect(() => parseFlags(['--quant', 'Q3_K'], BENCH_FLAGS)).toThrow(/--quant must be one of/);
   });
 });
+
+describe("vLLM's serving flag names", () => {
+  it('takes --request-rate, --num-prompts and --max-concurrency as --rate, --requests and --max-batch', () => {
+    const f = parseFlags(['--mode', 'serve', '--request-rate', '2.5', '--num-prompts', '50', '--max-concurrency', '8'], BENCH_FLAGS);
+    expect(Object.fromEntries(f)).toEqual({ mode: 'serve', rate: '2.5', requests: 50, 'max-batch': 8 });
+    expect(() => parseFlags(['--num-prompts', '0'], BENCH_FLAGS)).toThrow(/--requests must be an integer from 1/);
+  });
+});
