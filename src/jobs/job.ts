@@ -38,7 +38,7 @@ function maxLength(d: LengthDistribution): number {
 }
 
 /** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
-const DRIFT_PROTOCOL = { protocol: { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 } };
+const DRIFT_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 };
 
 export interface LatencyJob {
   promptLengths: number[];
@@ -303,7 +303,7 @@ async function runTokenscope(
       // reading, so a device that throttled or was shared in between must say so.
       hooks.onProgress?.('re-measuring the read roof', end);
       const after = await measureReadRoof(ctx, {
-        protocol: job.protocol ?? DRIFT_PROTOCOL.protocol,
+        protocol: job.protocol ?? DRIFT_PROTOCOL,
         shapes: job.probeShapes,
         signal: hooks.signal,
         maxWorkingSetBytes: result.ceilings.working_set_bytes,
