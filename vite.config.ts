@@ -30,5 +30,7 @@ export default defineConfig({
   base: './',
   plugins: [contentSecurityPolicy()],
   build: { target: 'es2022', outDir: 'dist', sourcemap: true, chunkSizeWarningLimit: 8000 },
+  // The tokenizer worker loads the chat template's interpreter lazily: a module worker can split chunks.
+  worker: { format: 'es' },
   server: { fs: { allow: ['..'] } },
 });

@@ -11,7 +11,8 @@ import { generate } from '../model/generate.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { checkModelFits, configOf, loadModel, type LoadedModel, type ModelChoice } from '../model/load.ts';
 import type { EngineShape } from '../model/memory.ts';
-import { chatTemplateOf, encodeChat } from '../model/tokenizer/chat.ts';
+import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thread.ts';
+import { encodePromptWith, noTemplate } from '../model/tokenizer/prompt.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
 import { measureAccuracy, type AccuracyResult } from '../measure/accuracy-run.ts';
@@ -190,7 +191,7 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
 /** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */
 async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, hooks: JobHooks) {
   const resolved = await resolveModel(model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, 0, 0.05, 'model') });
-  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false) : undefined;
+  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false, hooks.signal) : undefined;
   const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
   return { resolved, promptIds, maxSeq };
 }
@@ -432,23 +433,18 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
 
 /**
  * Text → token ids with the model's tokenizer (BOS first), or as one user message through the
- * file's chat template; presets have no tokenizer, so UTF-8 bytes offset past the specials. A
- * prompt past MAX_PROMPT_CHARS is refused before the template or the tokenizer runs.
+ * file's chat template (tokenizer/prompt.ts); in a page that work runs in a worker
+ * (tokenizer/off-thread.ts) so the tab stays responsive. Presets have no tokenizer, so UTF-8
+ * bytes offset past the specials. A prompt past MAX_PROMPT_CHARS is refused before any of it.
  */
-async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boolean): Promise<number[]> {
+async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boolean, signal?: AbortSignal): Promise<number[]> {
   checkPromptLength(prompt);
   const { tokenizer, choice } = resolved;
-  if (chat) {
-    const template = tokenizer && choice.kind === 'gguf' ? chatTemplateOf(choice.model.gguf.metadata, tokenizer) : undefined;
-    if (!tokenizer || !template) {
-      throw new TokenscopeError(
-        'bad-input',
-        'A chat prompt needs the chat template of a model file, and this model has none.',
-        'Drop --chat / chat=1, or load a GGUF that carries tokenizer.chat_template (an instruct model).',
-      );
-    }
-    return encodeChat(tokenizer, template, [{ role: 'user', content: prompt }]);
+  if (!tokenizer || choice.kind !== 'gguf') {
+    if (chat) throw noTemplate();
+    return [1, ...new TextEncoder().encode(prompt)].map((b, i) => (i === 0 ? b : 3 + b));
   }
-  if (tokenizer) return tokenizer.encode(prompt, { bos: true });
-  return [1, ...new TextEncoder().encode(prompt)].map((b, i) => (i === 0 ? b : 3 + b));
+  const meta = choice.model.gguf.metadata;
+  if (canEncodeOffThread()) return encodeOffThread(meta, prompt, chat, { signal });
+  return encodePromptWith(tokenizer, meta, prompt, chat);
 }

@@ -339,9 +339,5 @@ class Meter {
 }
 
 function over(what: string): never {
-  throw new TokenscopeError(
-    'model-format',
-    `the model's chat template (tokenizer.chat_template) ${what}`,
-    'Run without --chat (chat=1 on the page), or use another model file.',
-  );
+  throw new TokenscopeError('model-format', `the model's chat template (tokenizer.chat_template) ${what}`, 'Run without --chat, or use another model file.');
 }

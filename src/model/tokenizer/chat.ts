@@ -41,7 +41,7 @@ export async function renderChat(chat: ChatTemplate, messages: readonly ChatMess
     throw new TokenscopeError(
       'model-format',
       `the file's chat template does not render: ${(e as Error).message}`,
-      'Send the prompt as plain text (without --chat / chat=1).',
+      'Send the prompt as plain text (without --chat).',
     );
   }
 }
