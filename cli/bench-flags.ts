@@ -55,6 +55,11 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     choices: ['auto', 'on', 'off'],
     help: 'logits against the f32 CPU reference after latency/generation runs: auto (default: real models under 100 M parameters), on, off',
   },
+  agreement: {
+    type: 'string',
+    choices: ['llama.cpp'],
+    help: 'with --model FILE.gguf: also run the accuracy pass through llama.cpp (node-llama-cpp, CPU) on the same file, beside the f32 reference',
+  },
   'n-prompt': {
     short: 'p',
     type: 'ranges',
@@ -236,6 +241,7 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
     if (prompt && !given.has('prompt-lengths')) return `${flag} is a latency-sweep flag; with --prompt the sweep runs only when --prompt-lengths is given`;
     return null;
   }
+  if (name === 'agreement' && kind === 'serve') return '--agreement joins the accuracy pass of latency and --prompt runs, which --mode serve does not run';
   if (name === 'gen' && kind === 'serve' && !prompt) return '--gen sets the output of the latency sweep and --prompt; in serve mode --output-len sets it';
   if ((name === 'chat' || name === 'temperature') && !prompt) return `${flag} is a --prompt flag; add --prompt TEXT`;
   if ((name === 'top-k' || name === 'top-p') && !(Number(given.get('temperature')) > 0)) {

@@ -63,10 +63,27 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
       seed: get<number>('seed'),
     };
   }
+  if (flags.has('agreement')) {
+    const why = agreementProblem(job, flags.get('runtime') === 'browser');
+    if (why) throw new UsageError(why);
+    // The accuracy pass runs on any real model it is asked for.
+    job.accuracy ??= 'on';
+  }
   const work = plannedWork(job);
   const problem = arrivalLimitProblem(work) ?? (flags.get('yes') ? null : workProblem(work, 'add --yes to run it anyway'));
   if (problem) throw new UsageError(`${problem}.`);
   return job;
+}
+
+/** Why `--agreement llama.cpp` cannot run with this job, or null: llama.cpp must read the very file the engine runs. */
+export function agreementProblem(job: BenchJob, browser: boolean): string | null {
+  if (browser) return '--agreement llama.cpp runs llama.cpp in Node; drop --runtime browser';
+  if (job.engine === 'webllm') return '--agreement needs --engine tokenscope';
+  if (!job.model?.path) return '--agreement llama.cpp needs --model PATH to a local GGUF file, which llama.cpp reads too';
+  if (job.model.quant)
+    return '--agreement compares on the same file, and --quant re-encodes it on load; quantize the file first (npm run quantize -- IN OUT TYPE) and pass that';
+  if (job.accuracy === 'off') return '--agreement adds llama.cpp to the accuracy pass, which --accuracy off turns off';
+  return null;
 }
 
 /**

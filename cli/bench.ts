@@ -111,7 +111,12 @@ async function main(argv: string[]): Promise<number> {
           }
         } else if (cached?.hit) job.roofs = cached.hit;
         if (job.roofs && !quiet) log(describeReuse(job.roofs.source));
-        result = await runJob(ctx, job, disabled, { onProgress, tuneCache: fileTuneCache() });
+        const agreementFile = flags.get('agreement') === 'llama.cpp' ? job.model?.path : undefined;
+        result = await runJob(ctx, job, disabled, {
+          onProgress,
+          tuneCache: fileTuneCache(),
+          ...(agreementFile ? { secondReference: () => import('./llama-cpp-reference.ts').then((m) => m.openLlamaCppReference(agreementFile)) } : {}),
+        });
         const source = result.ceilings?.source;
         if (cached && result.ceilings && source?.kind === 'measured') cached.store(result.ceilings, source.measured_at);
       } finally {

@@ -14,7 +14,7 @@ import type { EngineShape } from '../model/memory.ts';
 import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thread.ts';
 import { encodePromptWith, noTemplate } from '../model/tokenizer/prompt.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
-import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
+import { accuracySkipReason, type AccuracyMode, type SecondReference } from '../measure/accuracy.ts';
 import { measureAccuracy, type AccuracyResult } from '../measure/accuracy-run.ts';
 import { measureCeilings, measureReadRoof } from '../measure/ceilings.ts';
 import { readRoofDrift } from '../measure/roof-checks.ts';
@@ -100,6 +100,8 @@ export interface JobHooks {
   waitUntilVisible?: () => Promise<boolean>;
   /** Where tuned kernel shapes persist (page: localStorage; CLI: a file); without one, nothing is tuned. */
   tuneCache?: TuneCache;
+  /** A second reference for the accuracy pass (the CLI's --agreement llama.cpp), opened only when the pass runs. */
+  secondReference?: () => Promise<SecondReference>;
 }
 
 /** The embedded default: a small preset on CPU adapters (seconds), a realistic one on GPUs. */
@@ -333,7 +335,7 @@ async function runTokenscope(
     }
     if (job.latency || job.generate) {
       hooks.onProgress?.('accuracy: the logits against the CPU reference', 1);
-      result.accuracy = await runAccuracy(loaded, resolved.choice, job.accuracy ?? 'auto', ctx, hooks.signal);
+      result.accuracy = await runAccuracy(loaded, resolved.choice, job.accuracy ?? 'auto', ctx, hooks);
       hooks.onPartial?.(result);
     }
     await beforeRelease?.(loaded, result);
@@ -354,14 +356,21 @@ async function runTokenscope(
  * or why not. A pass that fails for want of memory (the reference's f32 weights) says so in the
  * section instead of discarding the run; any other failure stops the job.
  */
-async function runAccuracy(loaded: LoadedModel, choice: ModelChoice, mode: AccuracyMode, ctx: GpuContext, signal?: AbortSignal): Promise<AccuracyResult> {
+async function runAccuracy(loaded: LoadedModel, choice: ModelChoice, mode: AccuracyMode, ctx: GpuContext, hooks: JobHooks): Promise<AccuracyResult> {
   const skip = accuracySkipReason(loaded.info, mode);
   if (skip !== null || choice.kind !== 'gguf') return { skipped: skip ?? 'synthetic weights: speed only' };
+  const second = await hooks.secondReference?.();
   try {
-    return await measureAccuracy(loaded.engine, choice.model, { quant: choice.quant, signal });
+    return await measureAccuracy(loaded.engine, choice.model, {
+      quant: choice.quant,
+      signal: hooks.signal,
+      second,
+    });
   } catch (e) {
     if (!(e instanceof RangeError && /allocation failed|invalid array length/i.test(e.message)) || ctx.isLost()) throw e;
     return { skipped: `the CPU reference's f32 weights did not fit in memory (${e.message})` };
+  } finally {
+    await second?.dispose();
   }
 }
 

@@ -24,6 +24,7 @@ import {
   type AccuracySummary,
   type LinearArithmetic,
   type PositionAccuracy,
+  type SecondReference,
 } from './accuracy.ts';
 import { throwIfCancelled } from './protocol.ts';
 
@@ -41,6 +42,20 @@ export interface AccuracyMeasurement extends AccuracySummary {
   reference_load_ms: number;
   reference_ms: number;
   engine_ms: number;
+  /** `--agreement llama.cpp`: the same ids through a second implementation, beside the f32 reference. */
+  agreement?: AgreementMeasurement;
+}
+
+/** A second reference's figures: it against the f32 reference, and the engine against it. */
+export interface AgreementMeasurement {
+  with: SecondReference['name'];
+  version: string;
+  settings: string;
+  /** KL(f32 reference ‖ it) and top-1 agreement: what its own arithmetic costs. */
+  against_reference: AccuracySummary;
+  /** KL(it ‖ engine) and top-1 agreement: how far the engine lies from it. */
+  engine_against_it: AccuracySummary;
+  wall_ms: number;
 }
 
 /** The section where nothing was measured, and why (synthetic weights, a model too large for `auto`, …). */
@@ -58,6 +73,8 @@ export interface AccuracyOptions {
   quant?: Quantization;
   signal?: AbortSignal;
   onProgress?: (step: string, fraction: number) => void;
+  /** A second reference to run the same ids through (`--agreement llama.cpp`); disposed by the caller. */
+  second?: SecondReference;
 }
 
 /** Ordinary tokens of the file's vocabulary: its NORMAL token type where it lists types, else every id. */
@@ -85,6 +102,8 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
   let engineMs = 0;
   let referenceMs = 0;
   const positions: PositionAccuracy[] = [];
+  // Kept only for a second reference: positions × vocabulary floats, twice.
+  const kept: { reference: Float32Array; engine: Float32Array }[] = [];
   for (let pos = 0; pos < length; pos++) {
     throwIfCancelled(opts.signal);
     const te = performance.now();
@@ -97,6 +116,7 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
     const expected = reference.forward(ids[pos], pos);
     referenceMs += performance.now() - tr;
     positions.push(comparePosition(expected, logits));
+    if (opts.second) kept.push({ reference: Float32Array.from(expected), engine: Float32Array.from(logits) });
     opts.onProgress?.('comparing logits with the CPU reference', (pos + 1) / length);
   }
   // The decode programs the steps ran (cached: built above); their linears are the same at every context class.
@@ -105,6 +125,7 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
     const program = await engine.program(1, 1, 'distinct', 'greedy', keys, true);
     labels.push(...[...program.body, ...program.head].map((d) => d.label));
   }
+  const agreement = opts.second ? await measureAgreement(opts.second, ids, kept, config.vocabSize, opts) : undefined;
   return {
     reference: 'cpu-f32',
     sequence: { seed, token_ids: ids },
@@ -115,5 +136,29 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
     reference_load_ms: t1 - t0,
     reference_ms: referenceMs,
     engine_ms: engineMs,
+    ...(agreement ? { agreement } : {}),
+  };
+}
+
+async function measureAgreement(
+  second: SecondReference,
+  ids: readonly number[],
+  kept: readonly { reference: Float32Array; engine: Float32Array }[],
+  vocabSize: number,
+  opts: AccuracyOptions,
+): Promise<AgreementMeasurement> {
+  const t0 = performance.now();
+  opts.onProgress?.(`running the same ids through ${second.name}`, 1);
+  throwIfCancelled(opts.signal);
+  const theirs = await second.logits(ids, vocabSize);
+  if (theirs.length !== ids.length)
+    throw new TokenscopeError('io', `${second.name} returned ${theirs.length} positions for ${ids.length} ids.`, 'Drop --agreement.');
+  return {
+    with: second.name,
+    version: second.version,
+    settings: second.settings,
+    against_reference: summarizeAccuracy(kept.map((k, pos) => comparePosition(k.reference, theirs[pos]))),
+    engine_against_it: summarizeAccuracy(kept.map((k, pos) => comparePosition(theirs[pos], k.engine))),
+    wall_ms: performance.now() - t0,
   };
 }

@@ -29,6 +29,21 @@ export interface AccuracySummary {
   first_disagreement: number | null;
 }
 
+/**
+ * A second reference beside the f32 CPU one (`--agreement llama.cpp`: cli/llama-cpp-reference.ts):
+ * another implementation's next-token distribution after each prefix of the same ids.
+ */
+export interface SecondReference {
+  name: 'llama.cpp';
+  /** Its version, as it reports it. */
+  version: string;
+  /** How it ran (KV cache type, build). */
+  settings: string;
+  /** Logits (or log-probabilities: the same after log-softmax) after each prefix of `ids`, `vocabSize` values each. */
+  logits(ids: readonly number[], vocabSize: number): Promise<Float32Array[]>;
+  dispose(): Promise<void>;
+}
+
 /** Activation precision a linear layer's kernel multiplies in. */
 export type ActivationPrecision = 'int8' | 'f16' | 'f32';
 

@@ -3,6 +3,7 @@
  * next-token distributions against the f32 CPU reference on the same weights over a fixed,
  * teacher-forced sequence — or why nothing was measured.
  */
+import type { AccuracySummary } from '../accuracy.ts';
 import type { AccuracyMeasurement, AccuracyResult, AccuracySkipped } from '../accuracy-run.ts';
 import { table } from '../format.ts';
 import { compareMetrics, PER_TOKEN_NOTE, type Metric, type SectionModule } from '../section.ts';
@@ -11,6 +12,25 @@ import { count, fraction, MAX_NAME, MAX_SENTENCE, MAX_TOKENS, ms, seed, tokenId 
 
 /** A KL divergence in nats (0 for the same distributions; a few nats for unrelated ones). */
 const nats = () => num(0, 1e6);
+
+/** An AccuracySummary: positions, KLD mean and p99, top-1 agreement, first disagreement. */
+const summarySchema = () =>
+  object({
+    positions: count(),
+    kld_mean: nats(),
+    kld_p99: nats(),
+    top1_agreement: fraction(),
+    first_disagreement: nullable(int(0, MAX_TOKENS)),
+  });
+
+const agreementSchema = object({
+  with: oneOf(['llama.cpp'] as const).describe('The second reference (--agreement llama.cpp).'),
+  version: str(MAX_SENTENCE),
+  settings: str(MAX_SENTENCE).describe('How it ran: build, KV cache type, its activation rounding.'),
+  against_reference: summarySchema().describe('KL(f32 reference ‖ it) and top-1 agreement: what its own arithmetic costs.'),
+  engine_against_it: summarySchema().describe('KL(it ‖ engine) and top-1 agreement: how far the engine lies from it.'),
+  wall_ms: ms(),
+});
 
 const measuredSchema = object({
   reference: oneOf(['cpu-f32'] as const).describe('The reference: the same weights dequantized to f32, every sum in float64 (model/reference.ts).'),
@@ -31,6 +51,7 @@ const measuredSchema = object({
   reference_load_ms: ms(),
   reference_ms: ms(),
   engine_ms: ms(),
+  agreement: optional(agreementSchema),
 });
 const skippedSchema = object({ skipped: str(MAX_SENTENCE).describe('Why nothing was measured.') });
 
@@ -73,6 +94,28 @@ function formatAccuracy(a: AccuracySection): string {
     ),
     `Arithmetic: ${formatArithmetic(a.arithmetic)}.`,
     `Cost: ${a.wall_ms.toFixed(0)} ms (reference weights ${a.reference_load_ms.toFixed(0)} ms, reference ${a.reference_ms.toFixed(0)} ms, engine ${a.engine_ms.toFixed(0)} ms).`,
+    ...(a.agreement ? ['', formatAgreement(a)] : []),
+  ].join('\n');
+}
+
+/** The same positions three ways: the engine and llama.cpp each against the f32 reference, and the engine against llama.cpp. */
+function formatAgreement(a: AccuracyMeasurement): string {
+  const g = a.agreement!;
+  const row = (what: string, s: AccuracySummary) => [
+    what,
+    formatKld(s.kld_mean),
+    formatKld(s.kld_p99),
+    `${(s.top1_agreement * 100).toFixed(1)}%`,
+    s.first_disagreement === null ? 'none' : `position ${s.first_disagreement}`,
+  ];
+  return [
+    `Agreement with ${g.version} — ${g.settings}:`,
+    table(
+      ['', 'KLD mean', 'KLD p99', 'same top-1', 'first disagreement'],
+      [row('tokenscope vs f32 reference', a), row(`${g.with} vs f32 reference`, g.against_reference), row(`tokenscope vs ${g.with}`, g.engine_against_it)],
+      [false, true, true, true, true],
+    ),
+    `Each row is KL(the side after "vs" ‖ the side before it): the side after "vs" weighs the terms. ${g.with} ran the ${a.positions} positions in ${g.wall_ms.toFixed(0)} ms.`,
   ].join('\n');
 }
 
@@ -123,6 +166,12 @@ export function accuracyHeadline(a: AccuracySection): { figure: string; words: s
   const parted = a.first_disagreement === null ? 'never parts from it' : `first parts at position ${a.first_disagreement}`;
   return {
     figure: `KLD ${formatKld(a.kld_mean)}`,
-    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}`,
+    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}${a.agreement ? agreementWords(a.agreement) : ''}`,
   };
+}
+
+/** The second reference in one clause: what its own arithmetic costs, and how far ours lies from it. */
+function agreementWords(g: NonNullable<AccuracyMeasurement['agreement']>): string {
+  const parted = (s: AccuracySummary) => (s.first_disagreement === null ? 'never parts' : `first parts at position ${s.first_disagreement}`);
+  return `. ${g.with} on the same file (${g.version}): KLD ${formatKld(g.against_reference.kld_mean)} from the f32 reference (${parted(g.against_reference)}); ours lies ${formatKld(g.engine_against_it.kld_mean)} from it (same top-1 ${(g.engine_against_it.top1_agreement * 100).toFixed(1)}%, ${parted(g.engine_against_it)})`;
 }

@@ -168,6 +168,40 @@ describe('the accuracy section', () => {
     });
   });
 
+  it('--agreement llama.cpp: the schema takes the second reference, the table gives three rows, the card one clause', () => {
+    const summary = (kld: number, first: number | null) => ({
+      positions: 3,
+      kld_mean: kld,
+      kld_p99: kld * 2,
+      top1_agreement: first === null ? 1 : 2 / 3,
+      first_disagreement: first,
+    });
+    const withAgreement = {
+      ...measured,
+      agreement: {
+        with: 'llama.cpp' as const,
+        version: 'llama.cpp from node-llama-cpp 3.21.1 (prebuilt, CPU)',
+        settings: 'CPU build, default F16 KV cache',
+        against_reference: summary(8.04e-4, null),
+        engine_against_it: summary(1.2e-3, 2),
+        wall_ms: 4249,
+      },
+    };
+    expect(() => accuracySchema.check(withAgreement, 'accuracy')).not.toThrow();
+    expect(() => accuracySchema.check({ ...withAgreement, agreement: { ...withAgreement.agreement, with: 'vllm' } }, 'accuracy')).toThrow(/with/);
+    const text = accuracySection.report(withAgreement);
+    expect(text).toContain('Agreement with llama.cpp from node-llama-cpp 3.21.1 (prebuilt, CPU) — CPU build, default F16 KV cache:');
+    expect(text).toMatch(/tokenscope vs f32 reference\s+2\.20e-6/);
+    expect(text).toMatch(/llama\.cpp vs f32 reference\s+8\.04e-4\s+0\.00161\s+100\.0%\s+none/);
+    expect(text).toMatch(/tokenscope vs llama\.cpp\s+0\.00120\s+0\.00240\s+66\.7%\s+position 2/);
+    expect(accuracySection.report(measured)).not.toContain('Agreement');
+    const words = accuracyHeadline(withAgreement).words;
+    expect(words).toContain(
+      'llama.cpp on the same file (llama.cpp from node-llama-cpp 3.21.1 (prebuilt, CPU)): KLD 8.04e-4 from the f32 reference (never parts)',
+    );
+    expect(words).toContain('ours lies 0.00120 from it (same top-1 66.7%, first parts at position 2)');
+  });
+
   it('drops the per-position KLDs for a link and compares only measured sections', () => {
     const trimmed = accuracySection.trim['per-token'].trim(measured);
     expect(trimmed).not.toHaveProperty('kld_per_position');
