@@ -6,8 +6,14 @@ import { PALETTE } from './charts.ts';
 import type { Cohorts, Group } from './cohorts.ts';
 import { num } from './format.ts';
 
-/** A group's name on one axis line: device, then model · format · runtime. */
+const MAX_LABEL_CHARS = 22;
+const clip = (text: string) => (text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS - 1)}…` : text);
+
+/** A group's name in full: device, then model, format and runtime. */
 export const groupLabel = (g: Group): string[] => [g.device, `${g.model} ${g.format} · ${g.runtime}`];
+
+/** A group's name on the axis, two short lines (the tooltip and the table give it in full). */
+const axisLabel = (g: Group): string[] => [clip(g.device), clip(`${g.format} · ${g.runtime}`)];
 
 /**
  * Decode tokens/s per group: a bar from the group's spread's low end to its high end (p10–p90 or
@@ -28,6 +34,7 @@ export class CohortChart extends ChartBase {
     if (!groups.length) return null;
     const mine = this.cohorts?.mine;
     const spreadText = (g: Group) => `${num(g.decode_spread!.lo)}–${num(g.decode_spread!.hi)} tok/s (${g.decode_spread!.kind} of ${g.n} runs)`;
+    const title = (items: TooltipItem<'bar' | 'line'>[]) => (items[0] ? groupLabel(groups[items[0].dataIndex]) : []);
     const tooltip = (item: TooltipItem<'bar' | 'line'>) => {
       const g = groups[item.dataIndex];
       if (item.datasetIndex === 0) return `spread ${spreadText(g)}`;
@@ -37,7 +44,7 @@ export class CohortChart extends ChartBase {
     const datasets: object[] = [
       {
         type: 'bar',
-        label: 'spread across runs (p10–p90 where n ≥ 5, else min–max)',
+        label: 'spread (p10–p90 if n ≥ 5, else min–max)',
         data: groups.map((g) => [g.decode_spread!.lo, g.decode_spread!.hi]),
         backgroundColor: `${PALETTE[0]}66`,
         borderColor: PALETTE[0],
@@ -68,15 +75,15 @@ export class CohortChart extends ChartBase {
     }
     return {
       type: 'bar',
-      data: { labels: groups.map(groupLabel), datasets: datasets as never },
+      data: { labels: groups.map(axisLabel), datasets: datasets as never },
       options: {
         indexAxis: 'y',
         maintainAspectRatio: false,
         scales: {
           x: axis(theme, 'decode tokens/s', 'linear', true),
-          y: { type: 'category', ticks: { color: theme.fg, autoSkip: false }, grid: { color: theme.grid } },
+          y: { type: 'category', ticks: { color: theme.fg, autoSkip: false, font: { size: 11 } }, grid: { color: theme.grid } },
         },
-        plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } }, tooltip: { callbacks: { label: tooltip } } },
+        plugins: { legend: { labels: { color: theme.fg, boxWidth: 14 } }, tooltip: { callbacks: { title, label: tooltip } } },
       },
     } as ChartConfiguration;
   }

@@ -75,6 +75,19 @@ export class ManyView extends LitElement {
         gap: 8px;
         margin-top: 10px;
       }
+      #many-table th[scope='row'] {
+        min-width: 12em;
+      }
+      #many-table td {
+        white-space: nowrap;
+      }
+      code {
+        white-space: nowrap;
+      }
+      h3 {
+        font-size: 1rem;
+        margin: 18px 0 8px;
+      }
       ul.errors {
         margin: 4px 0 0;
         padding-left: 1.2em;
@@ -234,39 +247,41 @@ export class ManyView extends LitElement {
     return html`<td class="num spread" data-kind=${s.kind}>${num(s.lo)}–${num(s.hi)} <span class="muted">${s.kind}</span></td>`;
   }
 
-  private table(groups: Group[], prompt: number | null, mineGroup: Group | undefined) {
-    return html`<div class="scroll" tabindex="0" role="region" aria-label="Results by group">
-      <table id="many-table">
-        <thead>
-          <tr>
-            <th scope="col">Device · model · format · runtime</th>
-            <th scope="col" class="num">n</th>
-            <th scope="col" class="num">Decode tok/s (median)</th>
-            <th scope="col" class="num">Spread of decode tok/s</th>
-            <th scope="col" class="num">TPOT p50 (ms)</th>
-            <th scope="col" class="num">TTFT at ${prompt ?? '—'} tokens (ms)</th>
-            <th scope="col" class="num">% of read roof</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${groups.map(
-            (g) =>
-              html`<tr class=${g === mineGroup ? 'mine' : ''} data-device=${g.device} data-model=${g.model} data-format=${g.format} data-runtime=${g.runtime}>
-                <th scope="row">
-                  ${g.device}${g === mineGroup ? html` <strong>(your run)</strong>` : ''}
-                  <span class="group-sub muted">${g.model} ${g.format} · ${g.runtime}</span>
-                </th>
-                <td class="num n">${g.n}</td>
-                <td class="num">${num(g.decode_tokens_per_s)}</td>
-                ${this.spreadCell(g)}
-                <td class="num">${num(g.tpot_p50_ms)}</td>
-                <td class="num">${num(g.ttft_ms)}</td>
-                <td class="num">${pct(g.read_roof_share)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>`;
+  /** The table; the model is left out of each row when every group ran the same one (the summary names it). */
+  private table(groups: Group[], prompt: number | null, mineGroup: Group | undefined, oneModel: boolean) {
+    return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
+      <div class="scroll" tabindex="0" role="region" aria-label="Results by group (scrolls sideways)">
+        <table id="many-table">
+          <thead>
+            <tr>
+              <th scope="col">Device · ${oneModel ? '' : 'model · '}format · runtime</th>
+              <th scope="col" class="num">n</th>
+              <th scope="col" class="num">Decode tok/s (median)</th>
+              <th scope="col" class="num">Spread (decode tok/s)</th>
+              <th scope="col" class="num">TPOT p50 (ms)</th>
+              <th scope="col" class="num">TTFT at ${prompt ?? '—'} tokens (ms)</th>
+              <th scope="col" class="num">% of read roof</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${groups.map(
+              (g) =>
+                html`<tr class=${g === mineGroup ? 'mine' : ''} data-device=${g.device} data-model=${g.model} data-format=${g.format} data-runtime=${g.runtime}>
+                  <th scope="row">
+                    ${g.device}${g === mineGroup ? html` <strong>(your run)</strong>` : ''}
+                    <span class="group-sub muted">${oneModel ? '' : `${g.model} `}${g.format} · ${g.runtime}</span>
+                  </th>
+                  <td class="num n">${g.n}</td>
+                  <td class="num">${num(g.decode_tokens_per_s)}</td>
+                  ${this.spreadCell(g)}
+                  <td class="num">${num(g.tpot_p50_ms)}</td>
+                  <td class="num">${num(g.ttft_ms)}</td>
+                  <td class="num">${pct(g.read_roof_share)}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>`;
   }
 
   override render() {
@@ -274,7 +289,10 @@ export class ManyView extends LitElement {
     const view = cohorts(items);
     const { groups, mine } = view;
     const devices = new Set(groups.map((g) => g.device)).size;
-    return html`${this.sources()} ${this.busy ? html`<p class="muted" role="status">${this.busy}</p>` : ''}
+    const oneModel = new Set(groups.map((g) => g.model)).size === 1;
+    const sources = html`<h3>${groups.length ? 'Add results' : 'Open results'}</h3>
+      ${this.sources()}`;
+    return html`${groups.length ? '' : sources} ${this.busy ? html`<p class="muted" role="status">${this.busy}</p>` : ''}
       ${
         this.problems.length
           ? html`<div class="banner error" role="alert" id="many-problems">
@@ -297,23 +315,24 @@ export class ManyView extends LitElement {
             </p>`
           : html`<p id="many-summary">
                 <strong>${view.runs.length} runs</strong> from ${items.length} results in <strong>${groups.length} groups</strong> on ${devices}
-                ${devices === 1 ? 'device' : 'devices'}${view.without_rows ? html` <span class="muted">(${view.without_rows} roofs-only results not grouped)</span>` : ''}.
+                ${devices === 1 ? 'device' : 'devices'}${oneModel ? html`, all of <strong>${groups[0].model}</strong>` : ''}${view.without_rows ? html` <span class="muted">(${view.without_rows} roofs-only results not grouped)</span>` : ''}.
               </p>
               ${
                 mine
                   ? html`<p class="yours" id="many-yours">
-                      <strong>Your run</strong> (${mine.run.label}): ${num(mine.run.decode_tokens_per_s)} decode tok/s — ${ordinal(mine.rank)} of ${mine.of}
-                      runs, ${ordinal(mine.groupRank)} of ${mine.groupOf} in its group (${mine.group.device}, ${mine.group.model} ${mine.group.format}).
+                      <strong>${mine.run.label}</strong>: ${num(mine.run.decode_tokens_per_s)} decode tok/s — ${ordinal(mine.rank)} of ${mine.of} runs,
+                      ${ordinal(mine.groupRank)} of ${mine.groupOf} in its group (${mine.group.device}, ${mine.group.model} ${mine.group.format}).
                     </p>`
                   : html`<p class="muted" id="many-yours">Run a latency sweep on this page and your run is ranked here among these.</p>`
               }
-              ${this.table(groups, view.prompt_tokens, mine?.group)}
+              ${this.table(groups, view.prompt_tokens, mine?.group, oneModel)}
               <p class="muted">
                 Fastest decode first. Per run: decode tok/s, TPOT p50 and % of the read roof at its shortest prompt; TTFT at ${view.prompt_tokens} prompt
                 tokens, the length most runs measured (— where a run did not). Per group: medians across its runs; the spread is p10–p90 where a group has
                 ${PERCENTILE_SPREAD_MIN_N} or more runs, min–max below that (said in each row).
               </p>
-              <ts-cohort-chart .cohorts=${view}></ts-cohort-chart>`
+              <ts-cohort-chart .cohorts=${view}></ts-cohort-chart>
+              ${sources}`
       }
       <div class="row">
         ${this.loaded.length ? html`<button class="secondary" @click=${() => (this.loaded = [])}>Clear opened results (${this.loaded.length})</button>` : ''}

@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { BenchJob } from '../../src/jobs/job.ts';
@@ -6,7 +8,7 @@ import { percentile } from '../../src/measure/stats.ts';
 import { validateResult } from '../../src/measure/validate.ts';
 import { resultList } from '../../src/share/result-list.ts';
 import { variant } from '../unit/ui/cohort-fixtures.ts';
-import { deepText, pageAndBrowser, screenshot, TINY, waitForReady, watchErrors } from './browser.ts';
+import { deepText, pageAndBrowser, SCREENSHOTS, TINY, waitForReady, watchErrors } from './browser.ts';
 
 /** A tiny sweep whose roofs are probed as the page's QUICK_ROOFS parameters probe them (so the run form's cache key is the same). */
 const JOB: BenchJob = {
@@ -53,6 +55,12 @@ async function routeLists(page: Page, list: unknown): Promise<void> {
   const headers = { 'access-control-allow-origin': '*', 'content-type': 'application/json' };
   await page.route(LIST_URL, (route) => route.fulfill({ status: 200, headers, body: JSON.stringify(list) }));
   await page.route(BAD_URL, (route) => route.fulfill({ status: 200, headers, body: JSON.stringify({ results: [{ schema_version: 1, tool: 'x' }] }) }));
+}
+
+/** The view's section alone (the full page is several screens tall). */
+async function viewShot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.locator('section[aria-labelledby="many-title"]').screenshot({ path: resolve(SCREENSHOTS, `${name}.png`) });
 }
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -134,7 +142,7 @@ describe('many results at once', () => {
     expect(await deepText(page, 'ts-many-view #many-yours')).toMatch(/Your run .*of 14 runs, .* of 2 in its group/);
     expect(await deepText(page, 'ts-many-view #many-summary')).toMatch(/14 runs from 14 results in 4 groups on 4 devices/);
     await expect.poll(() => page.locator('ts-many-view ts-cohort-chart canvas').count()).toBe(1);
-    await screenshot(page, 'many-1280');
+    await viewShot(page, 'many-1280');
   });
 
   it('a hostile list is refused with a message naming the item; the view and the page stay usable', async () => {
@@ -161,7 +169,8 @@ describe('many results at once', () => {
     expect(await deepText(phone, 'ts-many-view #many-yours')).toMatch(/Run a latency sweep on this page/);
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow, 'nothing wider than the phone').toBeLessThanOrEqual(0);
-    await screenshot(phone, 'many-390');
+    await phone.screenshot({ path: resolve(SCREENSHOTS, 'many-390-first-screen.png') });
+    await viewShot(phone, 'many-390');
     expect(phoneErrors).toEqual([]);
     await phone.close();
   });
