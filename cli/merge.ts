@@ -71,7 +71,8 @@ export async function mergeMain(argv: readonly string[]): Promise<number> {
     else {
       writeFileSync(out, text);
       const devices = new Set(list.results.map((r) => r.environment.adapter.description || r.environment.adapter.vendor)).size;
-      process.stderr.write(`Merged ${list.results.length} results (${devices} devices) from ${files.length} files into ${out}\n`);
+      const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+      process.stderr.write(`Merged ${plural(list.results.length, 'result')} (${plural(devices, 'device')}) from ${plural(files.length, 'file')} into ${out}\n`);
     }
     return 0;
   } catch (e) {

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,5 +39,20 @@ describe('--merge', () => {
     await expect(readResultFile(file('odd.json', { ...smallResult(), created_at: 'yesterday' }))).rejects.toThrow(/odd\.json: Invalid result: created_at/);
     await expect(mergeFiles([file('ok.json', smallResult()), join(dir, 'gone.json')])).rejects.toThrow(/gone\.json/);
     expect(readFileSync(join(dir, 'ok.json'), 'utf8')).toContain('schema_version');
+  });
+
+  it('`npm run bench -- --merge … --json` writes the list; a bad file exits 2 and writes nothing', () => {
+    const bench = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', '--import', './cli/register.mjs', 'cli/bench.ts', ...args], { encoding: 'utf8', timeout: 60_000 });
+    const out = join(dir, 'merged.json');
+    const ok = bench(['--merge', file('x.json', smallResult()), file('y.json', smallResult()), '--json', out]);
+    expect(ok.status).toBe(0);
+    expect(ok.stderr).toMatch(/^Merged 2 results \(1 device\) from 2 files into .*merged\.json$/m);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ kind: LIST_KIND, version: 1, results: [{}, {}] });
+    const refused = join(dir, 'refused.json');
+    const bad = bench(['--merge', file('z.json', smallResult()), file('v2.json', { ...smallResult(), schema_version: 2 }), '--json', refused]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/error: .*v2\.json: This result uses schema version 2/);
+    expect(existsSync(refused)).toBe(false);
   });
 });
