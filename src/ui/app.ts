@@ -14,7 +14,6 @@ import { defaultSetup, jobOf, parsePageParams, type RunSetup } from './setup.ts'
 import { shared } from './styles.ts';
 import type { LabelledResult } from './cohorts.ts';
 import './compare-panel.ts';
-import './compare-view.ts';
 import './device-panel.ts';
 import './progress-bar.ts';
 import './report-view.ts';
@@ -151,6 +150,8 @@ export class App extends LitElement {
   /** The visitor chose "measure the roofs again" for the next run. */
   @state() private measureRoofsAgain = false;
   private roofsKeyShown: string | null = null;
+  /** The comparison view's chunk, once asked for (a failed load is reported once, not retried on every update). */
+  private compareView: Promise<unknown> | null = null;
   @state() private dragging = false;
   /** Cancel was pressed and the run has not stopped yet. */
   @state() private cancelling = false;
@@ -247,6 +248,9 @@ export class App extends LitElement {
   };
 
   protected override willUpdate(): void {
+    // The two-report comparison is a chunk of its own, loaded when a comparison is first shown.
+    if (this.reports.comparison && !this.compareView)
+      this.compareView = import('./compare-view.ts').catch((e: unknown) => this.reports.fail('The comparison could not be shown', e));
     if (!this.setup && this.session.environment) this.setup = defaultSetup({ cpuLike: this.session.environment.cpu_adapter }, this.page.params);
   }
 
