@@ -110,13 +110,15 @@ describe('many results at once', () => {
     expect(runs[0].ceilings!.source).toMatchObject({ kind: 'measured' });
     expect(runs[1].ceilings!.source).toMatchObject({ kind: 'cached', measured_at: runs[0].ceilings!.source!.measured_at, path: 'IndexedDB tokenscope-roofs' });
     expect(runs[1].ceilings!.read_bandwidth_gbps).toBe(runs[0].ceilings!.read_bandwidth_gbps);
-    expect(await deepText(page, 'ts-report')).toMatch(/reused/i);
+    expect(await deepText(page, 'ts-roofs-table #roofs-source')).toMatch(/Reused \(roofs cache IndexedDB tokenscope-roofs\), measured \d+ \w+ \d{4}/);
     // The same probe settings from the address, in the same browser profile: the form offers the stored roofs instead of their cost.
     const form = await profile.newPage();
     await form.goto(`${ctx.server.url}${TINY}`);
     await waitForReady(form);
     await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/Reuses this device's roofs measured .* \(no time for the roofs\)/);
     expect(await form.locator('#measure-roofs-again').isChecked()).toBe(false);
+    await form.locator('#measure-roofs-again').check();
+    await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/^Takes about .* for the roofs/);
     await form.close();
   });
 
@@ -145,7 +147,7 @@ describe('many results at once', () => {
     await viewShot(page, 'many-1280');
   });
 
-  it('a hostile list is refused with a message naming the item; the view and the page stay usable', async () => {
+  it('a hostile list, bad links and a broken file are refused with messages naming them; the view and the page stay usable', async () => {
     const before = await tableRows(page);
     await page.locator('ts-many-view #many-url').fill(BAD_URL);
     await page.locator('ts-many-view').getByRole('button', { name: 'Load list' }).click();
@@ -156,6 +158,14 @@ describe('many results at once', () => {
     await expect
       .poll(() => deepText(page, 'ts-many-view #many-problems'))
       .toMatch(/3 sources could not be read.*link 1: This is not a tokenscope link.*link 2:/);
+    // Several files at once: a result from one more device joins the table; a broken one is named.
+    const mali = variant(runs[0], { device: 'Arm Mali-G78', decode: 5 });
+    await page.locator('ts-many-view #many-files').setInputFiles([
+      { name: 'mali.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(mali)) },
+      { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"schema_version": 1,') },
+    ]);
+    await expect.poll(() => tableRows(page).then((rows) => rows.map((r) => r.device))).toContain('Arm Mali-G78');
+    expect(await deepText(page, 'ts-many-view #many-problems')).toMatch(/the file “broken\.json”: The file is not valid JSON/);
     expect(await page.locator('button.run').isEnabled()).toBe(true);
     expect(errors).toEqual([]);
   });
