@@ -11,6 +11,7 @@ import { phasePlan, stepOf } from './preflight.ts';
 import { Reports, type ReportEntry } from './reports.ts';
 import { GpuSession } from './session.ts';
 import { defaultSetup, jobOf, parsePageParams, type RunSetup } from './setup.ts';
+import { RoofsOffer, type RoofsCacheMode } from './roofs-offer.ts';
 import { shared } from './styles.ts';
 import type { LabelledResult } from './cohorts.ts';
 import './compare-panel.ts';
@@ -28,7 +29,7 @@ export interface AutomationApi {
    * `roofsCache` uses the page's per-device roofs cache as the Run button does ('use'), or measures
    * and stores them ('fresh'); without it the cache is left alone.
    */
-  runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void, options?: { roofsCache?: 'use' | 'fresh' }): Promise<unknown>;
+  runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void, options?: { roofsCache?: RoofsCacheMode }): Promise<unknown>;
   capabilities(): Promise<Capabilities>;
   /** Cancel the run in progress (as the Cancel button does). */
   cancel(): void;
@@ -145,11 +146,7 @@ export class App extends LitElement {
   @state() private setup: RunSetup | null = null;
   @state() private manyOpen = false;
   @state() private manyUrl: string | null = null;
-  /** When the roofs the cache would reuse for this setup were measured; null when it holds none. */
-  @state() private reusableRoofs: string | null = null;
-  /** The visitor chose "measure the roofs again" for the next run. */
-  @state() private measureRoofsAgain = false;
-  private roofsKeyShown: string | null = null;
+  private readonly roofsOffer = new RoofsOffer(this);
   /** The comparison view's chunk, once asked for (a failed load is reported once, not retried on every update). */
   private compareView: Promise<unknown> | null = null;
   @state() private dragging = false;
@@ -216,19 +213,6 @@ export class App extends LitElement {
     return this.reports.entries.flatMap((e) => (e.result && e.state !== 'running' ? [{ label: e.label, result: e.result, mine: e.origin === 'run' }] : []));
   }
 
-  /** Look up the roofs the cache holds for the current setup (shown in the run form). */
-  private async refreshReusableRoofs(): Promise<void> {
-    const env = this.session.environment;
-    if (!env || !this.setup) return;
-    const { job } = jobOf(this.setup);
-    const { pageRoofsKey, storedRoofs } = await import('./roofs-store.ts');
-    const key = pageRoofsKey(env, job);
-    if (key === this.roofsKeyShown) return;
-    this.roofsKeyShown = key;
-    const found = await storedRoofs(key);
-    if (this.roofsKeyShown === key) this.reusableRoofs = found?.source.measured_at ?? null;
-  }
-
   private readonly onDragOver = (e: DragEvent) => {
     if (!e.dataTransfer?.types.includes('Files')) return;
     e.preventDefault();
@@ -255,7 +239,7 @@ export class App extends LitElement {
   }
 
   protected override updated(): void {
-    void this.refreshReusableRoofs();
+    void this.roofsOffer.refresh(this.session.environment, this.setup && jobOf(this.setup).job);
   }
 
   private cancel(): void {
@@ -283,7 +267,7 @@ export class App extends LitElement {
     file: File | null,
     what: string,
     onProgress?: (step: string, fraction: number) => void,
-    roofsCache?: 'use' | 'fresh',
+    roofsCache?: RoofsCacheMode,
   ): Promise<BenchResult> {
     if (this.session.status === 'running') return this.session.run(job);
     const entry = this.reports.startRun(what);
@@ -303,10 +287,7 @@ export class App extends LitElement {
       });
       this.reports.update(entry, result);
       this.reports.finish(entry, 'done');
-      if (roofsCache) {
-        this.roofsKeyShown = null;
-        this.measureRoofsAgain = false;
-      }
+      if (roofsCache) this.roofsOffer.ranWithCache();
       return result;
     } catch (e) {
       this.reports.finish(entry, isTokenscopeError(e, 'cancelled') ? 'cancelled' : 'failed', e);
@@ -324,7 +305,7 @@ export class App extends LitElement {
     const { job, file } = jobOf(this.setup);
     try {
       // Roofs-only runs measure: that is what they are for.
-      await this.start(job, file, describeSetup(this.setup), undefined, this.setup.mode === 'roofs' || this.measureRoofsAgain ? 'fresh' : 'use');
+      await this.start(job, file, describeSetup(this.setup), undefined, this.roofsOffer.modeFor(this.setup.mode === 'roofs'));
     } catch {
       // The report entry keeps the error for display; the page stays usable.
     }
@@ -393,9 +374,9 @@ export class App extends LitElement {
           .setup=${this.setup}
           .environment=${s.environment}
           .roofs=${this.localRoofs()}
-          .reusableRoofs=${this.reusableRoofs}
-          .measureRoofsAgain=${this.measureRoofsAgain}
-          @measure-roofs-again=${(e: CustomEvent<boolean>) => (this.measureRoofsAgain = e.detail)}
+          .reusableRoofs=${this.roofsOffer.measuredAt}
+          .measureRoofsAgain=${this.roofsOffer.measureAgain}
+          @measure-roofs-again=${(e: CustomEvent<boolean>) => this.roofsOffer.setMeasureAgain(e.detail)}
           ?running=${running}
           ?ready=${s.status === 'ready'}
           @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)}
