@@ -78,6 +78,11 @@ export class ManyView extends LitElement {
       #many-table th[scope='row'] {
         min-width: 12em;
       }
+      @media (max-width: 520px) {
+        #many-table th[scope='row'] {
+          min-width: 8.5em;
+        }
+      }
       #many-table td {
         white-space: nowrap;
       }
