@@ -26,7 +26,8 @@ const DEFAULT_PAGE_URL = 'http://127.0.0.1:5173/';
 
 const SUMMARY =
   'Measure this machine with tokenscope. With no arguments: the roofs, then a latency sweep of the\n' +
-  'embedded default model (a small synthetic-weight preset on CPU adapters, Llama-3.2-1B-shaped on GPUs).';
+  'embedded default model (a small synthetic-weight preset on CPU adapters, Llama-3.2-1B-shaped on GPUs).\n' +
+  "`--merge A.json B.json … [--json LIST.json]` merges saved results into one list for the page's many-results view.";
 
 function listModels(): string {
   const presets = PRESETS.map((p) => [
@@ -41,6 +42,8 @@ function listModels(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `--merge` writes a list of saved results and runs nothing: its own small command (cli/merge.ts).
+  if (argv.includes('--merge')) return (await import('./merge.ts')).mergeMain(argv);
   let flags: Map<string, unknown>;
   let disabled;
   let savedRoofs: ReturnType<typeof roofsFromResultFile> | undefined;

@@ -11,41 +11,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TokenscopeError } from '../src/errors.ts';
 import type { Ceilings, Environment } from '../src/measure/schema.ts';
+import { isFresh, ROOFS_MAX_AGE_MS } from '../src/measure/roofs-key.ts';
 import { ceilingsSchema } from '../src/measure/sections/environment.ts';
 import { SchemaError } from '../src/measure/schema-kit.ts';
 
-/** Bumped whenever the roof probe changes what it measures or how: older entries are then not reused. */
-export const ROOFS_VERSION = 1;
-/** How long measured roofs are reused without `--roofs fresh`. */
-export const ROOFS_MAX_AGE_MS = 24 * 3600 * 1000;
+export { ROOFS_MAX_AGE_MS, ROOFS_VERSION, roofsKey, type RoofsKeyParts } from '../src/measure/roofs-key.ts';
 
 export type RoofsSource = NonNullable<Ceilings['source']>;
-
-/** What identifies a device's roofs: the same key means the same probe on the same adapter and driver. */
-export interface RoofsKeyParts {
-  environment: Pick<Environment, 'adapter' | 'user_agent' | 'disabled_features'>;
-  /** The runtime's GPU layer, e.g. "webgpu 0.6.2" (Dawn's build). */
-  driver: string;
-  /** package.json's version. */
-  version: string;
-  probeMiB?: number;
-}
-
-export function roofsKey(p: RoofsKeyParts): string {
-  const a = p.environment.adapter;
-  return JSON.stringify([
-    ROOFS_VERSION,
-    p.version,
-    a.vendor,
-    a.architecture,
-    a.device,
-    a.description,
-    p.environment.user_agent,
-    p.driver,
-    [...p.environment.disabled_features].sort(),
-    p.probeMiB ?? null,
-  ]);
-}
 
 interface Entry {
   measured_at: string;
@@ -76,9 +48,7 @@ export function fileRoofsCache(opts: { dir?: string; maxAgeMs?: number; now?: ()
     get(key) {
       const e = entries[key];
       if (!e) return undefined;
-      const at = Date.parse(e.measured_at);
-      const age = now() - at;
-      if (!Number.isFinite(at) || age < 0 || age > maxAge) return undefined;
+      if (!isFresh(e.measured_at, now(), maxAge)) return undefined;
       return { ceilings: e.ceilings, source: { kind: 'cached', measured_at: e.measured_at, path: file } };
     },
     set(key, ceilings, measuredAt) {

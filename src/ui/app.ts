@@ -11,9 +11,10 @@ import { phasePlan, stepOf } from './preflight.ts';
 import { Reports, type ReportEntry } from './reports.ts';
 import { GpuSession } from './session.ts';
 import { defaultSetup, jobOf, parsePageParams, type RunSetup } from './setup.ts';
+import { RoofsOffer, type RoofsCacheMode } from './roofs-offer.ts';
 import { shared } from './styles.ts';
+import type { LabelledResult } from './cohorts.ts';
 import './compare-panel.ts';
-import './compare-view.ts';
 import './device-panel.ts';
 import './progress-bar.ts';
 import './report-view.ts';
@@ -23,8 +24,12 @@ import './what-if-panel.ts';
 
 /** The automation entry point (`window.tokenscope`): the CLI's browser runtime and the tests call it. */
 export interface AutomationApi {
-  /** Run a job as the Run button does (the report appears on the page); rejects when the run fails. */
-  runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void): Promise<unknown>;
+  /**
+   * Run a job as the Run button does (the report appears on the page); rejects when the run fails.
+   * `roofsCache` uses the page's per-device roofs cache as the Run button does ('use'), or measures
+   * and stores them ('fresh'); without it the cache is left alone.
+   */
+  runJob(job: BenchJob, onProgress?: (step: string, fraction: number) => void, options?: { roofsCache?: RoofsCacheMode }): Promise<unknown>;
   capabilities(): Promise<Capabilities>;
   /** Cancel the run in progress (as the Cancel button does). */
   cancel(): void;
@@ -67,6 +72,13 @@ export class App extends LitElement {
       }
       header p {
         margin: 4px 0 18px;
+      }
+      header nav {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 4px 16px;
+        margin: 6px 0 0;
+        font-size: 0.95rem;
       }
       .actions {
         display: flex;
@@ -132,6 +144,11 @@ export class App extends LitElement {
   private readonly reports = new Reports(this);
   private readonly page = parsePageParams(location.search);
   @state() private setup: RunSetup | null = null;
+  @state() private manyOpen = false;
+  @state() private manyUrl: string | null = null;
+  private readonly roofsOffer = new RoofsOffer(this);
+  /** The comparison view's chunk, once asked for (a failed load is reported once, not retried on every update). */
+  private compareView: Promise<unknown> | null = null;
   @state() private dragging = false;
   /** Cancel was pressed and the run has not stopped yet. */
   @state() private cancelling = false;
@@ -142,7 +159,7 @@ export class App extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     const api: AutomationApi = {
-      runJob: (job, onProgress) => this.start(job, null, 'a job from automation', onProgress),
+      runJob: (job, onProgress, options) => this.start(job, null, 'a job from automation', onProgress, options?.roofsCache),
       capabilities: async () => (await this.session.ensureDevice()).caps,
       cancel: () => this.cancel(),
       loseDevice: () => this.session.loseDevice(),
@@ -157,7 +174,7 @@ export class App extends LitElement {
     window.addEventListener('dragover', this.onDragOver);
     window.addEventListener('dragleave', this.onDragLeave);
     window.addEventListener('drop', this.onDrop);
-    if (location.hash) void this.reports.openFragment(location.hash);
+    this.onHash();
   }
 
   override disconnectedCallback(): void {
@@ -168,7 +185,33 @@ export class App extends LitElement {
     window.removeEventListener('drop', this.onDrop);
   }
 
-  private readonly onHash = () => void this.reports.openFragment(location.hash);
+  /** `#results` (or `#results=URL of a list`) opens the many-results view; `#r=` and `#c=` a report or comparison. */
+  private readonly onHash = () => {
+    const hash = location.hash;
+    const many = /^#results(?:=(.*))?$/s.exec(hash);
+    if (many) this.openMany(many[1] ? safeDecode(many[1]) : null);
+    else if (hash) void this.reports.openFragment(hash);
+  };
+
+  private openMany(listUrl: string | null): void {
+    this.manyUrl = listUrl;
+    this.manyOpen = true;
+    // The view and its chart are a chunk of their own: the page's first load does not carry them.
+    void import('./many-view.ts').then(
+      () => this.updateComplete.then(() => this.renderRoot.querySelector('#many-title')?.scrollIntoView({ block: 'start' })),
+      (e: unknown) => this.reports.fail('The many-results view could not be loaded', e),
+    );
+  }
+
+  private closeMany(): void {
+    this.manyOpen = false;
+    if (location.hash.startsWith('#results')) history.replaceState(null, '', `${location.pathname}${location.search}`);
+  }
+
+  /** The page's reports for the many-results view; runs made here are "yours". */
+  private ownResults(): LabelledResult[] {
+    return this.reports.entries.flatMap((e) => (e.result && e.state !== 'running' ? [{ label: e.label, result: e.result, mine: e.origin === 'run' }] : []));
+  }
 
   private readonly onDragOver = (e: DragEvent) => {
     if (!e.dataTransfer?.types.includes('Files')) return;
@@ -189,7 +232,14 @@ export class App extends LitElement {
   };
 
   protected override willUpdate(): void {
+    // The two-report comparison is a chunk of its own, loaded when a comparison is first shown.
+    if (this.reports.comparison && !this.compareView)
+      this.compareView = import('./compare-view.ts').catch((e: unknown) => this.reports.fail('The comparison could not be shown', e));
     if (!this.setup && this.session.environment) this.setup = defaultSetup({ cpuLike: this.session.environment.cpu_adapter }, this.page.params);
+  }
+
+  protected override updated(): void {
+    void this.roofsOffer.refresh(this.session.environment, this.setup && jobOf(this.setup).job);
   }
 
   private cancel(): void {
@@ -212,7 +262,13 @@ export class App extends LitElement {
   }
 
   /** Run a job as a new report; the page shows it filling in. */
-  private async start(job: BenchJob, file: File | null, what: string, onProgress?: (step: string, fraction: number) => void): Promise<BenchResult> {
+  private async start(
+    job: BenchJob,
+    file: File | null,
+    what: string,
+    onProgress?: (step: string, fraction: number) => void,
+    roofsCache?: RoofsCacheMode,
+  ): Promise<BenchResult> {
     if (this.session.status === 'running') return this.session.run(job);
     const entry = this.reports.startRun(what);
     this.reports.closeComparison();
@@ -222,6 +278,7 @@ export class App extends LitElement {
     try {
       const result = await this.session.run(job, {
         onProgress,
+        roofsCache,
         modelSource: file ? blobSource(file) : undefined,
         onPartial: (r) => {
           this.reports.update(entry, r);
@@ -230,6 +287,7 @@ export class App extends LitElement {
       });
       this.reports.update(entry, result);
       this.reports.finish(entry, 'done');
+      if (roofsCache) this.roofsOffer.ranWithCache();
       return result;
     } catch (e) {
       this.reports.finish(entry, isTokenscopeError(e, 'cancelled') ? 'cancelled' : 'failed', e);
@@ -246,11 +304,22 @@ export class App extends LitElement {
     if (!this.setup) return;
     const { job, file } = jobOf(this.setup);
     try {
-      await this.start(job, file, describeSetup(this.setup));
+      // Roofs-only runs measure: that is what they are for.
+      await this.start(job, file, describeSetup(this.setup), undefined, this.roofsOffer.modeFor(this.setup.mode === 'roofs'));
     } catch {
       // The report entry keeps the error for display; the page stays usable.
     }
   }
+
+  /** In-page navigation that leaves the address (and the report a link opened) alone. */
+  private readonly jump = (e: Event) => {
+    e.preventDefault();
+    const id = (e.currentTarget as HTMLAnchorElement).getAttribute('href')!.slice(1);
+    const target = this.renderRoot.querySelector(`#${id}`);
+    const folded = target?.closest('details');
+    if (folded) folded.open = true;
+    target?.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  };
 
   private linkMade(fragment: string): void {
     history.replaceState(null, '', fragment);
@@ -305,6 +374,9 @@ export class App extends LitElement {
           .setup=${this.setup}
           .environment=${s.environment}
           .roofs=${this.localRoofs()}
+          .reusableRoofs=${this.roofsOffer.measuredAt}
+          .measureRoofsAgain=${this.roofsOffer.measureAgain}
+          @measure-roofs-again=${(e: CustomEvent<boolean>) => this.roofsOffer.setMeasureAgain(e.detail)}
           ?running=${running}
           ?ready=${s.status === 'ready'}
           @setup-change=${(e: CustomEvent<RunSetup>) => (this.setup = e.detail)}
@@ -378,6 +450,12 @@ export class App extends LitElement {
     return html`<main class=${this.dragging ? 'drop' : ''}>
       <header>
         <h1>tokenscope</h1>
+        <nav aria-label="Views">
+          <a href="#run-title" @click=${this.jump}>Run</a>
+          <a href="#report-title" @click=${this.jump}>Report</a>
+          <a href="#results" id="nav-many">Many results</a>
+          <a href="#compare-title" @click=${this.jump}>Compare two</a>
+        </nav>
         ${
           sharedFirst
             ? html`<p class="why muted">Where the time goes when a GPU runs a language model, measured in the browser with WebGPU.</p>`
@@ -401,6 +479,14 @@ export class App extends LitElement {
               <strong>${notice.message}</strong>${notice.hint ? html`<p>${notice.hint}</p>` : ''}
               <button class="small secondary" @click=${() => this.reports.dismissNotice()}>Dismiss</button>
             </div>`
+          : ''
+      }
+      ${
+        this.manyOpen
+          ? html`<section class="card" aria-labelledby="many-title">
+              <h2 id="many-title">Many results</h2>
+              <ts-many-view .own=${this.ownResults()} .listUrl=${this.manyUrl} @close=${() => this.closeMany()}></ts-many-view>
+            </section>`
           : ''
       }
       ${sharedFirst ? this.sharedBanner(shown) : runHere}
@@ -443,6 +529,15 @@ export class App extends LitElement {
         server.
       </footer>
     </main>`;
+  }
+}
+
+/** A percent-encoded URL from the address, or the text as given when it is not valid encoding. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

@@ -89,7 +89,8 @@ export class Reports {
     this.host.requestUpdate();
   }
 
-  private fail(what: string, e: unknown): void {
+  /** Keep why something could not be opened, shown as the page's notice. */
+  fail(what: string, e: unknown): void {
     const shown = toShown(e);
     this.notice = { ...shown, message: `${what}: ${shown.message}` };
     this.host.requestUpdate();

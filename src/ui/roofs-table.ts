@@ -3,6 +3,7 @@ import { customElement, property } from 'lit/decorators.js';
 import { CEILING_KEYS, NOT_RUN, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
 import { guarded } from './guard.ts';
+import { humanDate } from './headline.ts';
 
 const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
@@ -82,6 +83,14 @@ export class RoofsTable extends LitElement {
         };
         working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
       </p>
+      ${
+        c.source
+          ? html`<p class="muted" id="roofs-source">
+              ${c.source.kind === 'measured' ? 'Measured by this run' : `Reused (${c.source.kind === 'cached' ? 'roofs cache' : 'saved result'} ${c.source.path ?? ''}), measured`}
+              ${humanDate(c.source.measured_at)}.
+            </p>`
+          : ''
+      }
       ${(c.consistency?.warnings ?? []).map((w) => html`<p class="banner warn" role="note">${w}</p>`)}
       ${
         c.drift

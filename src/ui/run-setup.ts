@@ -2,7 +2,7 @@ import { LitElement, html, css, type PropertyValues } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Environment } from '../measure/schema.ts';
 import type { ServeSettings } from '../serve/run.ts';
-import type { ReportRoofs } from './headline.ts';
+import { humanDate, type ReportRoofs } from './headline.ts';
 import { modelFloorSeconds, preflight, roofsSeconds } from './preflight.ts';
 import { MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS } from '../measure/validate.ts';
 import { parseLengths, setupProblem, type Mode, type ModelPick, type RunSetup } from './setup.ts';
@@ -31,6 +31,7 @@ function duration(seconds: number): string {
  *
  * @fires setup-change - detail: the new `RunSetup`.
  * @fires run - the visitor asked to run the current setup.
+ * @fires measure-roofs-again - detail: whether the next run measures the roofs again instead of reusing the cached ones.
  */
 @customElement('ts-run-setup')
 export class RunSetupForm extends LitElement {
@@ -88,6 +89,9 @@ export class RunSetupForm extends LitElement {
   @property({ attribute: false }) environment: Environment | null = null;
   /** This device's roofs from a report measured on this page, for the model phases' floor. */
   @property({ attribute: false }) roofs: ReportRoofs | null = null;
+  /** When the roofs the page's cache would reuse were measured (roofs-store.ts); null when it holds none. */
+  @property({ attribute: false }) reusableRoofs: string | null = null;
+  @property({ type: Boolean }) measureRoofsAgain = false;
   /** Settings start open where there is room for them above the fold's end, folded on a phone. */
   @state() private settingsOpen = typeof matchMedia === 'function' && matchMedia('(min-width: 700px)').matches;
   @state() private lengthsText = '';
@@ -123,7 +127,14 @@ export class RunSetupForm extends LitElement {
     const floor = this.roofs ? modelFloorSeconds(s, this.roofs) : null;
     const what = cpuLike ? 'on this CPU adapter' : 'on this GPU';
     if (s.mode === 'roofs') return `Takes about ${duration(roofs)} ${what}.`;
+    const then = floor === null ? 'the model phases' : `at least ${duration(floor)} for the model (its roofline floor; overhead adds to it)`;
+    if (this.reusing(s)) return `Reuses this device's roofs measured ${humanDate(this.reusableRoofs!)} (no time for the roofs), then ${then}.`;
     return `Takes about ${duration(roofs)} for the roofs ${what}, then ${floor === null ? 'the model phases' : `at least ${duration(floor)} for the model (its roofline floor; overhead adds to it)`}.`;
+  }
+
+  /** Whether the next run takes the cached roofs instead of measuring them. */
+  private reusing(s: RunSetup): boolean {
+    return s.mode !== 'roofs' && this.reusableRoofs !== null && !this.measureRoofsAgain;
   }
 
   override render() {
@@ -143,6 +154,23 @@ export class RunSetupForm extends LitElement {
           Run
         </button>
         <span class="muted" id="expected">${this.running ? '' : this.expected(s)}</span>
+        ${
+          s.mode !== 'roofs' && this.reusableRoofs !== null
+            ? html`<label class="inline"
+                ><input
+                  type="checkbox"
+                  id="measure-roofs-again"
+                  ?disabled=${locked}
+                  .checked=${this.measureRoofsAgain}
+                  @change=${(e: Event) =>
+                    this.dispatchEvent(
+                      new CustomEvent<boolean>('measure-roofs-again', { detail: (e.target as HTMLInputElement).checked, bubbles: true, composed: true }),
+                    )}
+                />
+                measure the roofs again</label
+              >`
+            : ''
+        }
       </div>
       <p id="problem" class="muted" role="status">
         ${problem ?? (this.ready ? '' : 'Looking for a WebGPU device…')}${

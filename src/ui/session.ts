@@ -23,7 +23,13 @@ export function toShown(e: unknown): ShownError {
 }
 
 /** What the page passes to one run besides the job. */
-export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'>;
+export type RunHooks = Pick<JobHooks, 'onProgress' | 'onPartial' | 'modelSource'> & {
+  /**
+   * The per-device roofs cache (roofs-store.ts): 'use' reuses roofs measured within the window,
+   * 'fresh' measures them again; either way newly measured roofs are stored. Absent: not used.
+   */
+  roofsCache?: 'use' | 'fresh';
+};
 
 /**
  * The page's GPU session: acquires the device, runs jobs one at a time, survives device loss
@@ -109,13 +115,19 @@ export class GpuSession implements ReactiveController {
       throwIfCancelled(abort.signal);
       const ctx = await this.ensureDevice();
       this.progress = { step: 'starting', fraction: 0, startedAt: performance.now() };
+      const { roofsCache, ...jobHooks } = hooks;
+      // The cache's code loads only for runs that use it (the page's first load stays small).
+      const store = roofsCache && job.probe && !job.roofs && this.environment ? await import('./roofs-store.ts') : null;
+      const roofsKey = store && this.environment ? store.pageRoofsKey(this.environment, job) : null;
+      const reused = store && roofsKey && roofsCache === 'use' ? await store.storedRoofs(roofsKey) : undefined;
+      if (reused) job = { ...job, roofs: reused };
       const running = runJob(ctx, job, this.disabled, {
-        ...hooks,
+        ...jobHooks,
         signal: abort.signal,
         onProgress: (step, fraction) => {
           if (abort.signal.aborted) return;
           this.progress = { ...this.progress, step, fraction };
-          hooks.onProgress?.(step, fraction);
+          jobHooks.onProgress?.(step, fraction);
           this.host.requestUpdate();
         },
         waitUntilVisible,
@@ -134,6 +146,8 @@ export class GpuSession implements ReactiveController {
       try {
         const result = await Promise.race([running, cancelled]);
         if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
+        const source = result.ceilings?.source;
+        if (store && roofsKey && result.ceilings && source?.kind === 'measured') await store.storeRoofs(roofsKey, result.ceilings, source.measured_at);
         return result;
       } catch (e) {
         throw await explainFailure(ctx, e);
