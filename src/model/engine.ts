@@ -263,12 +263,22 @@ export class Engine {
     const pool = this.pool;
     if (!pool) throw new RangeError('KV block copies need a prefix pool (Engine.prefixPool).');
     const posBytes = this.kvPositionBytes;
-    const size = pool.blockTokens * posBytes;
+    const blockSize = pool.blockTokens * posBytes;
     for (const c of copies) {
       if (c.index < 0 || c.index >= pool.blocks || c.slot < 0 || c.slot >= this.shape.slots || c.pos < 0 || c.pos + pool.blockTokens > this.shape.maxSeq)
         throw new RangeError(`KV block copy (slot ${c.slot}, pos ${c.pos}, block ${c.index}) is outside the cache or the pool.`);
+    }
+    // Runs of blocks adjacent in the slot and in the pool go as one copy per buffer (each copy has a fixed cost).
+    const runs: { slot: number; pos: number; index: number; blocks: number }[] = [];
+    for (const c of copies) {
+      const last = runs[runs.length - 1];
+      if (last && last.slot === c.slot && last.pos + last.blocks * pool.blockTokens === c.pos && last.index + last.blocks === c.index) last.blocks++;
+      else runs.push({ ...c, blocks: 1 });
+    }
+    for (const c of runs) {
       const slotOffset = (c.slot * this.shape.maxSeq + c.pos) * posBytes;
-      const poolOffset = c.index * size;
+      const poolOffset = c.index * blockSize;
+      const size = c.blocks * blockSize;
       for (let l = 0; l < this.config.nLayers; l++) {
         for (const [cache, pooled] of [
           [this.buffers.kCache[l], pool.k[l]],
