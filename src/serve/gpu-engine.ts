@@ -74,12 +74,15 @@ export class GpuServingEngine implements ServingEngine {
     private readonly engine: Engine,
     maxBatch = engine.shape.slots,
     private readonly pool: PrefixPool | null = null,
+    /** Blocks of the pool this run's cache uses (the engine's pool may be larger, kept from an earlier run). */
+    blocks = pool?.blocks ?? 0,
   ) {
     if (maxBatch > engine.shape.slots) throw new RangeError(`maxBatch ${maxBatch} exceeds the engine's ${engine.shape.slots} KV slots.`);
     if (pool && pool.blockTokens !== BLOCK_TOKENS) throw new RangeError(`The prefix pool's blocks hold ${pool.blockTokens} tokens, not ${BLOCK_TOKENS}.`);
     this.maxBatch = maxBatch;
     this.free = Array.from({ length: maxBatch }, (_, i) => maxBatch - 1 - i);
-    this.cache = pool ? new PrefixCache(pool.blocks) : null;
+    if (pool && !(blocks >= 1 && blocks <= pool.blocks)) throw new RangeError(`A cache of ${blocks} blocks does not fit a pool of ${pool.blocks}.`);
+    this.cache = pool ? new PrefixCache(blocks) : null;
   }
 
   /**
@@ -88,7 +91,7 @@ export class GpuServingEngine implements ServingEngine {
    */
   static async withPrefixCache(engine: Engine, maxBatch = engine.shape.slots, blocks?: number): Promise<GpuServingEngine> {
     const n = blocks ?? Math.max(1, Math.floor((maxBatch * engine.shape.maxSeq) / BLOCK_TOKENS));
-    return new GpuServingEngine(engine, maxBatch, await engine.prefixPool(n, BLOCK_TOKENS));
+    return new GpuServingEngine(engine, maxBatch, await engine.prefixPool(n, BLOCK_TOKENS), n);
   }
 
   /** What the prefix cache holds and did; null with it off. */
