@@ -59,9 +59,10 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
         `The longest request needs ${need} positions (shared prefix + turns × (prompt + output)); --context ${job.context} holds fewer. Lower --shared-prefix, --turns or the lengths, or raise --context.`,
       );
     if (need > MAX_PROMPT_TOKENS)
-      throw new UsageError(`The longest request needs ${need} positions (shared prefix + turns × (prompt + output)), over ${MAX_PROMPT_TOKENS}. Lower --shared-prefix, --turns or the lengths.`);
-  }
-  else if (prompt === undefined || lengths) {
+      throw new UsageError(
+        `The longest request needs ${need} positions (shared prefix + turns × (prompt + output)), over ${MAX_PROMPT_TOKENS}. Lower --shared-prefix, --turns or the lengths.`,
+      );
+  } else if (prompt === undefined || lengths) {
     job.latency = {
       promptLengths: lengths ?? defaults.latency!.promptLengths,
       gen,

@@ -255,7 +255,11 @@ export class GpuServingEngine implements ServingEngine {
     const bad = outcome.tokens.find((t) => !(t < this.engine.config.vocabSize));
     if (bad !== undefined) throw nonFinite(`in the logits of a serving step (no token could be chosen)`);
     const { total } = this.engine.stepCost(req);
-    this.work.push({ decodeRows: plan.decode.length, prefillRows: req.rows.length - plan.decode.length, cost: total, ms: outcome.tDone - outcome.tSubmit,
+    this.work.push({
+      decodeRows: plan.decode.length,
+      prefillRows: req.rows.length - plan.decode.length,
+      cost: total,
+      ms: outcome.tDone - outcome.tSubmit,
       blocksToSlot: copies.toSlot.length,
       blocksToPool: copies.toPool.length,
     });

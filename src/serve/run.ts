@@ -244,7 +244,11 @@ export function summarizeRun(
 export async function warmUpServing(engine: Engine, settings: ServeSettings, maxBatch: number, requests = settings.requests): Promise<void> {
   await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'distinct', 'any'] : ['one-slot', 'distinct']);
   // Single-turn requests (conversations wait on their turns, and the warm-up only builds programs).
-  const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), conversations: undefined, seed: settings.seed + 1 });
+  const warm = generateWorkload({
+    ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)),
+    conversations: undefined,
+    seed: settings.seed + 1,
+  });
   // Admission limits stay off here: the warm-up must build every program, not shed its requests.
   throwIfFatal(
     await runServe(warm, await servingEngine(engine, settings, maxBatch), realClock, {

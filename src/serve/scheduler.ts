@@ -259,16 +259,14 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
   });
   const timeout = options.timeoutMs ?? Infinity;
   // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
-  const sequences = requests.map(
-    (request, i): Sequence => ({
-      request,
-      trace: traces[i],
-      prefilled: 0,
-      lastToken: -1,
-      maxOutput: request.maxOutputTokens,
-      deadline: traces[i].tArrival + timeout,
-    }),
-  );
+  const sequences = requests.map((request, i): Sequence => ({
+    request,
+    trace: traces[i],
+    prefilled: 0,
+    lastToken: -1,
+    maxOutput: request.maxOutputTokens,
+    deadline: traces[i].tArrival + timeout,
+  }));
   // Later turns of a conversation are not in it: each arrives when its previous turn completes.
   const byArrival = sequences.filter((s) => s.request.follows === undefined).sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
   const steps: StepRecord[] = [];
@@ -345,7 +343,12 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
     for (const s of arrivals) {
       expireWaiting(s.trace.tArrival);
       if (options.chunkSize === undefined && s.request.prompt.length > options.maxTokensPerStep) {
-        finish(s, s.trace.tArrival, `its ${s.request.prompt.length}-token prompt is over maxTokensPerStep ${options.maxTokensPerStep} with chunked prefill off`, 'admission');
+        finish(
+          s,
+          s.trace.tArrival,
+          `its ${s.request.prompt.length}-token prompt is over maxTokensPerStep ${options.maxTokensPerStep} with chunked prefill off`,
+          'admission',
+        );
         continue;
       }
       const beyondFreeSlots = waiting.length - (engine.maxBatch - running.length);

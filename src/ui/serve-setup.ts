@@ -234,12 +234,14 @@ export class ServeSetupForm extends LitElement {
         ${this.optional('conversations', 'conversations', 'Conversations (multi-turn chats)', 'none', 1)}
         ${this.optional('turns', 'turns', 'Turns per conversation', '2', 1)}
       </div>
-      ${s.conversations !== undefined
-        ? html`<p class="note muted">
-            ${s.conversations} conversations × ${s.turns ?? 2} turns = ${s.conversations * (s.turns ?? 2)} requests (the request count above is not used); each
-            turn's prompt is the previous prompt, its answer and a new message.
-          </p>`
-        : ''}
+      ${
+        s.conversations !== undefined
+          ? html`<p class="note muted">
+              ${s.conversations} conversations × ${s.turns ?? 2} turns = ${s.conversations * (s.turns ?? 2)} requests (the request count above is not used);
+              each turn's prompt is the previous prompt, its answer and a new message.
+            </p>`
+          : ''
+      }
       <h3>Admission and availability</h3>
       <div class="grid">
         ${this.optional('max_queue', 'max-queue', 'Max queue (requests beyond the free slots)', 'unbounded', 0)}

@@ -142,7 +142,10 @@ function parseServeParams(get: (name: string) => string | undefined, problems: s
     else problems.push(`?prefix-cache= must be on or off; using on.`);
   }
   // The serve-mode numbers the CLI takes under the same names (validate.ts's ranges).
-  const optionalInts: [keyof ServeSettings & ('shared_prefix' | 'conversations' | 'turns' | 'max_queue' | 'timeout_ms' | 'degrade_over' | 'degrade_to' | 'sla_percent'), SettingName][] = [
+  const optionalInts: [
+    keyof ServeSettings & ('shared_prefix' | 'conversations' | 'turns' | 'max_queue' | 'timeout_ms' | 'degrade_over' | 'degrade_to' | 'sla_percent'),
+    SettingName,
+  ][] = [
     ['shared_prefix', 'shared-prefix'],
     ['conversations', 'conversations'],
     ['turns', 'turns'],

@@ -378,7 +378,8 @@ function formatBatches(run: RunData): string[] {
 
 function formatPrefixCache(p: NonNullable<RunData['prefix_cache']>): string[] {
   const row = (label: string, x: string) => `${label.padEnd(40)} ${x}`;
-  const ttft = (g: typeof p.ttft_hit) => (g ? `${formatFixed(g.median_ttft_ms, 2)} / ${formatFixed(g.p90_ttft_ms, 2)} / ${formatFixed(g.p99_ttft_ms, 2)} (${g.count})` : '—');
+  const ttft = (g: typeof p.ttft_hit) =>
+    g ? `${formatFixed(g.median_ttft_ms, 2)} / ${formatFixed(g.p90_ttft_ms, 2)} / ${formatFixed(g.p99_ttft_ms, 2)} (${g.count})` : '—';
   const mib = (b: number | null) => (b === null ? '—' : `${(b / 2 ** 20).toFixed(2)} MiB`);
   const out = [
     banner(`Prefix Cache (${p.enabled ? `on, blocks of ${p.block_tokens} tokens, copy-on-hit` : 'off'})`, '-'),

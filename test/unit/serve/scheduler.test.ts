@@ -398,7 +398,12 @@ describe('queue time, batch sizes and busy share of a run', () => {
 describe('prefix-cache hits and conversations', () => {
   it('prefills only what the engine did not have cached, and chunks and budgets from there', async () => {
     // Request 1's 100-token prompt has 64 tokens cached: 36 to prefill, in chunks of 32 → 32 + 4.
-    const { engine, byId } = await serve([req(0, 0, 4, 2), req(1, 0, 100, 2)], 2, { maxTokensPerStep: 64, chunkSize: 32 }, { cached: (seq) => (seq === 1 ? 64 : 0) });
+    const { engine, byId } = await serve(
+      [req(0, 0, 4, 2), req(1, 0, 100, 2)],
+      2,
+      { maxTokensPerStep: 64, chunkSize: 32 },
+      { cached: (seq) => (seq === 1 ? 64 : 0) },
+    );
     const chunks = engine.plans.flatMap((p) => p.prefill.filter((c) => c.seq === 1));
     expect(chunks.map((c) => [c.pos, c.tokens.length, c.last])).toEqual([
       [64, 32, false],

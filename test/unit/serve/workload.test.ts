@@ -173,7 +173,14 @@ describe('request classes', () => {
 });
 
 describe('prefix workloads', () => {
-  const base: WorkloadSpec = { requests: 6, rate: Infinity, prompt: { kind: 'fixed', tokens: 8 }, output: { kind: 'fixed', tokens: 4 }, vocabSize: 500, seed: 7 };
+  const base: WorkloadSpec = {
+    requests: 6,
+    rate: Infinity,
+    prompt: { kind: 'fixed', tokens: 8 },
+    output: { kind: 'fixed', tokens: 4 },
+    vocabSize: 500,
+    seed: 7,
+  };
 
   it('a shared prefix starts every request with the same seeded system prompt, and leaves the rest of the draws as they were', () => {
     const plain = generateWorkload(base);
