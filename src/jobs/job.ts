@@ -193,7 +193,9 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
     throw new TokenscopeError(
       'bad-input',
       `This run needs ${maxSeq} positions (its longest prompt plus output${job.serve?.shared_prefix || job.serve?.conversations ? ', with the shared prefix and every turn' : ''}), but ${model.name} holds ${model.contextLength} (its context_length).`,
-      'Use shorter prompts or fewer output tokens.',
+      job.serve?.shared_prefix || job.serve?.conversations
+        ? 'Use a shorter shared prefix, fewer turns, shorter prompts or fewer output tokens.'
+        : 'Use shorter prompts or fewer output tokens.',
     );
   }
   return maxSeq;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseFlags, UsageError } from '../../../cli/args.ts';
 import { jobFromFlags } from '../../../cli/bench-job.ts';
 import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
-import { servePositions } from '../../../src/jobs/job.ts';
+import { runContext, servePositions } from '../../../src/jobs/job.ts';
+import { checkPrefixWorkload } from '../../../src/serve/run.ts';
 
 const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
 const job = (argv: string[]) => jobFromFlags(parse(['--mode', 'serve', '-m', 'stories15m', ...argv]), true);
@@ -42,5 +43,20 @@ describe('prefix-caching flags', () => {
 
   it('are serve-mode flags', () => {
     expect(() => parse(['--shared-prefix', '64'])).toThrow(/--shared-prefix is a serve-mode flag/);
+  });
+
+  it("refuse a prefix past the model's context when no --context is given, before any GPU work", () => {
+    const j = job(['--shared-prefix', '120', '--prompt-len', '16', '--output-len', '8']);
+    expect(() => runContext(j, { name: 'stories260K', contextLength: 128 })).toThrow(/needs 143 positions .*with the shared prefix.*holds 128/);
+    expect(runContext(job(['--shared-prefix', '64', '--prompt-len', '16', '--output-len', '8']), { name: 'm', contextLength: 512 })).toBe(128);
+  });
+
+  it("are checked again where the page's settings reach the engine (the serving run)", () => {
+    const s = job(['--shared-prefix', '64', '--prompt-len', '16', '--output-len', '8']).serve!;
+    expect(() => checkPrefixWorkload(s, 128)).not.toThrow();
+    expect(() => checkPrefixWorkload(s, 64)).toThrow(/needs 87 positions .*context holds 64/);
+    expect(() => checkPrefixWorkload({ ...s, shared_prefix: 0 }, 128)).toThrow(/shared prefix must be an integer ≥ 1/);
+    expect(() => checkPrefixWorkload({ ...s, turns: 2 }, 128)).toThrow(/need a conversation count/);
+    expect(() => checkPrefixWorkload({ ...s, conversations: 2, turns: -1 }, 128)).toThrow(/turns per conversation must be/);
   });
 });
