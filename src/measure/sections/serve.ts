@@ -380,9 +380,9 @@ function formatPrefixCache(p: NonNullable<RunData['prefix_cache']>): string[] {
   const row = (label: string, x: string) => `${label.padEnd(40)} ${x}`;
   const ttft = (g: typeof p.ttft_hit) =>
     g ? `${formatFixed(g.median_ttft_ms, 2)} / ${formatFixed(g.p90_ttft_ms, 2)} / ${formatFixed(g.p99_ttft_ms, 2)} (${g.count})` : '—';
-  const mib = (b: number | null) => (b === null ? '—' : `${(b / 2 ** 20).toFixed(2)} MiB`);
+  const mib = (b: number | null) => (b === null ? '—' : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
   const out = [
-    banner(`Prefix Cache (${p.enabled ? `on, blocks of ${p.block_tokens} tokens, copy-on-hit` : 'off'})`, '-'),
+    banner(`Prefix Cache (${p.enabled ? `copy-on-hit, ${p.block_tokens}-token blocks` : 'off'})`, '-'),
     row('Hit rate (cached / prompt tokens):', `${pctOrDash(p.hit_rate)} (${p.cached_tokens} of ${p.prompt_tokens})`),
     row('Requests with a hit:', `${p.requests_with_hit} of ${p.requests}`),
     row('TTFT hits p50/p90/p99 ms (n):', ttft(p.ttft_hit)),
