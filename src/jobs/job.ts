@@ -216,6 +216,22 @@ function engineShape(job: BenchJob, maxSeq: number): EngineShape {
   return { maxSeq, slots, maxRows };
 }
 
+/**
+ * The prefix cache's pool holds as many positions as the KV cache (serve/gpu-engine.ts): the model
+ * must fit with a second KV cache's bytes, refused before anything is allocated when it does not.
+ */
+function checkPrefixPoolFits(ctx: GpuContext, choice: ModelChoice, shape: EngineShape, budgetBytes: number | undefined): void {
+  try {
+    checkModelFits(ctx.caps, choice, { ...shape, slots: 2 * shape.slots }, budgetBytes);
+  } catch (e) {
+    throw new TokenscopeError(
+      'model-too-large',
+      `The model fits, but not with the prefix cache's pool beside it (as many bytes as its KV cache): ${describeError(e)}`,
+      'Run with --prefix-cache off, or lower --max-batch or --context.',
+    );
+  }
+}
+
 /** The protocol part of the latency settings, shared by both engines. */
 function sweepSettings(l: LatencyJob) {
   return { prompt_lengths: l.promptLengths, output_tokens: l.gen, reps: l.reps, warmup: l.warmup ?? 1, cooldown_ms: l.cooldownMs ?? 50, seed: l.seed ?? 42 };
@@ -245,7 +261,10 @@ async function runTokenscope(
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   const shape = opened ? engineShape(job, opened.maxSeq) : null;
-  if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
+  if (opened && shape) {
+    checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
+    if (job.serve && job.serve.prefix_cache !== false) checkPrefixPoolFits(ctx, opened.resolved.choice, shape, job.memoryBudgetBytes);
+  }
   if (job.roofs) {
     result.ceilings = { ...job.roofs.ceilings, source: job.roofs.source };
     hooks.onPartial?.(result);
