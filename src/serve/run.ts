@@ -345,7 +345,9 @@ export function checkPrefixWorkload(settings: ServeSettings, maxSeq: number): vo
     );
 }
 
-export async function runServing(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
+export async function runServing(engine: Engine, given: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
+  // The report says whether the prefix cache ran (on unless turned off).
+  const settings: ServeSettings = { ...given, prefix_cache: given.prefix_cache !== false };
   if (settings.max_batch > engine.shape.slots)
     throw new TokenscopeError('bad-input', `max batch ${settings.max_batch} exceeds the engine's ${engine.shape.slots} slots.`);
   const sweepBatch = settings.sweep_batch ?? [];

@@ -219,6 +219,7 @@ export function defaultServe(cpuLike: boolean): ServeSettings {
     chunk: 32,
     slo: {},
     seed: 42,
+    prefix_cache: true,
   };
 }
 
