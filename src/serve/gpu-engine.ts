@@ -39,7 +39,7 @@ interface SeqState {
 
 /** The prefix cache as a run reports it. */
 export interface PrefixCacheUse {
-  /** Blocks the pool holds at most, and their bytes on the device (K and V, every layer). */
+  /** Blocks this run's cache holds at most, and the pool's bytes on the device (K and V, every layer). */
   capacity_blocks: number;
   pool_bytes: number;
   /** Bytes of one block. */
@@ -102,7 +102,8 @@ export class GpuServingEngine implements ServingEngine {
     const copiedOut = this.work.reduce((n, w) => n + w.blocksToPool, 0);
     return {
       capacity_blocks: this.cache.capacity,
-      pool_bytes: this.cache.capacity * this.pool.blockBytes,
+      // The device bytes the pool holds (an earlier run's larger pool is kept and reused).
+      pool_bytes: this.pool.bytes,
       block_bytes: this.pool.blockBytes,
       blocks: stats.blocks,
       bytes: stats.blocks * this.pool.blockBytes,
