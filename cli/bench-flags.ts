@@ -116,6 +116,15 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   'degrade-over': { type: 'int', range: 'degrade-over', value: 'N', help: 'serve: cap the output of requests admitted while more than N wait behind them' },
   'degrade-to': { type: 'int', range: 'degrade-to', value: 'TOKENS', help: 'serve: with --degrade-over, the cap (default: half of what a request asks)' },
   sla: { type: 'number', range: 'sla', value: 'PERCENT', help: 'serve: availability target in percent, e.g. 99.9, for the error budget' },
+  'prefix-cache': { type: 'string', value: 'on|off', help: 'serve: automatic prefix caching, blocks of 16 tokens (default on)' },
+  'shared-prefix': { type: 'int', range: 'shared-prefix', value: 'N', help: 'serve: every request starts with the same N-token system prompt (seeded)' },
+  conversations: { type: 'int', range: 'conversations', value: 'C', help: 'serve: C multi-turn chats (with --turns; requests = C × T)' },
+  turns: {
+    type: 'int',
+    range: 'turns',
+    value: 'T',
+    help: "serve: turns per conversation: each turn's prompt is the previous prompt + its answer + a new message (default 2)",
+  },
   class: {
     type: 'list',
     value: 'NAME:SHARE:TTFT_MS:TPOT_MS[:PROMPT/OUTPUT],…',
@@ -167,6 +176,10 @@ const SERVE_FLAGS = new Set([
   'degrade-to',
   'sla',
   'class',
+  'prefix-cache',
+  'shared-prefix',
+  'conversations',
+  'turns',
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);

@@ -3,14 +3,14 @@
  * bench.ts so the flags are checked before the engine's modules load: a refused flag exits at once.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../src/model/catalog.ts';
-import { defaultJob, plannedWork, type BenchJob } from '../src/jobs/job.ts';
+import { defaultJob, plannedWork, servePositions, type BenchJob } from '../src/jobs/job.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
-import { arrivalLimitProblem, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
+import { arrivalLimitProblem, MAX_PROMPT_TOKENS, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
 import { UsageError, type GivenFlags } from './args.ts';
 import { runKind } from './bench-flags.ts';
@@ -51,8 +51,18 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
     if (temperature > 0)
       job.generate.sampling = { temperature, topK: get<number>('top-k') ?? 0, topP: get<number>('top-p') ?? 1, seed: get<number>('seed') ?? 42 };
   }
-  if (get('mode') === 'serve') job.serve = serveSettingsFromFlags(get, cpuLike);
-  else if (prompt === undefined || lengths) {
+  if (get('mode') === 'serve') {
+    job.serve = serveSettingsFromFlags(get, cpuLike);
+    const need = servePositions(job.serve);
+    if (job.context !== undefined && need > job.context)
+      throw new UsageError(
+        `The longest request needs ${need} positions (shared prefix + turns × (prompt + output)); --context ${job.context} holds fewer. Lower --shared-prefix, --turns or the lengths, or raise --context.`,
+      );
+    if (need > MAX_PROMPT_TOKENS)
+      throw new UsageError(
+        `The longest request needs ${need} positions (shared prefix + turns × (prompt + output)), over ${MAX_PROMPT_TOKENS}. Lower --shared-prefix, --turns or the lengths.`,
+      );
+  } else if (prompt === undefined || lengths) {
     job.latency = {
       promptLengths: lengths ?? defaults.latency!.promptLengths,
       gen,
@@ -164,8 +174,15 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
       throw new UsageError(describeError(e));
     }
   }
+  const prefixCache = get<string>('prefix-cache') ?? 'on';
+  if (prefixCache !== 'on' && prefixCache !== 'off') throw new UsageError(`--prefix-cache must be on or off, got "${prefixCache.slice(0, 40)}".`);
+  const conversations = get<number>('conversations');
+  if (get<number>('turns') !== undefined && conversations === undefined) throw new UsageError('--turns needs --conversations C.');
+  if (conversations !== undefined && get<number>('requests') !== undefined)
+    throw new UsageError('--conversations C --turns T sends C × T requests; leave --requests out.');
+  const turns = conversations === undefined ? undefined : (get<number>('turns') ?? 2);
   return {
-    requests: get<number>('requests') ?? 16,
+    requests: conversations !== undefined ? conversations * turns! : (get<number>('requests') ?? 16),
     rate,
     burstiness: get<number>('burstiness') ?? 1,
     prompt: parseLength('prompt-len', get<string>('prompt-len') ?? (cpuLike ? '32' : '256')),
@@ -185,6 +202,10 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     degrade_to: get<number>('degrade-to'),
     sla_percent: get<number>('sla'),
     classes,
+    prefix_cache: prefixCache === 'on',
+    shared_prefix: get<number>('shared-prefix'),
+    conversations,
+    turns,
   };
 }
 

@@ -127,9 +127,20 @@ function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
   if (job.llamaBench) for (const t of llamaBenchTests(llamaBenchSettings(job))) needs.push(t.depth + t.nPrompt, t.depth + t.nGen + 1);
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
-  if (job.serve) needs.push(maxLength(job.serve.prompt) + maxLength(job.serve.output) - 1);
-  for (const c of job.serve?.classes ?? []) needs.push(maxLength(c.prompt ?? job.serve!.prompt) + maxLength(c.output ?? job.serve!.output) - 1);
+  if (job.serve) needs.push(servePositions(job.serve));
   return Math.max(...needs);
+}
+
+/**
+ * Positions a serving workload's longest request needs: the shared prefix, then per turn the
+ * longest message and answer (a conversation's last turn holds every earlier turn), less the last
+ * output (never fed back); over every class.
+ */
+export function servePositions(s: ServeSettings): number {
+  const turns = s.conversations !== undefined ? (s.turns ?? 1) : 1;
+  const perTurn = [maxLength(s.prompt) + maxLength(s.output)];
+  for (const c of s.classes ?? []) perTurn.push(maxLength(c.prompt ?? s.prompt) + maxLength(c.output ?? s.output));
+  return (s.shared_prefix ?? 0) + turns * Math.max(...perTurn) - 1;
 }
 
 /**
@@ -162,7 +173,8 @@ export function plannedWork(job: BenchJob): PlannedWork {
   if (s) {
     // The rate sweep runs the workload up to 6 more times (findCapacity's two brackets and 4 bisections).
     const runs = 1 + (s.sweep_batch?.length ?? 0) + (s.sweep_rate ? 6 : 0);
-    work.serve = { requests: s.requests, rate: s.rate, longestPrompt: maxLength(s.prompt), longestOutput: maxLength(s.output), runs };
+    const longestPrompt = servePositions(s) + 1 - maxLength(s.output);
+    work.serve = { requests: s.requests, rate: s.rate, longestPrompt, longestOutput: maxLength(s.output), runs };
   }
   return work;
 }
@@ -183,8 +195,10 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
   if (maxSeq > model.contextLength) {
     throw new TokenscopeError(
       'bad-input',
-      `This run needs ${maxSeq} positions (its longest prompt plus output), but ${model.name} holds ${model.contextLength} (its context_length).`,
-      'Use shorter prompts or fewer output tokens.',
+      `This run needs ${maxSeq} positions (its longest prompt plus output${job.serve?.shared_prefix || job.serve?.conversations ? ', with the shared prefix and every turn' : ''}), but ${model.name} holds ${model.contextLength} (its context_length).`,
+      job.serve?.shared_prefix || job.serve?.conversations
+        ? 'Use a shorter shared prefix, fewer turns, shorter prompts or fewer output tokens.'
+        : 'Use shorter prompts or fewer output tokens.',
     );
   }
   return maxSeq;
@@ -203,6 +217,22 @@ function engineShape(job: BenchJob, maxSeq: number): EngineShape {
   const maxRows = Math.min(maxSeq, job.serve ? job.serve.max_tokens_per_step : (job.latency?.chunk ?? 512));
   const slots = job.serve ? Math.max(job.serve.max_batch, ...(job.serve.sweep_batch ?? [])) : 1;
   return { maxSeq, slots, maxRows };
+}
+
+/**
+ * The prefix cache's pool holds as many positions as the KV cache (serve/gpu-engine.ts): the model
+ * must fit with a second KV cache's bytes, refused before anything is allocated when it does not.
+ */
+function checkPrefixPoolFits(ctx: GpuContext, choice: ModelChoice, shape: EngineShape, budgetBytes: number | undefined): void {
+  try {
+    checkModelFits(ctx.caps, choice, { ...shape, slots: 2 * shape.slots }, budgetBytes);
+  } catch (e) {
+    throw new TokenscopeError(
+      'model-too-large',
+      `The model fits, but not with the prefix cache's pool beside it (as many bytes as its KV cache): ${describeError(e)}`,
+      'Run with --prefix-cache off, or lower --max-batch or --context.',
+    );
+  }
 }
 
 /** The protocol part of the latency settings, shared by both engines. */
@@ -234,7 +264,10 @@ async function runTokenscope(
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
   const shape = opened ? engineShape(job, opened.maxSeq) : null;
-  if (opened && shape) checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
+  if (opened && shape) {
+    checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);
+    if (job.serve && job.serve.prefix_cache !== false) checkPrefixPoolFits(ctx, opened.resolved.choice, shape, job.memoryBudgetBytes);
+  }
   if (job.roofs) {
     result.ceilings = { ...job.roofs.ceilings, source: job.roofs.source };
     hooks.onPartial?.(result);

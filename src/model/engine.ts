@@ -53,6 +53,31 @@ export interface StepRequest {
    * (latency, where padding would be measured as the model's work).
    */
   pad?: boolean;
+  /**
+   * KV blocks copied inside the step's submission (prefix caching, see {@link Engine.prefixPool}):
+   * `toSlot` from the pool to a sequence's slot before the step's dispatches (a cache hit), `toPool`
+   * from a slot to the pool after them (a block the step completed).
+   */
+  kvCopies?: { toSlot: readonly KvBlockCopy[]; toPool: readonly KvBlockCopy[] };
+}
+
+/** One block of K and V (every layer) between positions pos… of `slot` and block `index` of the prefix pool. */
+export interface KvBlockCopy {
+  slot: number;
+  pos: number;
+  index: number;
+}
+
+/** The prefix cache's block pool: per layer a K and a V buffer of `blocks` × `blockTokens` positions. */
+export interface PrefixPool {
+  blocks: number;
+  blockTokens: number;
+  /** Bytes of one block, K and V of every layer. */
+  blockBytes: number;
+  /** Bytes the pool holds on the device (blocks × blockBytes). */
+  bytes: number;
+  k: GPUBuffer[];
+  v: GPUBuffer[];
 }
 
 export interface StepTiming {
@@ -99,6 +124,7 @@ export class Engine {
   private readonly readbackBusy: (Promise<void> | null)[];
   private ring = 0;
   private destroyed = false;
+  private pool: PrefixPool | null = null;
   /** The weights as step.ts's ops see them (formats and shapes, no buffers). */
   readonly plan: WeightPlan;
 
@@ -178,6 +204,91 @@ export class Engine {
       attnScratch: { partAcc: f32('attnPartAcc', Math.max(scratch.partAcc, 16) / 4), partMl: f32('attnPartMl', Math.max(scratch.partMl, 16) / 4) },
     };
     return new Engine(ctx, config, weights, shape, plan, buffers, capacity, tuned);
+  }
+
+  /** Bytes of one layer's K (or V) for one position. */
+  get kvPositionBytes(): number {
+    return this.config.nKvHeads * this.config.headDim * kvBytesPerElement(this.memory.kvElement);
+  }
+
+  /**
+   * The prefix cache's pool of `blocks` blocks of `blockTokens` positions: per layer one K and one V
+   * buffer, apart from the KV cache (WebGPU copies only between distinct buffers). Allocated once
+   * per engine and reused while a run asks for no more blocks; a larger pool replaces it. Refused
+   * with a clear error when a buffer exceeds the device's maxBufferSize or the device is out of memory.
+   */
+  async prefixPool(blocks: number, blockTokens: number): Promise<PrefixPool> {
+    this.checkAlive();
+    if (!(Number.isInteger(blocks) && blocks >= 1)) throw new RangeError(`A prefix pool holds ≥ 1 block, not ${blocks}.`);
+    if (this.pool && this.pool.blockTokens === blockTokens && this.pool.blocks >= blocks) return this.pool;
+    const layerBytes = blocks * blockTokens * this.kvPositionBytes;
+    const { device } = this.ctx;
+    const max = device.limits.maxBufferSize;
+    if (layerBytes > max) {
+      throw new TokenscopeError(
+        'limit-too-low',
+        `A prefix cache of ${blocks} blocks needs ${layerBytes} bytes per layer buffer; this device allows at most ${max} per buffer.`,
+        'Lower --max-batch or --context (the pool holds as many positions as the KV cache), or run with --prefix-cache off.',
+      );
+    }
+    this.releasePool();
+    device.pushErrorScope('out-of-memory');
+    const make = (kind: string, l: number) =>
+      device.createBuffer({ label: `Engine.prefix${kind}${l}`, size: layerBytes, usage: GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const k = Array.from({ length: this.config.nLayers }, (_, l) => make('K', l));
+    const v = Array.from({ length: this.config.nLayers }, (_, l) => make('V', l));
+    const oom = await device.popErrorScope();
+    if (oom) {
+      for (const b of [...k, ...v]) b.destroy();
+      throw new TokenscopeError(
+        'model-too-large',
+        `The device has no room for a prefix cache of ${blocks} blocks (${2 * this.config.nLayers * layerBytes} bytes): ${oom.message}`,
+        'Lower --max-batch or --context, or run with --prefix-cache off.',
+      );
+    }
+    const blockBytes = 2 * this.config.nLayers * blockTokens * this.kvPositionBytes;
+    this.pool = { blocks, blockTokens, blockBytes, bytes: blocks * blockBytes, k, v };
+    return this.pool;
+  }
+
+  private releasePool(): void {
+    if (!this.pool) return;
+    for (const b of [...this.pool.k, ...this.pool.v]) b.destroy();
+    this.pool = null;
+  }
+
+  /** Record a step's block copies in `encoder`, every layer's K and V. */
+  private encodeKvCopies(encoder: GPUCommandEncoder, copies: readonly KvBlockCopy[], toPool: boolean): void {
+    if (copies.length === 0) return;
+    const pool = this.pool;
+    if (!pool) throw new RangeError('KV block copies need a prefix pool (Engine.prefixPool).');
+    const posBytes = this.kvPositionBytes;
+    const blockSize = pool.blockTokens * posBytes;
+    for (const c of copies) {
+      if (c.index < 0 || c.index >= pool.blocks || c.slot < 0 || c.slot >= this.shape.slots || c.pos < 0 || c.pos + pool.blockTokens > this.shape.maxSeq)
+        throw new RangeError(`KV block copy (slot ${c.slot}, pos ${c.pos}, block ${c.index}) is outside the cache or the pool.`);
+    }
+    // Runs of blocks adjacent in the slot and in the pool go as one copy per buffer (each copy has a fixed cost).
+    const runs: { slot: number; pos: number; index: number; blocks: number }[] = [];
+    for (const c of copies) {
+      const last = runs[runs.length - 1];
+      if (last && last.slot === c.slot && last.pos + last.blocks * pool.blockTokens === c.pos && last.index + last.blocks === c.index) last.blocks++;
+      else runs.push({ ...c, blocks: 1 });
+    }
+    for (const c of runs) {
+      const slotOffset = (c.slot * this.shape.maxSeq + c.pos) * posBytes;
+      const poolOffset = c.index * blockSize;
+      const size = c.blocks * blockSize;
+      for (let l = 0; l < this.config.nLayers; l++) {
+        for (const [cache, pooled] of [
+          [this.buffers.kCache[l], pool.k[l]],
+          [this.buffers.vCache[l], pool.v[l]],
+        ]) {
+          if (toPool) encoder.copyBufferToBuffer(cache, slotOffset, pooled, poolOffset, size);
+          else encoder.copyBufferToBuffer(pooled, poolOffset, cache, slotOffset, size);
+        }
+      }
+    }
   }
 
   /**
@@ -321,6 +432,7 @@ export class Engine {
       const phase = timing.phase ?? 'step';
       const encoder = device.createCommandEncoder({ label: phase });
       const record = (list: Dispatch[]) => encodeDispatches(encoder, list, { timer: timing.timer, phase, step: timing.step, perKernel: timing.perKernel });
+      if (req.kvCopies) this.encodeKvCopies(encoder, req.kvCopies.toSlot, false);
       if (sampled > 0 && program.direct) record([...program.body, ...program.head]);
       else {
         record(program.body);
@@ -330,6 +442,7 @@ export class Engine {
           record(program.head);
         }
       }
+      if (req.kvCopies) this.encodeKvCopies(encoder, req.kvCopies.toPool, true);
       // The sampled tokens (which row 0's next step reads where they are: tokensOut is tokensIn) to the host.
       if (sampled > 0) encoder.copyBufferToBuffer(b.tokensOut, 0, this.readback[slot], 0, sampled * 4);
       const commands = encoder.finish();
@@ -412,6 +525,7 @@ export class Engine {
     b.proj?.destroy();
     b.projNormed?.destroy();
     for (const r of this.readback) r.destroy();
+    this.releasePool();
     destroyWeights(this.weights);
   }
 }

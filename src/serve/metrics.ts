@@ -7,6 +7,7 @@ import { e2elMs, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs
 import { percentileNearestRank, summarize } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
 import { FAILURE_CAUSES, requestTiming, type FailureCause, type ServeTrace } from './scheduler.ts';
+import type { PrefixCacheUse } from './gpu-engine.ts';
 
 /** Service-level objectives in ms; a request is good only if it meets every one given. */
 export interface Slo {
@@ -426,4 +427,79 @@ export function capacityFromSweep(probes: readonly RateProbe[], target = 0.9): n
     capacity = p.rate;
   }
   return capacity;
+}
+
+/** TTFT of a group of requests (ms from arrival); vLLM's key names. */
+export interface TtftGroup {
+  count: number;
+  mean_ttft_ms: number;
+  median_ttft_ms: number;
+  p90_ttft_ms: number;
+  p99_ttft_ms: number;
+}
+
+/** The prefix cache's report (METRICS.md "Prefix caching"): the pool's fields are null with the cache off. */
+export interface PrefixCacheReport {
+  enabled: boolean;
+  block_tokens: number;
+  prompt_tokens: number;
+  cached_tokens: number;
+  hit_rate: number | null;
+  requests: number;
+  requests_with_hit: number;
+  ttft_hit: TtftGroup | null;
+  ttft_miss: TtftGroup | null;
+  capacity_blocks: number | null;
+  pool_bytes: number | null;
+  block_bytes: number | null;
+  blocks: number | null;
+  bytes: number | null;
+  inserted: number | null;
+  evictions: number | null;
+  refused: number | null;
+  blocks_copied_in: number | null;
+  blocks_copied_out: number | null;
+  copy_bytes: number | null;
+}
+
+function ttftGroup(ttfts: readonly number[]): TtftGroup | null {
+  if (ttfts.length === 0) return null;
+  const s = summarize(ttfts);
+  return { count: ttfts.length, mean_ttft_ms: s.mean, median_ttft_ms: s.p50, p90_ttft_ms: s.p90, p99_ttft_ms: s.p99 };
+}
+
+/**
+ * Hit rate = cached prompt tokens ÷ prompt tokens, over the requests admitted (those refused or
+ * timed out in the queue were never looked up); a hit is a request with any cached block; TTFT of
+ * hits vs misses over the requests that got a first token. `use` is the pool's account (gpu-engine.ts),
+ * null with the cache off.
+ */
+export function prefixCacheOfTrace(trace: ServeTrace, use: PrefixCacheUse | null, blockTokens: number): PrefixCacheReport {
+  const admitted = trace.requests.filter((r) => r.tAdmit !== undefined);
+  const prompt = admitted.reduce((n, r) => n + r.promptTokens, 0);
+  const cached = admitted.reduce((n, r) => n + (r.cachedTokens ?? 0), 0);
+  const started = admitted.filter((r) => r.tTokens.length > 0);
+  const ttft = (r: (typeof started)[number]) => r.tTokens[0] - r.tArrival;
+  return {
+    enabled: use !== null,
+    block_tokens: blockTokens,
+    prompt_tokens: prompt,
+    cached_tokens: cached,
+    hit_rate: prompt > 0 ? cached / prompt : null,
+    requests: admitted.length,
+    requests_with_hit: admitted.filter((r) => (r.cachedTokens ?? 0) > 0).length,
+    ttft_hit: ttftGroup(started.filter((r) => (r.cachedTokens ?? 0) > 0).map(ttft)),
+    ttft_miss: ttftGroup(started.filter((r) => !((r.cachedTokens ?? 0) > 0)).map(ttft)),
+    capacity_blocks: use?.capacity_blocks ?? null,
+    pool_bytes: use?.pool_bytes ?? null,
+    block_bytes: use?.block_bytes ?? null,
+    blocks: use?.blocks ?? null,
+    bytes: use?.bytes ?? null,
+    inserted: use?.inserted ?? null,
+    evictions: use?.evictions ?? null,
+    refused: use?.refused ?? null,
+    blocks_copied_in: use?.blocks_copied_in ?? null,
+    blocks_copied_out: use?.blocks_copied_out ?? null,
+    copy_bytes: use?.copy_bytes ?? null,
+  };
 }

@@ -14,7 +14,8 @@ import type { Agrees } from '../measure/schema-kit.ts';
 import type { BatchPointData, CapacityData, CostData, ServeRunData, ServeSettingsData } from '../measure/sections/serve.ts';
 import { TokenscopeError } from '../errors.ts';
 import type { Engine } from '../model/engine.ts';
-import { GpuServingEngine, realClock, type StepWork } from './gpu-engine.ts';
+import { GpuServingEngine, realClock, type PrefixCacheUse, type StepWork } from './gpu-engine.ts';
+import { BLOCK_TOKENS } from './prefix-cache.ts';
 import {
   availabilityOfTrace,
   batchHistogramOfTrace,
@@ -23,6 +24,7 @@ import {
   errorRate,
   findCapacity,
   meanBatch,
+  prefixCacheOfTrace,
   queueStatsOfTrace,
   requireSlaPercent,
   serveResultOfTrace,
@@ -30,6 +32,7 @@ import {
   type Availability,
   type BatchBin,
   type ClassRow,
+  type PrefixCacheReport,
   type CapacityResult,
   type QueueStats,
   type ServeResult,
@@ -68,6 +71,13 @@ export interface ServeSettings {
   sla_percent?: number;
   /** Request classes, each with its share, SLOs and optionally its own lengths. */
   classes?: RequestClass[];
+  /** Automatic prefix caching; on unless false. */
+  prefix_cache?: boolean;
+  /** Every request (every conversation's first turn) starts with the same system prompt of this many tokens. */
+  shared_prefix?: number;
+  /** Multi-turn chat: this many conversations of `turns` turns each (requests = conversations × turns). */
+  conversations?: number;
+  turns?: number;
 }
 
 export interface DecodeRoofline {
@@ -101,6 +111,10 @@ export interface ServeRun {
     degraded_to?: number | null;
     /** Its request class; null without classes. */
     class?: string | null;
+    /** Prompt tokens found in the prefix cache at admission. */
+    cached_tokens?: number;
+    /** The output token ids, in order. */
+    token_ids?: number[];
   }[];
   steps: { start_ms: number; end_ms: number; decode: number; prefill_tokens: number; running: number; waiting: number }[];
   decode_roofline: DecodeRoofline[];
@@ -118,6 +132,8 @@ export interface ServeRun {
   submit_busy_share?: number | null;
   /** Per request class: throughput, goodput, SLO attainment, cost attributed by tokens. */
   classes?: ClassRow[];
+  /** Prefix caching: hit rate, TTFT of hits vs misses, the memory it holds. */
+  prefix_cache?: PrefixCacheReport;
 }
 
 export interface BatchPoint {
@@ -169,7 +185,13 @@ export function decodeRooflines(work: readonly StepWork[], roofs: ServeRoofs): D
     });
 }
 
-export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null, settings: ServeSettings, roofs: ServeRoofs): ServeRun {
+export function summarizeRun(
+  trace: ServeTrace,
+  work: readonly StepWork[] | null,
+  settings: ServeSettings,
+  roofs: ServeRoofs,
+  cache: PrefixCacheUse | null = null,
+): ServeRun {
   const hasSlo = Object.values(settings.slo).some((v) => v !== undefined);
   const timings = trace.requests.map(requestTiming);
   const t0 = trace.tStart;
@@ -191,6 +213,8 @@ export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null
       cause: r.cause ?? null,
       degraded_to: r.degradedTo ?? null,
       class: r.className ?? null,
+      cached_tokens: r.cachedTokens ?? 0,
+      token_ids: r.tokenIds ?? [],
     })),
     steps: trace.steps.map((s) => ({
       start_ms: s.tStart - t0,
@@ -208,6 +232,7 @@ export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null
     busy_share: busyShareOfTrace(trace),
     submit_busy_share: work === null || !(wall > 0) ? null : Math.min(1, work.reduce((t, w) => t + w.ms, 0) / wall),
     ...(settings.classes ? { classes: classRowsOfTrace(trace, settings.classes, settings.dollars_per_hour) } : {}),
+    prefix_cache: prefixCacheOfTrace(trace, cache, BLOCK_TOKENS),
   };
 }
 
@@ -218,10 +243,15 @@ export function summarizeRun(trace: ServeTrace, work: readonly StepWork[] | null
  */
 export async function warmUpServing(engine: Engine, settings: ServeSettings, maxBatch: number, requests = settings.requests): Promise<void> {
   await engine.warmBuckets(settings.max_tokens_per_step, maxBatch, maxBatch > 1 ? ['one-slot', 'distinct', 'any'] : ['one-slot', 'distinct']);
-  const warm = generateWorkload({ ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)), seed: settings.seed + 1 });
+  // Single-turn requests (conversations wait on their turns, and the warm-up only builds programs).
+  const warm = generateWorkload({
+    ...workloadSpec(engine, settings, Infinity, Math.min(requests, 2 * maxBatch)),
+    conversations: undefined,
+    seed: settings.seed + 1,
+  });
   // Admission limits stay off here: the warm-up must build every program, not shed its requests.
   throwIfFatal(
-    await runServe(warm, new GpuServingEngine(engine, maxBatch), realClock, {
+    await runServe(warm, await servingEngine(engine, settings, maxBatch), realClock, {
       ...schedulerOptions(settings),
       maxQueue: undefined,
       timeoutMs: undefined,
@@ -245,9 +275,14 @@ async function serveOnce(
 ): Promise<{ run: ServeRun; fatal?: unknown }> {
   await warmUpServing(engine, settings, maxBatch, requests);
   const workload = generateWorkload(workloadSpec(engine, settings, rate, requests));
-  const gpu = new GpuServingEngine(engine, maxBatch);
+  const gpu = await servingEngine(engine, settings, maxBatch);
   const trace = await runServe(workload, gpu, realClock, schedulerOptions(settings));
-  return { run: summarizeRun(trace, gpu.work, settings, roofs), fatal: trace.fatal };
+  return { run: summarizeRun(trace, gpu.work, settings, roofs, gpu.prefixCacheUse()), fatal: trace.fatal };
+}
+
+/** The scheduler's engine for a run: with a fresh (cold) prefix cache unless it is off. */
+export function servingEngine(engine: Engine, settings: ServeSettings, maxBatch: number): Promise<GpuServingEngine> {
+  return settings.prefix_cache === false ? Promise.resolve(new GpuServingEngine(engine, maxBatch)) : GpuServingEngine.withPrefixCache(engine, maxBatch);
 }
 
 /** {@link serveOnce} where an early end has nothing to keep: rethrow it. */
@@ -267,6 +302,8 @@ export function workloadSpec(engine: Engine, settings: ServeSettings, rate: numb
     vocabSize: engine.config.vocabSize,
     seed: settings.seed,
     classes: settings.classes,
+    sharedPrefix: settings.shared_prefix,
+    conversations: settings.conversations !== undefined ? { count: settings.conversations, turns: settings.turns ?? 1 } : undefined,
   };
 }
 
@@ -280,7 +317,37 @@ export function schedulerOptions(settings: ServeSettings): SchedulerOptions {
   };
 }
 
-export async function runServing(engine: Engine, settings: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
+/**
+ * Refuse a shared prefix or conversations no run can serve: zero or negative counts, turns without
+ * conversations, a longest request (prefix + every turn's message and answer) past the context.
+ */
+export function checkPrefixWorkload(settings: ServeSettings, maxSeq: number): void {
+  const positive = (name: string, v: number | undefined) => {
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) throw new TokenscopeError('bad-input', `${name} must be an integer ≥ 1, got ${v}.`);
+  };
+  positive('The shared prefix', settings.shared_prefix);
+  positive('The conversation count', settings.conversations);
+  positive('The turns per conversation', settings.turns);
+  if (settings.turns !== undefined && settings.conversations === undefined)
+    throw new TokenscopeError('bad-input', 'Turns per conversation need a conversation count.', 'Give --conversations C with --turns T.');
+  const turns = settings.conversations !== undefined ? (settings.turns ?? 1) : 1;
+  const longest = (d: LengthDistribution) => (d.kind === 'fixed' ? d.tokens : d.max);
+  const perTurn = Math.max(
+    longest(settings.prompt) + longest(settings.output),
+    ...(settings.classes ?? []).map((c) => longest(c.prompt ?? settings.prompt) + longest(c.output ?? settings.output)),
+  );
+  const need = (settings.shared_prefix ?? 0) + turns * perTurn - 1;
+  if (need > maxSeq)
+    throw new TokenscopeError(
+      'bad-input',
+      `The longest request needs ${need} positions (shared prefix ${settings.shared_prefix ?? 0} + ${turns} × (prompt + output)); the context holds ${maxSeq}.`,
+      'Lower the shared prefix, the turns or the lengths, or raise the context.',
+    );
+}
+
+export async function runServing(engine: Engine, given: ServeSettings, roofs: ServeRoofs, hooks: ServeHooks = {}): Promise<ServeSection> {
+  // The report says whether the prefix cache ran (on unless turned off).
+  const settings: ServeSettings = { ...given, prefix_cache: given.prefix_cache !== false };
   if (settings.max_batch > engine.shape.slots)
     throw new TokenscopeError('bad-input', `max batch ${settings.max_batch} exceeds the engine's ${engine.shape.slots} slots.`);
   const sweepBatch = settings.sweep_batch ?? [];
@@ -298,6 +365,7 @@ export async function runServing(engine: Engine, settings: ServeSettings, roofs:
       'An output cap for degraded requests needs a queue depth to degrade over.',
       'Give --degrade-over N with --degrade-to.',
     );
+  checkPrefixWorkload(settings, engine.shape.maxSeq);
   const { run, fatal } = await serveOnce(engine, settings, roofs, settings.rate, settings.max_batch);
   const section: ServeSection = { settings, run, cost: null, batch_sweep: null, rate_sweep: null };
   if (fatal !== undefined) {

@@ -56,8 +56,10 @@ export interface ServingEngine {
   /**
    * Claim a slot for a sequence that will reach `contextTokens` positions (prompt + max output).
    * Throws a TokenscopeError when it cannot (no slot, or longer than the context); the request fails.
+   * Returns how many of the prompt's first tokens are already in the slot's KV cache (a prefix-cache
+   * hit; less than the prompt's length) — prefill starts there — or nothing for none.
    */
-  admit(seq: number, contextTokens: number): void;
+  admit(seq: number, contextTokens: number, prompt: readonly number[]): number | void;
   /**
    * Run one batched forward pass. Resolves with the token id sampled for every decode and for every
    * prefill whose `last` chunk ran. A rejection fails every request in the step and the run goes on,
@@ -115,6 +117,10 @@ export interface RequestTrace {
   degradedTo?: number;
   /** The request's class, when the workload has classes. */
   className?: string;
+  /** Prompt tokens found in the prefix cache at admission (not prefilled). */
+  cachedTokens?: number;
+  /** The output token ids, in order. */
+  tokenIds?: number[];
 }
 
 /** One engine step, for the batch timeline. */
@@ -193,12 +199,19 @@ function validate(requests: readonly ServeRequest[], engine: ServingEngine, opti
   checkSchedulerOptions(options);
   positive('engine maxBatch', engine.maxBatch);
   const ids = new Set<number>();
+  const followed = new Set<number>();
   for (const r of requests) {
     if (ids.has(r.id)) throw new TokenscopeError('bad-input', `request id ${r.id} appears twice`);
     ids.add(r.id);
     positive(`request ${r.id} prompt length`, r.prompt.length);
     positive(`request ${r.id} maxOutputTokens`, r.maxOutputTokens);
-    if (options.chunkSize === undefined && r.prompt.length > options.maxTokensPerStep) {
+    if (r.follows !== undefined) {
+      if (!ids.has(r.follows) || r.follows === r.id)
+        throw new TokenscopeError('bad-input', `request ${r.id} follows request ${r.follows}, which is not an earlier request of the workload`);
+      if (followed.has(r.follows)) throw new TokenscopeError('bad-input', `request ${r.follows} is followed by two requests`);
+      followed.add(r.follows);
+    }
+    if (r.follows === undefined && options.chunkSize === undefined && r.prompt.length > options.maxTokensPerStep) {
       throw new TokenscopeError(
         'bad-input',
         `request ${r.id} has a ${r.prompt.length}-token prompt, over maxTokensPerStep ${options.maxTokensPerStep} with chunked prefill off`,
@@ -240,34 +253,52 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
   validate(requests, engine, options);
   const tStart = clock.now();
   const traces = requests.map((r): RequestTrace => {
-    const trace: RequestTrace = { id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN };
+    const trace: RequestTrace = { id: r.id, promptTokens: r.prompt.length, tArrival: tStart + r.arrivalMs, tTokens: [], tFinish: NaN, tokenIds: [] };
     if (r.className !== undefined) trace.className = r.className;
     return trace;
   });
   const timeout = options.timeoutMs ?? Infinity;
   // FCFS queue order; the sort is stable, so simultaneous arrivals keep the order they were given in.
-  const byArrival = requests
-    .map((request, i): Sequence => ({
-      request,
-      trace: traces[i],
-      prefilled: 0,
-      lastToken: -1,
-      maxOutput: request.maxOutputTokens,
-      deadline: traces[i].tArrival + timeout,
-    }))
-    .sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
+  const sequences = requests.map((request, i): Sequence => ({
+    request,
+    trace: traces[i],
+    prefilled: 0,
+    lastToken: -1,
+    maxOutput: request.maxOutputTokens,
+    deadline: traces[i].tArrival + timeout,
+  }));
+  // Later turns of a conversation are not in it: each arrives when its previous turn completes.
+  const byArrival = sequences.filter((s) => s.request.follows === undefined).sort((a, b) => a.request.arrivalMs - b.request.arrivalMs);
   const steps: StepRecord[] = [];
   let waiting: Sequence[] = [];
   let running: Sequence[] = [];
   let arrived = 0;
   let fatal: unknown;
 
+  // A conversation's next turn arrives when its previous turn completes (its prompt: that turn's
+  // prompt, its answer and the turn's new message) and fails with it when it fails.
+  const followerOf = new Map<number, Sequence>();
+  for (const s of sequences) if (s.request.follows !== undefined) followerOf.set(s.request.follows, s);
+  const released: Sequence[] = [];
   const finish = (s: Sequence, t: number, error?: string, cause?: FailureCause) => {
     s.trace.tFinish = t;
     if (error !== undefined) {
       s.trace.error = error;
       s.trace.cause = cause ?? 'engine';
     }
+    const next = followerOf.get(s.request.id);
+    if (next === undefined) return;
+    if (error !== undefined) {
+      next.trace.tArrival = t;
+      finish(next, t, `the conversation's previous turn (request ${s.request.id}) failed: ${error}`, cause ?? 'engine');
+      return;
+    }
+    const prompt = [...s.request.prompt, ...(s.trace.tokenIds ?? []), ...next.request.prompt];
+    next.request = { ...next.request, prompt };
+    next.trace.promptTokens = prompt.length;
+    next.trace.tArrival = t;
+    next.deadline = t + timeout;
+    released.push(next);
   };
   const timedOut = `timed out: not finished ${timeout} ms after arrival`;
   /** Queued requests whose deadline passed before `t` leave the queue at their deadline. */
@@ -288,10 +319,15 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
         }
       }
       try {
-        engine.admit(s.request.id, s.request.prompt.length + s.maxOutput);
+        const cached = engine.admit(s.request.id, s.request.prompt.length + s.maxOutput, s.request.prompt) ?? 0;
+        if (!(Number.isInteger(cached) && cached >= 0 && cached < s.request.prompt.length))
+          throw new TokenscopeError('bad-input', `The engine reports ${cached} cached tokens of a ${s.request.prompt.length}-token prompt.`);
+        s.prefilled = cached;
+        s.trace.cachedTokens = cached;
         s.trace.tAdmit = now;
         running.push(s);
       } catch (e) {
+        engine.release(s.request.id);
         finish(s, now, describeError(e), 'admission');
       }
     }
@@ -301,9 +337,20 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
     const now = clock.now();
     // Arrivals since the last step, in order: each sees the queue as it stood when it arrived
     // (slots free only at step boundaries, so every running sequence still holds one).
-    while (arrived < byArrival.length && byArrival[arrived].trace.tArrival <= now) {
-      const s = byArrival[arrived++];
+    const arrivals: Sequence[] = [];
+    while (arrived < byArrival.length && byArrival[arrived].trace.tArrival <= now) arrivals.push(byArrival[arrived++]);
+    arrivals.push(...released.splice(0));
+    for (const s of arrivals) {
       expireWaiting(s.trace.tArrival);
+      if (options.chunkSize === undefined && s.request.prompt.length > options.maxTokensPerStep) {
+        finish(
+          s,
+          s.trace.tArrival,
+          `its ${s.request.prompt.length}-token prompt is over maxTokensPerStep ${options.maxTokensPerStep} with chunked prefill off`,
+          'admission',
+        );
+        continue;
+      }
       const beyondFreeSlots = waiting.length - (engine.maxBatch - running.length);
       if (options.maxQueue !== undefined && beyondFreeSlots >= options.maxQueue) {
         finish(s, s.trace.tArrival, `rejected: ${beyondFreeSlots} requests already queued (queue limit ${options.maxQueue})`, 'rejected');
@@ -314,6 +361,7 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
     expireWaiting(now);
     admit(now);
     if (running.length === 0) {
+      if (released.length > 0) continue;
       if (arrived === byArrival.length) break;
       await clock.sleepUntil(byArrival[arrived].trace.tArrival);
       continue;
@@ -349,7 +397,7 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
     if (fatal !== undefined) {
       const cause: FailureCause = isTokenscopeError(fatal, 'device-lost') ? 'device-lost' : 'engine';
       for (const s of running) end(s, record.error, cause);
-      for (const s of [...waiting, ...byArrival.slice(arrived)]) finish(s, Math.max(tEnd, s.trace.tArrival), record.error, cause);
+      for (const s of [...waiting, ...released.splice(0), ...byArrival.slice(arrived)]) finish(s, Math.max(tEnd, s.trace.tArrival), record.error, cause);
       break;
     }
     // A request past its deadline was cancelled then: what this step made for it came too late.
@@ -374,6 +422,7 @@ export async function runServe(requests: readonly ServeRequest[], engine: Servin
           continue;
         }
         s.trace.tTokens.push(tEnd);
+        s.trace.tokenIds?.push(token);
         s.lastToken = token;
         if (s.trace.tTokens.length >= s.maxOutput || token === options.eosToken) end(s);
       }

@@ -18,6 +18,12 @@ export interface ServeRequest {
   maxOutputTokens: number;
   /** Its request class, when the workload has classes. */
   className?: string;
+  /**
+   * A conversation's later turn: the id of its previous turn. It arrives when that turn completes
+   * (`arrivalMs` is ignored) and its prompt is then that turn's prompt + its answer + `prompt` (the
+   * new message).
+   */
+  follows?: number;
 }
 
 /**
@@ -55,6 +61,19 @@ export interface WorkloadSpec {
   seed: number;
   /** Each request's class is drawn by share from its own stream; leave out for one class. */
   classes?: readonly RequestClass[];
+  /** Every request (every conversation's first turn) starts with the same system prompt of this many tokens, from its own stream. */
+  sharedPrefix?: number;
+  /**
+   * Multi-turn chat: `count` conversations of `turns` turns each (count × turns requests, replacing
+   * `requests`). First turns arrive by the arrival process; each later turn arrives when the one
+   * before completes, its prompt that turn's prompt + answer + a new message drawn from `prompt`.
+   */
+  conversations?: { count: number; turns: number };
+}
+
+/** Longest draw a length distribution can give. */
+export function longestOf(dist: LengthDistribution): number {
+  return dist.kind === 'fixed' ? dist.tokens : dist.max;
 }
 
 /** Standard normal by Box–Muller: √(−2 ln U₁) · cos(2π U₂), with U₁ ∈ (0, 1]. */
@@ -158,9 +177,18 @@ export function generateWorkload(spec: WorkloadSpec): ServeRequest[] {
   requireInteger('vocabulary size', spec.vocabSize, 1);
   if (!Number.isInteger(spec.seed)) throw new TokenscopeError('bad-input', `seed must be an integer, got ${spec.seed}`);
   if (spec.classes) checkClasses(spec.classes);
+  if (spec.sharedPrefix !== undefined) requireInteger('shared prefix', spec.sharedPrefix, 1);
+  if (spec.conversations) {
+    requireInteger('conversation count', spec.conversations.count, 1);
+    requireInteger('turns per conversation', spec.conversations.turns, 1);
+  }
   const stream = (k: number) => mulberry32(spec.seed + k * 0x9e3779b9);
-  const [arrivals, promptLengths, outputLengths, promptIds, classDraws] = [0, 1, 2, 3, 4].map(stream);
-  const times = arrivalTimesMs(spec.requests, spec.rate, spec.burstiness ?? 1, arrivals);
+  const [arrivals, promptLengths, outputLengths, promptIds, classDraws, prefixIds] = [0, 1, 2, 3, 4, 5].map(stream);
+  const system = Array.from({ length: spec.sharedPrefix ?? 0 }, () => Math.floor(prefixIds() * spec.vocabSize));
+  const conv = spec.conversations;
+  const firsts = arrivalTimesMs(conv ? conv.count : spec.requests, spec.rate, spec.burstiness ?? 1, arrivals);
+  // Turn t of conversation c is request c·turns + t; a later turn's arrival is its first turn's (a lower bound; it follows the turn before).
+  const times = conv ? firsts.flatMap((t) => new Array<number>(conv.turns).fill(t)) : firsts;
   const classes = spec.classes ?? [];
   const total = classes.reduce((n, c) => n + c.share, 0);
   const pick = (): RequestClass | undefined => {
@@ -171,12 +199,15 @@ export function generateWorkload(spec: WorkloadSpec): ServeRequest[] {
   };
   return times.map((arrivalMs, id) => {
     const c = pick();
+    const message = Array.from({ length: sampleLength(promptLengths, c?.prompt ?? spec.prompt) }, () => Math.floor(promptIds() * spec.vocabSize));
+    const later = conv !== undefined && id % conv.turns > 0;
     const request: ServeRequest = {
       id,
       arrivalMs,
-      prompt: Array.from({ length: sampleLength(promptLengths, c?.prompt ?? spec.prompt) }, () => Math.floor(promptIds() * spec.vocabSize)),
+      prompt: later ? message : [...system, ...message],
       maxOutputTokens: sampleLength(outputLengths, c?.output ?? spec.output),
     };
+    if (later) request.follows = id - 1;
     if (c) request.className = c.name;
     return request;
   });

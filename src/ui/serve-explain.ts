@@ -36,3 +36,10 @@ export const batchSizes = html`<p>
   How many sequences each step of the run actually carried (decodes and prefill chunks together). Steps with few sequences read all the weights for little work;
   a run that rarely fills its batch is paying for idle capacity — the batch limit, the arrival rate or the queue limit, not the GPU, set the pace.
 </p>`;
+
+export const prefixCache = html`<p>
+  Requests that start with tokens another request already processed (a shared system prompt, a conversation's earlier turns) find them in the prefix cache in
+  blocks of 16 and skip their prefill: the cached K/V is copied into the request's slot instead. The hit rate is cached prompt tokens ÷ prompt tokens. TTFT
+  counts from arrival, so when every request is sent at once the hits — the later requests — also waited longest in the queue; compare the same workload with
+  the cache off to see what it saves.
+</p>`;

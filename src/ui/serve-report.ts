@@ -11,6 +11,7 @@ import './batch-histogram-chart.ts';
 import './serve-cdf-chart.ts';
 import './serve-summary.ts';
 import './timeline-chart.ts';
+import './prefix-cache-view.ts';
 import { guarded } from './guard.ts';
 
 /** Decode steps per batch size: the batch sweep's (one run per B) where there is one, else the main run's. */
@@ -72,6 +73,11 @@ export class ServeReport extends LitElement {
         ? `outputs capped at ${s.degrade_to !== undefined ? `${s.degrade_to} tokens` : 'half'} when more than ${s.degrade_over} wait behind a request`
         : '',
       s.sla_percent !== undefined ? `an availability SLA of ${s.sla_percent}%` : '',
+      s.shared_prefix !== undefined ? `every request starting with the same ${s.shared_prefix}-token system prompt` : '',
+      s.conversations !== undefined
+        ? `${s.conversations} conversations of ${s.turns ?? 1} turns (each turn: the previous prompt, its answer and a new message)`
+        : '',
+      s.prefix_cache === false ? 'prefix caching off' : '',
       s.classes?.length ? `classes ${s.classes.map((c) => `${c.name} (${num(c.share)})`).join(', ')}` : '',
     ].filter(Boolean);
     return `${s.requests} requests ${rate}; prompts ${lengthText(s.prompt)} tokens, outputs ${lengthText(s.output)} tokens; at most ${s.max_batch} sequences per batch, ${s.max_tokens_per_step} tokens per step, ${chunk}; ${admission.length ? `${admission.join('; ')}; ` : ''}seed ${s.seed}.`;
@@ -160,6 +166,15 @@ export class ServeReport extends LitElement {
           : ''
       }
       ${run?.classes?.length ? this.classTable(run.classes) : ''}
+      ${
+        run?.prefix_cache
+          ? this.pair(
+              'Prefix cache: hit rate and TTFT of hits vs misses',
+              html`<ts-prefix-cache-view .cache=${run.prefix_cache}></ts-prefix-cache-view>`,
+              explain.prefixCache,
+            )
+          : ''
+      }
       ${this.pair('Throughput vs latency across batch sizes', html`<ts-batch-chart .points=${s.batch_sweep ? [...s.batch_sweep] : null}></ts-batch-chart>`, explain.batching)}
       ${this.pair(
         'Goodput and SLO attainment vs arrival rate',

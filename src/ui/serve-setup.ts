@@ -7,6 +7,7 @@ import { MAX_BATCH, parseList } from './setup.ts';
 import { shared } from './styles.ts';
 
 type NumberKey = 'requests' | 'max_batch' | 'rate' | 'dollars_per_hour' | 'watts';
+type OptionalKey = 'shared_prefix' | 'conversations' | 'turns' | 'max_queue' | 'timeout_ms' | 'degrade_over' | 'degrade_to' | 'sla_percent';
 
 const tokensOf = (d: LengthDistribution) => (d.kind === 'fixed' ? d.tokens : d.kind === 'uniform' ? d.max : d.median);
 
@@ -84,6 +85,34 @@ export class ServeSetupForm extends LitElement {
     const n = this.number(e, integer);
     if (n === null || (n === undefined && !optional)) return;
     this.change({ [key]: key === 'max_batch' ? Math.min(n!, MAX_BATCH) : n });
+  }
+
+  /** An optional setting: empty leaves it out; a value outside validate.ts's range is kept for the run's check to name. */
+  private setOptional(key: OptionalKey, e: Event): void {
+    const raw = (e.target as HTMLInputElement).value.trim();
+    const n = Number(raw);
+    if (raw !== '' && !Number.isFinite(n)) return;
+    const next: Partial<ServeSettings> = { [key]: raw === '' ? undefined : n };
+    // A conversation has turns (2 unless given); without conversations there are none.
+    if (key === 'conversations') next.turns = raw === '' ? undefined : (this.settings!.turns ?? 2);
+    this.change(next);
+  }
+
+  private optional(key: OptionalKey, id: string, label: string, placeholder: string, min: number) {
+    const v = this.settings![key];
+    return html`<label
+      >${label}
+      <input
+        id=${id}
+        type="number"
+        min=${min}
+        step="any"
+        placeholder=${placeholder}
+        .value=${v === undefined ? '' : String(v)}
+        ?disabled=${key === 'turns' && this.settings!.conversations === undefined}
+        @change=${(e: Event) => this.setOptional(key, e)}
+      />
+    </label>`;
   }
 
   private setLength(key: 'prompt' | 'output', e: Event): void {
@@ -189,6 +218,37 @@ export class ServeSetupForm extends LitElement {
             }}
           />
         </label>
+      </div>
+      <h3>Prefix caching and chat workloads</h3>
+      <div class="grid">
+        <label class="check">
+          <input
+            id="prefix-cache"
+            type="checkbox"
+            .checked=${s.prefix_cache !== false}
+            @change=${(e: Event) => this.change({ prefix_cache: (e.target as HTMLInputElement).checked })}
+          />
+          prefix caching (blocks of 16 tokens, copy-on-hit)
+        </label>
+        ${this.optional('shared_prefix', 'shared-prefix', 'Shared system prompt (tokens)', 'none', 1)}
+        ${this.optional('conversations', 'conversations', 'Conversations (multi-turn chats)', 'none', 1)}
+        ${this.optional('turns', 'turns', 'Turns per conversation', '2', 1)}
+      </div>
+      ${
+        s.conversations !== undefined
+          ? html`<p class="note muted">
+              ${s.conversations} conversations × ${s.turns ?? 2} turns = ${s.conversations * (s.turns ?? 2)} requests (the request count above is not used);
+              each turn's prompt is the previous prompt, its answer and a new message.
+            </p>`
+          : ''
+      }
+      <h3>Admission and availability</h3>
+      <div class="grid">
+        ${this.optional('max_queue', 'max-queue', 'Max queue (requests beyond the free slots)', 'unbounded', 0)}
+        ${this.optional('timeout_ms', 'timeout-ms', 'Timeout after arrival (ms)', 'none', 0)}
+        ${this.optional('degrade_over', 'degrade-over', 'Degrade when more than N wait', 'never', 0)}
+        ${this.optional('degrade_to', 'degrade-to', 'Degraded output (tokens)', 'half', 1)}
+        ${this.optional('sla_percent', 'sla', 'Availability SLA (%)', 'e.g. 99.9', 0)}
       </div>
       <h3>Latency targets (SLOs) — a request is “good” only if it meets every one given</h3>
       <div class="grid">

@@ -5,7 +5,7 @@
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../model/catalog.ts';
-import { defaultJob, plannedWork, type BenchJob, type LatencyJob } from '../jobs/job.ts';
+import { defaultJob, plannedWork, servePositions, type BenchJob, type LatencyJob } from '../jobs/job.ts';
 import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
@@ -136,6 +136,29 @@ function parseServeParams(get: (name: string) => string | undefined, problems: s
     else problems.push(`?sweep-batch= must be batch sizes from 1 to ${MAX_BATCH}, separated by commas.`);
   }
   if (get('sweep-rate') !== undefined) serve.sweep_rate = get('sweep-rate') === '1';
+  const cache = get('prefix-cache');
+  if (cache !== undefined) {
+    if (cache === 'on' || cache === 'off') serve.prefix_cache = cache === 'on';
+    else problems.push(`?prefix-cache= must be on or off; using on.`);
+  }
+  // The serve-mode numbers the CLI takes under the same names (validate.ts's ranges).
+  const optionalInts: [
+    keyof ServeSettings & ('shared_prefix' | 'conversations' | 'turns' | 'max_queue' | 'timeout_ms' | 'degrade_over' | 'degrade_to' | 'sla_percent'),
+    SettingName,
+  ][] = [
+    ['shared_prefix', 'shared-prefix'],
+    ['conversations', 'conversations'],
+    ['turns', 'turns'],
+    ['max_queue', 'max-queue'],
+    ['timeout_ms', 'timeout-ms'],
+    ['degrade_over', 'degrade-over'],
+    ['degrade_to', 'degrade-to'],
+    ['sla_percent', 'sla'],
+  ];
+  for (const [key, name] of optionalInts) {
+    const n = int(name);
+    if (n !== undefined) serve[key] = n;
+  }
   return Object.keys(serve).length ? serve : undefined;
 }
 
@@ -196,6 +219,7 @@ export function defaultServe(cpuLike: boolean): ServeSettings {
     chunk: 32,
     slo: {},
     seed: 42,
+    prefix_cache: true,
   };
 }
 
@@ -262,9 +286,33 @@ export function setupProblem(setup: RunSetup): string | null {
       rangeProblem('max-batch', v.max_batch, FORM_LABELS['max-batch']) ??
       rangeProblem('prompt-len', longest(v.prompt), FORM_LABELS['prompt-len']) ??
       rangeProblem('output-len', longest(v.output), FORM_LABELS['output-len']) ??
-      (v.chunk === null ? null : rangeProblem('chunk', v.chunk, FORM_LABELS.chunk));
+      (v.chunk === null ? null : rangeProblem('chunk', v.chunk, FORM_LABELS.chunk)) ??
+      optionalProblem(v);
     if (problem) return `${problem}.`;
     if (v.sweep_rate && !hasSlo(v.slo)) return 'The rate sweep needs at least one SLO (TTFT, TPOT or E2EL).';
+    if (v.turns !== undefined && v.conversations === undefined) return 'Turns per conversation need a number of conversations.';
+    if (v.degrade_to !== undefined && v.degrade_over === undefined) return 'An output cap for degraded requests needs a queue depth to degrade over.';
+    const need = servePositions(v);
+    if (need > MAX_PROMPT) return `The longest request needs ${need} positions (shared prefix + turns × (prompt + output)), over ${MAX_PROMPT}.`;
+  }
+  return null;
+}
+
+/** The first problem of the serve settings that may be left out (prefix workloads, admission, the SLA). */
+function optionalProblem(v: ServeSettings): string | null {
+  const checks: [number | undefined, SettingName][] = [
+    [v.shared_prefix, 'shared-prefix'],
+    [v.conversations, 'conversations'],
+    [v.turns, 'turns'],
+    [v.max_queue, 'max-queue'],
+    [v.timeout_ms, 'timeout-ms'],
+    [v.degrade_over, 'degrade-over'],
+    [v.degrade_to, 'degrade-to'],
+    [v.sla_percent, 'sla'],
+  ];
+  for (const [value, name] of checks) {
+    const problem = value === undefined ? null : rangeProblem(name, value, FORM_LABELS[name]);
+    if (problem) return problem;
   }
   return null;
 }
@@ -281,6 +329,14 @@ export const FORM_LABELS: Partial<Record<SettingName, string>> &
   'prompt-len': 'Prompt tokens',
   'output-len': 'Output tokens',
   chunk: 'Chunk size',
+  'shared-prefix': 'Shared prefix tokens',
+  conversations: 'Conversations',
+  turns: 'Turns per conversation',
+  'max-queue': 'Max queue',
+  'timeout-ms': 'Timeout (ms)',
+  'degrade-over': 'Degrade over queue depth',
+  'degrade-to': 'Degraded output tokens',
+  sla: 'Availability SLA (%)',
 };
 
 /** The work a setup plans (validate.ts's PlannedWork), for the bound on what runs without a confirmation. */
@@ -312,7 +368,9 @@ export function jobOf(setup: RunSetup): { job: BenchJob; file: File | null } {
     const s = setup.sweep;
     job.latency = { promptLengths: [...s.promptLengths], gen: s.gen, reps: s.reps, profile: s.profile };
   } else if (setup.mode === 'serve') {
-    job.serve = { ...setup.serve, slo: { ...setup.serve.slo } };
+    const v = setup.serve;
+    // Conversations send conversations × turns requests (the CLI's rule too).
+    job.serve = { ...v, slo: { ...v.slo }, ...(v.conversations !== undefined ? { requests: v.conversations * (v.turns ?? 2), turns: v.turns ?? 2 } : {}) };
   } else {
     job.llamaBench = { ...setup.llamaBench };
   }

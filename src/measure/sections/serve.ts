@@ -9,6 +9,7 @@ import { formatFixed } from '../metrics.ts';
 import { compareMetrics, PER_REQUEST_NOTE, PER_TOKEN_NOTE, type Direction, type Metric, type MetricComparison, type SectionModule } from '../section.ts';
 import { latencyStatsShape, verdictSchema } from './latency.ts';
 import {
+  bytes,
   count,
   fraction,
   intensity,
@@ -22,6 +23,7 @@ import {
   seconds,
   seed,
   signedMs,
+  tokenId,
   tokensPerS,
   work,
 } from './units.ts';
@@ -58,6 +60,10 @@ const settingsSchema = object({
   degrade_over: optional(count().describe('Cap the output of requests admitted while more than this many wait behind them.')),
   degrade_to: optional(count().describe('The cap, tokens (default: half of what the request asks, rounded up).')),
   sla_percent: optional(num(0, 100).describe('Availability target, percent of requests.')),
+  prefix_cache: optional(bool().describe('Automatic prefix caching on (blocks of 16 tokens, copy-on-hit).')),
+  shared_prefix: optional(count().describe('Tokens of the system prompt every request (every first turn) starts with.')),
+  conversations: optional(count().describe('Multi-turn chat: conversations, each of `turns` turns (requests = conversations × turns).')),
+  turns: optional(count()),
   classes: optional(
     array(
       object({ name: str(MAX_NAME), share: num(0, 1e9), slo: sloSchema, prompt: optional(lengthSchema), output: optional(lengthSchema) }),
@@ -128,6 +134,34 @@ const queueSchema = object({
   ...fieldsOf(['mean_queue_ms', 'median_queue_ms', 'std_queue_ms', 'p90_queue_ms', 'p95_queue_ms', 'p99_queue_ms'] as const, ms()),
 });
 
+const ttftGroupSchema = object({
+  count: count(),
+  ...fieldsOf(['mean_ttft_ms', 'median_ttft_ms', 'p90_ttft_ms', 'p99_ttft_ms'] as const, ms()),
+});
+
+const prefixCacheSchema = object({
+  enabled: bool(),
+  block_tokens: count(),
+  prompt_tokens: count().describe('Prompt tokens of the admitted requests.'),
+  cached_tokens: count().describe('Of them, found in the cache at admission (copied, not prefilled).'),
+  hit_rate: nullable(fraction()).describe('cached_tokens / prompt_tokens; null when no request was admitted.'),
+  requests: count().describe('Requests admitted.'),
+  requests_with_hit: count().describe('Admitted requests with at least one cached block.'),
+  ttft_hit: nullable(ttftGroupSchema).describe('TTFT of the requests with a hit (from arrival, as vLLM measures it).'),
+  ttft_miss: nullable(ttftGroupSchema).describe('TTFT of the requests without one.'),
+  capacity_blocks: nullable(count()).describe('Blocks the pool holds at most; null with the cache off.'),
+  pool_bytes: nullable(bytes()).describe('Device bytes of the pool (K and V, every layer).'),
+  block_bytes: nullable(bytes()),
+  blocks: nullable(count()).describe('Blocks cached at the end of the run.'),
+  bytes: nullable(bytes()).describe('Their bytes.'),
+  inserted: nullable(count()),
+  evictions: nullable(count()).describe('Blocks evicted (least recently used, unreferenced) to make room.'),
+  refused: nullable(count()).describe('New blocks not cached because every block was in use.'),
+  blocks_copied_in: nullable(count()).describe('Blocks copied pool → slot (the hits).'),
+  blocks_copied_out: nullable(count()).describe('Blocks copied slot → pool (new blocks).'),
+  copy_bytes: nullable(bytes()).describe('Bytes those copies moved on the device.'),
+});
+
 const runSchema = object({
   result: vllmResultSchema,
   slo_attainment: nullable(fraction()),
@@ -145,6 +179,8 @@ const runSchema = object({
       cause: optional(nullable(str(MAX_NAME))),
       degraded_to: optional(nullable(count())),
       class: optional(nullable(str(MAX_NAME))),
+      cached_tokens: optional(count().describe('Prompt tokens found in the prefix cache at admission (not prefilled).')),
+      token_ids: optional(array(tokenId(), MAX_TOKENS).describe('The output token ids, in order.')),
     }),
     MAX_REQUESTS,
   ).describe("Per request, ms from the run's start."),
@@ -161,6 +197,7 @@ const runSchema = object({
   mean_batch: optional(num(0, 1e6)),
   busy_share: optional(fraction().describe('Σ step wall time ÷ run wall time (encode, submit, GPU, readback).')),
   submit_busy_share: optional(nullable(fraction()).describe('Σ (ids on the host − submit) ÷ run wall time.')),
+  prefix_cache: optional(prefixCacheSchema.describe('Automatic prefix caching: hit rate, TTFT of hits vs misses, the memory it holds.')),
   classes: optional(
     array(
       object({
@@ -339,6 +376,29 @@ function formatBatches(run: RunData): string[] {
   ];
 }
 
+function formatPrefixCache(p: NonNullable<RunData['prefix_cache']>): string[] {
+  const row = (label: string, x: string) => `${label.padEnd(40)} ${x}`;
+  const ttft = (g: typeof p.ttft_hit) =>
+    g ? `${formatFixed(g.median_ttft_ms, 2)} / ${formatFixed(g.p90_ttft_ms, 2)} / ${formatFixed(g.p99_ttft_ms, 2)} (${g.count})` : '—';
+  const mib = (b: number | null) => (b === null ? '—' : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
+  const out = [
+    banner(`Prefix Cache (${p.enabled ? `copy-on-hit, ${p.block_tokens}-token blocks` : 'off'})`, '-'),
+    row('Hit rate (cached / prompt tokens):', `${pctOrDash(p.hit_rate)} (${p.cached_tokens} of ${p.prompt_tokens})`),
+    row('Requests with a hit:', `${p.requests_with_hit} of ${p.requests}`),
+    row('TTFT hits p50/p90/p99 ms (n):', ttft(p.ttft_hit)),
+    row('TTFT misses p50/p90/p99 ms (n):', ttft(p.ttft_miss)),
+  ];
+  if (p.enabled) {
+    out.push(
+      row('Blocks held / pool:', `${p.blocks} / ${p.capacity_blocks} (${mib(p.bytes)} of ${mib(p.pool_bytes)})`),
+      row('Inserted / evicted / not cached:', `${p.inserted} / ${p.evictions} / ${p.refused}`),
+      row('Blocks copied in / out (bytes):', `${p.blocks_copied_in} / ${p.blocks_copied_out} (${mib(p.copy_bytes)})`),
+    );
+  }
+  out.push('='.repeat(50));
+  return out;
+}
+
 function formatClasses(classes: NonNullable<RunData['classes']>): string[] {
   const slo = (c: (typeof classes)[number]) =>
     Object.entries(c.slo)
@@ -381,6 +441,7 @@ function formatServe(s: ServeSectionData): string {
   out.push(`Error rate: ${pctOrDash(run.error_rate)}.`);
   if (run.queue) out.push(formatQueue(run.queue));
   if (run.availability) out.push(...formatAvailability(run.availability));
+  if (run.prefix_cache) out.push(...formatPrefixCache(run.prefix_cache));
   if (s.cost) {
     out.push(
       `Cost at $${settings?.dollars_per_hour}/h: $${s.cost.dollarsPer1kOutputTokens.toFixed(5)} per 1k output tokens, $${s.cost.dollarsPer1kTotalTokens.toFixed(5)} per 1k total tokens` +

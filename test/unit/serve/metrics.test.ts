@@ -11,6 +11,7 @@ import {
   meetsSlo,
   mlperfCheck,
   parseSlo,
+  prefixCacheOfTrace,
   requireSlaPercent,
   serveResult,
   sloAttainment,
@@ -260,5 +261,46 @@ describe('availability and the error budget', () => {
       );
       expect(() => requireSlaPercent(sla)).toThrow(/percentage/);
     }
+  });
+});
+
+describe('prefix cache report', () => {
+  it('hit rate = cached prompt tokens ÷ prompt tokens of the admitted requests; TTFT of hits and misses apart', () => {
+    const r = (id: number, prompt: number, cached: number | undefined, ttft: number | null, admitted = true): RequestTrace => ({
+      id,
+      promptTokens: prompt,
+      tArrival: 0,
+      ...(admitted ? { tAdmit: 0 } : {}),
+      tTokens: ttft === null ? [] : [ttft, ttft + 1],
+      tFinish: 10,
+      ...(cached === undefined ? {} : { cachedTokens: cached }),
+    });
+    const trace: ServeTrace = {
+      tStart: 0,
+      tEnd: 10,
+      requests: [r(0, 80, 0, 40), r(1, 80, 64, 10), r(2, 80, 64, 20), r(3, 80, undefined, null, false)],
+      steps: [],
+    };
+    const use = {
+      capacity_blocks: 8,
+      pool_bytes: 8 * 1024,
+      block_bytes: 1024,
+      blocks: 6,
+      bytes: 6 * 1024,
+      inserted: 7,
+      evictions: 1,
+      refused: 0,
+      blocks_copied_in: 8,
+      blocks_copied_out: 7,
+      copy_bytes: 15 * 1024,
+    };
+    const p = prefixCacheOfTrace(trace, use, 16);
+    // The rejected request (never admitted) is not looked up: 128 of 240 tokens.
+    expect(p).toMatchObject({ enabled: true, prompt_tokens: 240, cached_tokens: 128, requests: 3, requests_with_hit: 2, blocks: 6, bytes: 6144 });
+    expect(p.hit_rate).toBeCloseTo(128 / 240, 12);
+    expect(p.ttft_hit).toMatchObject({ count: 2, median_ttft_ms: 15 });
+    expect(p.ttft_miss).toMatchObject({ count: 1, median_ttft_ms: 40 });
+    const off = prefixCacheOfTrace({ ...trace, requests: trace.requests.slice(0, 1) }, null, 16);
+    expect(off).toMatchObject({ enabled: false, hit_rate: 0, ttft_hit: null, pool_bytes: null, evictions: null });
   });
 });

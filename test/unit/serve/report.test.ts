@@ -118,3 +118,48 @@ describe('request classes in a run', () => {
     expect(json.run.timeline.map((t: { class: string }) => t.class)).toEqual(['chat', 'batch']);
   });
 });
+
+describe('the prefix cache in a run', () => {
+  it('reports hits, TTFT of hits vs misses and each request’s token ids in the schema, and the CLI block prints them', async () => {
+    const prefixSettings: ServeSettings = {
+      ...settings,
+      max_queue: undefined,
+      timeout_ms: undefined,
+      degrade_over: undefined,
+      shared_prefix: 16,
+      prefix_cache: true,
+    };
+    const requests = Array.from({ length: 4 }, (_, i) => req(i, 0, 20, 3));
+    // Every request after the first finds 16 of its 20 prompt tokens cached.
+    const { trace } = await serve(requests, 1, schedulerOptions(prefixSettings), { cached: (seq) => (seq > 0 ? 16 : 0) });
+    const use = {
+      capacity_blocks: 8,
+      pool_bytes: 8192,
+      block_bytes: 1024,
+      blocks: 1,
+      bytes: 1024,
+      inserted: 1,
+      evictions: 0,
+      refused: 0,
+      blocks_copied_in: 3,
+      blocks_copied_out: 1,
+      copy_bytes: 4096,
+    };
+    const run = summarizeRun(trace, null, prefixSettings, ROOFS, use);
+    expect(run.prefix_cache).toMatchObject({ enabled: true, prompt_tokens: 80, cached_tokens: 48, hit_rate: 0.6, requests_with_hit: 3, blocks: 1 });
+    expect(run.prefix_cache!.ttft_hit!.count).toBe(3);
+    expect(run.timeline.map((t) => t.token_ids)).toEqual(requests.map(() => [100, 101, 102]));
+    expect(run.timeline.map((t) => t.cached_tokens)).toEqual([0, 16, 16, 16]);
+    const json = JSON.parse(JSON.stringify({ settings: { ...prefixSettings, rate: null }, run, cost: null, batch_sweep: null, rate_sweep: null }));
+    expect(() => serveSchema.check(json, 'serve')).not.toThrow();
+    const text = serveSection.report(json);
+    expect(text).toMatch(/-+Prefix Cache \(copy-on-hit, 16-token blocks\)-+/);
+    expect(text).toMatch(/Hit rate \(cached \/ prompt tokens\): +60\.0% \(48 of 80\)/);
+    expect(text).toMatch(/Requests with a hit: +3 of 4/);
+    expect(text).toMatch(/TTFT hits p50\/p90\/p99 ms \(n\): +[\d.]+ \/ [\d.]+ \/ [\d.]+ \(3\)/);
+    expect(text).toMatch(/Blocks held \/ pool: +1 \/ 8/);
+    // A hostile link: a hit rate above 1 is refused, naming the field.
+    const bad = { ...json, run: { ...json.run, prefix_cache: { ...json.run.prefix_cache, hit_rate: 2 } } };
+    expect(() => serveSchema.check(bad, 'serve')).toThrow(/prefix_cache\.hit_rate/);
+  });
+});

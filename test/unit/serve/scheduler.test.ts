@@ -394,3 +394,57 @@ describe('queue time, batch sizes and busy share of a run', () => {
     expect(busyShareOfTrace(idle.trace)).toBeCloseTo(20 / 60, 12);
   });
 });
+
+describe('prefix-cache hits and conversations', () => {
+  it('prefills only what the engine did not have cached, and chunks and budgets from there', async () => {
+    // Request 1's 100-token prompt has 64 tokens cached: 36 to prefill, in chunks of 32 → 32 + 4.
+    const { engine, byId } = await serve(
+      [req(0, 0, 4, 2), req(1, 0, 100, 2)],
+      2,
+      { maxTokensPerStep: 64, chunkSize: 32 },
+      { cached: (seq) => (seq === 1 ? 64 : 0) },
+    );
+    const chunks = engine.plans.flatMap((p) => p.prefill.filter((c) => c.seq === 1));
+    expect(chunks.map((c) => [c.pos, c.tokens.length, c.last])).toEqual([
+      [64, 32, false],
+      [96, 4, true],
+    ]);
+    expect(chunks[0].tokens[0]).toBe(1000 + 64);
+    expect(byId.get(1)).toMatchObject({ cachedTokens: 64, tokenIds: [100, 101] });
+    expect(byId.get(0)).toMatchObject({ cachedTokens: 0 });
+  });
+
+  it('fails a request whose engine reports the whole prompt cached (the last token must be prefilled)', async () => {
+    const { byId, engine } = await serve([req(0, 0, 32, 2)], 1, { maxTokensPerStep: 64 }, { cached: () => 32 });
+    expect(byId.get(0)).toMatchObject({ cause: 'admission' });
+    expect(byId.get(0)?.error).toMatch(/32 cached tokens of a 32-token prompt/);
+    expect(engine.released).toEqual([0]);
+  });
+
+  it("sends a conversation's next turn when the previous completes: its prompt, its answer, the new message", async () => {
+    const first = req(0, 0, 4, 3);
+    const second = { ...req(1, 0, 2, 2), follows: 0 };
+    const third = { ...req(2, 0, 2, 1), follows: 1 };
+    const { trace, engine, byId } = await serve([first, second, third], 2, { maxTokensPerStep: 64, chunkSize: 32 });
+    // Steps of 10 ms: turn 0 prefills at 10, decodes at 20, 30 (done) → turn 1 arrives at 30.
+    expect(byId.get(0)).toMatchObject({ tFinish: 30, tokenIds: [100, 101, 102] });
+    expect(engine.prompts.get(1)).toEqual([0, 1, 2, 3, 100, 101, 102, 1000, 1001]);
+    expect(byId.get(1)).toMatchObject({ tArrival: 30, tAdmit: 30, promptTokens: 9 });
+    expect(engine.prompts.get(2)).toEqual([0, 1, 2, 3, 100, 101, 102, 1000, 1001, 100, 101, 2000, 2001]);
+    expect(trace.requests.every((r) => r.error === undefined)).toBe(true);
+  });
+
+  it("fails a conversation's later turns with its failed turn, so completed + failed = requests", async () => {
+    const requests = [req(0, 0, 4, 3), { ...req(1, 0, 2, 2), follows: 0 }, { ...req(2, 0, 2, 2), follows: 1 }, req(3, 0, 4, 1)];
+    const { trace, byId } = await serve(requests, 2, { maxTokensPerStep: 64, chunkSize: 32 }, { failStep: { index: 0, message: 'boom' } });
+    expect(byId.get(1)).toMatchObject({ cause: 'engine' });
+    expect(byId.get(2)?.error).toMatch(/previous turn \(request 1\) failed/);
+    expect(trace.requests.every((r) => Number.isFinite(r.tFinish))).toBe(true);
+  });
+
+  it('refuses a turn that follows no earlier request, or two turns following one', async () => {
+    const run = (requests: ReturnType<typeof req>[]) => runServe(requests, new ScriptedEngine(2, new FakeClock()), new FakeClock(), { maxTokensPerStep: 64 });
+    await expect(run([{ ...req(0, 0, 4, 1), follows: 5 }])).rejects.toThrow(/not an earlier request/);
+    await expect(run([req(0, 0, 4, 1), { ...req(1, 0, 4, 1), follows: 0 }, { ...req(2, 0, 4, 1), follows: 0 }])).rejects.toThrow(/followed by two/);
+  });
+});

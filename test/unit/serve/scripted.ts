@@ -25,6 +25,8 @@ export interface Script {
   maxContext?: number;
   /** Drop this sequence's token from every step result. */
   dropTokenOf?: number;
+  /** Prompt tokens the engine reports cached at admission (a prefix-cache hit); default none. */
+  cached?: (seq: number, prompt: readonly number[]) => number;
 }
 
 export class ScriptedEngine implements ServingEngine {
@@ -40,12 +42,16 @@ export class ScriptedEngine implements ServingEngine {
     private readonly script: Script = {},
   ) {}
 
-  admit(seq: number, contextTokens: number): void {
+  readonly prompts = new Map<number, readonly number[]>();
+
+  admit(seq: number, contextTokens: number, prompt: readonly number[]): number {
     if (this.slots.size >= this.maxBatch) throw new TokenscopeError('bad-input', 'no free KV slot');
     if (contextTokens > (this.script.maxContext ?? Infinity))
       throw new TokenscopeError('model-too-large', `context ${contextTokens} exceeds ${this.script.maxContext}`, 'Lower maxOutputTokens.');
     this.slots.add(seq);
     this.admitted.push(seq);
+    this.prompts.set(seq, prompt);
+    return this.script.cached?.(seq, prompt) ?? 0;
   }
 
   async step(plan: StepPlan): Promise<Map<number, number>> {

@@ -171,3 +171,51 @@ describe('request classes', () => {
     for (const c of bad) expect(() => generateWorkload({ ...spec, classes: c })).toThrow(expect.objectContaining({ code: 'bad-input' }));
   });
 });
+
+describe('prefix workloads', () => {
+  const base: WorkloadSpec = {
+    requests: 6,
+    rate: Infinity,
+    prompt: { kind: 'fixed', tokens: 8 },
+    output: { kind: 'fixed', tokens: 4 },
+    vocabSize: 500,
+    seed: 7,
+  };
+
+  it('a shared prefix starts every request with the same seeded system prompt, and leaves the rest of the draws as they were', () => {
+    const plain = generateWorkload(base);
+    const shared = generateWorkload({ ...base, sharedPrefix: 20 });
+    const system = shared[0].prompt.slice(0, 20);
+    for (const [i, r] of shared.entries()) {
+      expect(r.prompt.length).toBe(28);
+      expect(r.prompt.slice(0, 20)).toEqual(system);
+      expect(r.prompt.slice(20)).toEqual(plain[i].prompt);
+    }
+    expect(generateWorkload({ ...base, sharedPrefix: 20 })).toEqual(shared);
+    expect(generateWorkload({ ...base, sharedPrefix: 20, seed: 8 })[0].prompt.slice(0, 20)).not.toEqual(system);
+  });
+
+  it('conversations: C × T requests, each later turn following the one before with a new message', () => {
+    const w = generateWorkload({ ...base, rate: 10, sharedPrefix: 4, conversations: { count: 2, turns: 3 } });
+    expect(w.map((r) => r.follows)).toEqual([undefined, 0, 1, undefined, 3, 4]);
+    // First turns carry the system prompt; later turns only their new message.
+    expect(w.map((r) => r.prompt.length)).toEqual([12, 8, 8, 12, 8, 8]);
+    expect(w[3].prompt.slice(0, 4)).toEqual(w[0].prompt.slice(0, 4));
+    expect(w[1].arrivalMs).toBe(w[0].arrivalMs);
+    expect(w[3].arrivalMs).toBeGreaterThan(w[0].arrivalMs);
+  });
+
+  it('refuses a prefix or conversation count below 1', () => {
+    const refused = (spec: Partial<WorkloadSpec>) => {
+      try {
+        generateWorkload({ ...base, ...spec });
+      } catch (e) {
+        return isTokenscopeError(e, 'bad-input') ? (e as Error).message : 'other error';
+      }
+      return 'accepted';
+    };
+    expect(refused({ sharedPrefix: 0 })).toMatch(/shared prefix must be an integer ≥ 1/);
+    expect(refused({ conversations: { count: 2, turns: 0 } })).toMatch(/turns per conversation/);
+    expect(refused({ conversations: { count: -1, turns: 2 } })).toMatch(/conversation count/);
+  });
+});

@@ -48,6 +48,39 @@ describe('page setup: serving and WebLLM', () => {
     expect(defaultSetup(cpu, params).serve).toEqual(defaultServe(true));
   });
 
+  it('URL parameters carry prefix caching, its workloads and the admission settings; bad ones are named', () => {
+    const { params, problems } = parsePageParams(
+      '?mode=serve&prefix-cache=off&shared-prefix=64&conversations=3&turns=4&max-queue=0&timeout-ms=2000&degrade-over=2&degrade-to=8&sla=99.9',
+    );
+    expect(problems).toEqual([]);
+    const setup = defaultSetup(cpu, params);
+    expect(setupProblem(setup)).toBeNull();
+    expect(jobOf(setup).job.serve).toMatchObject({
+      prefix_cache: false,
+      shared_prefix: 64,
+      conversations: 3,
+      turns: 4,
+      requests: 12,
+      max_queue: 0,
+      timeout_ms: 2000,
+      degrade_over: 2,
+      degrade_to: 8,
+      sla_percent: 99.9,
+    });
+    const bad = parsePageParams('?mode=serve&prefix-cache=maybe&shared-prefix=0&turns=-2&sla=0');
+    expect(bad.problems.join(' ')).toMatch(/prefix-cache= must be on or off.*shared-prefix= must be an integer from 1.*turns= must be.*sla= must be/);
+    expect(defaultSetup(cpu, bad.params).serve).toEqual(defaultServe(true));
+  });
+
+  it('the form refuses zero prefixes, turns without conversations and a prefix past every context', () => {
+    const setup = defaultSetup(cpu, parsePageParams('?mode=serve').params);
+    const problem = (serve: Partial<RunSetup['serve']>) => setupProblem({ ...setup, serve: { ...setup.serve, ...serve } });
+    expect(problem({ shared_prefix: 0 })).toMatch(/Shared prefix tokens must be an integer from 1/);
+    expect(problem({ turns: 3 })).toMatch(/need a number of conversations/);
+    expect(problem({ shared_prefix: 32768 })).toMatch(/needs 32815 positions/);
+    expect(problem({ max_queue: 0, degrade_over: 0, shared_prefix: 64 })).toBeNull();
+  });
+
   it('a rate sweep needs an SLO', () => {
     const setup = defaultSetup(cpu, parsePageParams('?mode=serve&sweep-rate=1').params);
     expect(setupProblem(setup)).toMatch(/needs at least one SLO/);
