@@ -22,6 +22,8 @@ export interface FlagSpec {
   aliases?: readonly string[];
   /** For string flags with choices: any letter case is taken ("Q4_K_M" as "q4_k_m", as llama.cpp's tools write them). */
   caseless?: boolean;
+  /** Given more than once, every value is kept (joined with ";"), as llama-bench's repeated `-pg` adds a test each time. */
+  repeatable?: boolean;
 }
 
 export type FlagValue = boolean | string | number | string[] | number[];
@@ -77,7 +79,8 @@ export function parseFlags(
     const raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
     const isFlag = (t: string) => t.startsWith('--') || Object.values(flags).some((s) => s.short !== undefined && t === `-${s.short}`);
     if (raw === undefined || (eq === -1 && isFlag(raw))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
-    given.set(name, raw);
+    const before = given.get(name);
+    given.set(name, spec.repeatable && typeof before === 'string' ? `${before};${raw}` : raw);
   }
   for (const name of given.keys()) {
     const problem = misplaced?.(name, given);

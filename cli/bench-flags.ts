@@ -70,12 +70,19 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     value: 'N,N|A-B+S',
     help: 'llama-bench mode: run each test after this many tokens of context ("pp32 @ d512")',
   },
+  'n-pg': {
+    short: 'pg',
+    type: 'string',
+    repeatable: true,
+    value: 'PP,TG',
+    help: 'llama-bench mode: a prompt-then-generation test ("pp512+tg128": tokens/s over both); repeat -pg for more',
+  },
   repetitions: { short: 'r', type: 'int', range: 'repetitions', value: 'N', help: 'llama-bench mode: repetitions per test (default 5)' },
   output: {
     short: 'o',
     type: 'string',
-    choices: ['md', 'csv', 'json', 'jsonl'],
-    help: "llama-bench mode: print llama-bench's table (md, default) or its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…)",
+    choices: ['md', 'csv', 'json', 'jsonl', 'sql'],
+    help: "llama-bench mode: print llama-bench's table (md, default), its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…) or SQL (CREATE TABLE + INSERTs)",
   },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
@@ -165,8 +172,8 @@ const SERVE_FLAGS = new Set([
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
-/** The flags that choose llama-bench mode (llama-bench's -p -n -d -r -o). */
-const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-depth', 'repetitions', 'output'];
+/** The flags that choose llama-bench mode (llama-bench's -p -n -pg -d -r -o). */
+const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-pg', 'n-depth', 'repetitions', 'output'];
 /** What llama-bench mode takes besides its own flags and the common ones. */
 const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'quant', 'seed', 'context', 'memory-gib']);
 /** What `--inspect` takes besides its target. */
@@ -223,8 +230,8 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   }
   if (kind === 'llama-bench') {
     if (LLAMA_BENCH_MODE_FLAGS.includes(name) || LLAMA_BENCH_OTHER_FLAGS.has(name)) return null;
-    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-d/-r/-o already run llama-bench mode, so drop it';
-    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -d, -r or -o), which takes -m, -p, -n, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
+    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-pg/-d/-r/-o already run llama-bench mode, so drop it';
+    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -pg, -d, -r or -o), which takes -m, -p, -n, -pg, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;

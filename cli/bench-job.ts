@@ -10,7 +10,7 @@ import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
-import { arrivalLimitProblem, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
+import { arrivalLimitProblem, MAX_LIST_ENTRIES, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
 import { UsageError, type GivenFlags } from './args.ts';
 import { runKind } from './bench-flags.ts';
@@ -100,12 +100,15 @@ function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob 
   if (get('seed') !== undefined) model.seed = get<number>('seed');
   const nPrompts = get<number[]>('n-prompt') ?? [LLAMA_BENCH_DEFAULTS.nPrompt];
   const nGens = get<number[]>('n-gen') ?? [LLAMA_BENCH_DEFAULTS.nGen];
-  if (![...nPrompts, ...nGens].some((n) => n > 0)) throw new UsageError('-p and -n are all 0: there is no test to run; give a length above 0.');
+  const promptGens = get<string>('n-pg') === undefined ? [] : parsePromptGen(get<string>('n-pg')!);
+  if (![...nPrompts, ...nGens].some((n) => n > 0) && promptGens.length === 0)
+    throw new UsageError('-p and -n are all 0: there is no test to run; give a length above 0 (or a -pg PP,TG test).');
   const llamaBench = {
     nPrompt: nPrompts[0],
     nGen: nGens[0],
     nPrompts,
     nGens,
+    promptGens,
     depths: get<number[]>('n-depth') ?? [0],
     reps: get<number>('repetitions') ?? LLAMA_BENCH_DEFAULTS.reps,
     seed: get<number>('seed') ?? LLAMA_BENCH_DEFAULTS.seed,
@@ -126,6 +129,26 @@ function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob 
     llamaBench,
     memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
   };
+}
+
+/**
+ * llama-bench's `-pg PP,TG` pairs, one per -pg given (the parser joins repeats with ";"): each a
+ * test of PP prompt tokens then TG generated ones.
+ */
+export function parsePromptGen(text: string): { nPrompt: number; nGen: number }[] {
+  const pairs = text.split(';').map((pair) => {
+    const parts = pair.split(',').map((s) => s.trim());
+    if (parts.length !== 2) throw new UsageError(`-pg takes one PP,TG pair (e.g. -pg 512,128; repeat -pg for more), got "${pair}".`);
+    const [nPrompt, nGen] = parts.map((v, i) => {
+      const problem = rangeProblem(i === 0 ? 'n-prompt' : 'n-gen', v, `the ${i === 0 ? 'PP' : 'TG'} of -pg ${pair}`);
+      if (problem) throw new UsageError(`${problem}.`);
+      return Number(v);
+    });
+    if (nPrompt === 0 || nGen === 0) throw new UsageError(`-pg ${pair}: both lengths must be above 0 (-p or -n alone run a pp or tg test).`);
+    return { nPrompt, nGen };
+  });
+  if (pairs.length > MAX_LIST_ENTRIES) throw new UsageError(`-pg takes at most ${MAX_LIST_ENTRIES} tests, got ${pairs.length}.`);
+  return pairs;
 }
 
 function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {
