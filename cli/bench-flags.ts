@@ -23,6 +23,12 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     value: 'PRESET|ID|FILE|URL',
     help: 'a preset id (synthetic weights), a catalog id (--list-models), a GGUF path, an https:// URL or hf://ORG/REPO/FILE.gguf (default: per device); with --engine webllm, a WebLLM model id',
   },
+  'hf-repo': {
+    short: 'hf',
+    type: 'string',
+    value: 'ORG/REPO[:QUANT]',
+    help: "a Hugging Face repository's GGUF, as llama.cpp's -hf: the file whose name holds QUANT (default Q4_K_M; $TOKENSCOPE_HF_BASE overrides the host)",
+  },
   quant: {
     type: 'string',
     choices: [...QUANTIZATIONS],
@@ -175,7 +181,7 @@ const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
 /** The flags that choose llama-bench mode (llama-bench's -p -n -pg -d -r -o). */
 const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-pg', 'n-depth', 'repetitions', 'output'];
 /** What llama-bench mode takes besides its own flags and the common ones. */
-const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'quant', 'seed', 'context', 'memory-gib']);
+const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'hf-repo', 'quant', 'seed', 'context', 'memory-gib']);
 /** What `--inspect` takes besides its target. */
 const INSPECT_FLAGS = ['probe', 'probe-mib', 'memory-gib', 'context', 'json', 'quiet'];
 /** Flags every run takes. */
@@ -218,6 +224,7 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
     if (name === 'probe-mib' && !given.has('probe')) return '--probe-mib sizes the roof measurement; with --inspect it needs --probe';
     return null;
   }
+  if (name === 'hf-repo' && given.has('model')) return '-hf and --model both name the model; drop one of them';
   if (name === 'browser' && given.get('runtime') !== 'browser') return '--browser picks the browser of --runtime browser; add --runtime browser';
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
   if (name === 'roofs' && kind === 'roofs' && given.get('roofs') !== 'fresh')
@@ -231,7 +238,7 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   if (kind === 'llama-bench') {
     if (LLAMA_BENCH_MODE_FLAGS.includes(name) || LLAMA_BENCH_OTHER_FLAGS.has(name)) return null;
     if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-pg/-d/-r/-o already run llama-bench mode, so drop it';
-    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -pg, -d, -r or -o), which takes -m, -p, -n, -pg, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
+    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -pg, -d, -r or -o), which takes -m, -hf, -p, -n, -pg, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;

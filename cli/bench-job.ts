@@ -3,6 +3,7 @@
  * bench.ts so the flags are checked before the engine's modules load: a refused flag exits at once.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../src/model/catalog.ts';
+import { parseHfRepoRef } from '../src/model/hf-repo.ts';
 import { defaultJob, plannedWork, type BenchJob } from '../src/jobs/job.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
@@ -20,6 +21,11 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
   const get = <T>(name: string) => flags.get(name) as T | undefined;
   if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
   const defaults = defaultJob({ cpuLike });
+  const hf = get<string>('hf-repo');
+  if (hf !== undefined && !parseHfRepoRef(hf))
+    throw new UsageError(`-hf takes ORG/REPO or ORG/REPO:QUANT (e.g. bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M), got "${hf}".`);
+  if (hf !== undefined && get('engine') === 'webllm') throw new UsageError('-hf needs --engine tokenscope (WebLLM takes its own model ids with --model).');
+  // -hf is resolved to its file's URL (a network read) before the job is built for the run; until then the default model stands in.
   const modelArg = get<string>('model');
   if (runKind(flags as unknown as GivenFlags) === 'llama-bench') return llamaBenchJob(flags, modelArg ? modelSpec(modelArg) : { ...defaults.model! });
   const webllm = get('engine') === 'webllm';

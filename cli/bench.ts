@@ -82,6 +82,19 @@ async function main(argv: string[]): Promise<number> {
   const inspect = flags.get('inspect') as string | undefined;
   if (inspect !== undefined) return runInspect(inspect, flags, onProgress, () => progress.clear());
 
+  const hf = flags.get('hf-repo') as string | undefined;
+  if (hf !== undefined) {
+    const { parseHfRepoRef, resolveHfRepo } = await import('../src/model/hf-repo.ts');
+    try {
+      const { file, url } = await resolveHfRepo(parseHfRepoRef(hf)!, process.env.TOKENSCOPE_HF_BASE || undefined);
+      flags.set('model', url);
+      if (!quiet) log(`-hf ${hf}: ${file} (${url})`);
+    } catch (e) {
+      process.stderr.write(`error: -hf ${hf}: ${describeError(e)}\n`);
+      return 1;
+    }
+  }
+
   let result: BenchResult;
   const { jobFromFlags } = await import('./bench-job.ts');
   try {
