@@ -24,6 +24,8 @@ export interface FlagSpec {
   caseless?: boolean;
   /** Given more than once, every value is kept (joined with ";"), as llama-bench's repeated `-pg` adds a test each time. */
   repeatable?: boolean;
+  /** Takes every following word up to the next flag, joined with spaces (vLLM's `--goodput ttft:500 tpot:50`). */
+  variadic?: boolean;
 }
 
 export type FlagValue = boolean | string | number | string[] | number[];
@@ -76,9 +78,10 @@ export function parseFlags(
       given.set(name, true);
       continue;
     }
-    const raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
+    let raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
     const isFlag = (t: string) => t.startsWith('--') || Object.values(flags).some((s) => s.short !== undefined && t === `-${s.short}`);
     if (raw === undefined || (eq === -1 && isFlag(raw))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
+    while (spec.variadic && argv[i + 1] !== undefined && !argv[i + 1].startsWith('-')) raw += ` ${argv[++i]}`;
     const before = given.get(name);
     given.set(name, spec.repeatable && typeof before === 'string' ? `${before};${raw}` : raw);
   }

@@ -114,7 +114,32 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   'output-len': { type: 'string', value: 'SPEC', help: `serve: output lengths, same forms (default 16; at most ${SETTING_RANGES['output-len'].max} tokens)` },
   'no-chunking': { type: 'boolean', help: 'serve: prefill whole prompts (default: chunks of --chunk, 32)' },
-  slo: { type: 'string', value: 'ttft=MS,tpot=MS,e2el=MS', help: 'serve: SLOs for goodput/attainment, or an MLPerf preset name' },
+  slo: {
+    aliases: ['goodput'],
+    type: 'string',
+    variadic: true,
+    value: 'ttft=MS,tpot=MS,e2el=MS',
+    help: "serve: SLOs for goodput/attainment (vLLM's --goodput ttft:500 tpot:50 form too), or an MLPerf preset name",
+  },
+  'percentile-metrics': {
+    type: 'list',
+    value: 'ttft,tpot,itl,e2el',
+    help: "serve: the metrics whose percentiles the summary prints, as vLLM's (default all four)",
+  },
+  'metric-percentiles': {
+    type: 'list',
+    range: 'metric-percentiles',
+    value: 'P,P,…',
+    help: "serve: the percentiles printed after mean and median, as vLLM's (default 90,95,99); each is a p{P}_{metric}_ms key in the JSON",
+  },
+  'save-result': { type: 'boolean', help: "serve: write vLLM's result JSON (its keys; file named as vLLM names it unless --result-filename)" },
+  'save-detailed': { type: 'boolean', help: 'serve: with --save-result, keep the per-request arrays (input_lens, output_lens, ttfts, itls, errors)' },
+  'result-dir': { type: 'string', value: 'DIR', help: 'serve: with --save-result, the folder of the file (created; default: here)' },
+  'result-filename': {
+    type: 'string',
+    value: 'FILE',
+    help: 'serve: with --save-result, the file name (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)',
+  },
   'sweep-rate': { type: 'boolean', help: 'serve: bisect the arrival rate for capacity (≥ 90% within SLOs)' },
   'sweep-batch': { type: 'list', range: 'sweep-batch', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
   'dollars-per-hour': { type: 'number', range: 'dollars-per-hour', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
@@ -175,6 +200,12 @@ const SERVE_FLAGS = new Set([
   'degrade-to',
   'sla',
   'class',
+  'percentile-metrics',
+  'metric-percentiles',
+  'save-result',
+  'save-detailed',
+  'result-dir',
+  'result-filename',
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
@@ -224,6 +255,8 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
     if (name === 'probe-mib' && !given.has('probe')) return '--probe-mib sizes the roof measurement; with --inspect it needs --probe';
     return null;
   }
+  if ((name === 'result-dir' || name === 'result-filename' || name === 'save-detailed') && !given.has('save-result'))
+    return `--${name} shapes the file of --save-result; add --save-result`;
   if (name === 'hf-repo' && given.has('model')) return '-hf and --model both name the model; drop one of them';
   if (name === 'browser' && given.get('runtime') !== 'browser') return '--browser picks the browser of --runtime browser; add --runtime browser';
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
@@ -292,5 +325,34 @@ export function outputPathProblem(path: string, flag = '--json'): string | null 
     return null;
   } catch {
     return `${flag} ${path} is not writable here; choose another path`;
+  }
+}
+
+/**
+ * Why files cannot be written into folder `dir`, or null when they can: an existing folder must be
+ * writable; a missing one is created at the end, so its nearest existing parent must be a writable folder.
+ */
+export function outputDirProblem(dir: string, flag: string): string | null {
+  let probe = resolve(dir);
+  for (;;) {
+    let stat;
+    try {
+      stat = statSync(probe, { throwIfNoEntry: false });
+    } catch {
+      // ENOTDIR: a path through a file; its parent says which.
+      stat = undefined;
+    }
+    if (stat) {
+      if (!stat.isDirectory()) return `${flag} ${dir}: ${probe} is a file, not a folder`;
+      try {
+        accessSync(probe, constants.W_OK);
+        return null;
+      } catch {
+        return `${flag} ${dir}: ${probe} is not writable here; choose another folder`;
+      }
+    }
+    const parent = dirname(probe);
+    if (parent === probe) return `${flag} ${dir}: no folder of it exists`;
+    probe = parent;
   }
 }

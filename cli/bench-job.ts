@@ -11,10 +11,14 @@ import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
+import type { LatencyMetric } from '../src/measure/metrics.ts';
 import { arrivalLimitProblem, MAX_LIST_ENTRIES, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
 import { UsageError, type GivenFlags } from './args.ts';
 import { runKind } from './bench-flags.ts';
+
+/** vLLM's --percentile-metrics names. */
+const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
 
 /** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
 export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
@@ -176,6 +180,9 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
       throw new UsageError(describeError(e));
     }
   }
+  const metrics = get<string[]>('percentile-metrics');
+  const unknown = metrics?.find((m) => !(LATENCY_METRICS as readonly string[]).includes(m));
+  if (unknown !== undefined) throw new UsageError(`--percentile-metrics takes ${LATENCY_METRICS.join(', ')}; got "${unknown}".`);
   return {
     requests: get<number>('requests') ?? 16,
     rate,
@@ -187,6 +194,8 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     chunk: get('no-chunking') ? null : (get<number>('chunk') ?? 32),
     slo,
     seed: get<number>('seed') ?? 42,
+    ...(metrics ? { percentile_metrics: [...new Set(metrics)] as LatencyMetric[] } : {}),
+    ...(get<number[]>('metric-percentiles') ? { metric_percentiles: [...new Set(get<number[]>('metric-percentiles'))] } : {}),
     dollars_per_hour: get<number>('dollars-per-hour'),
     watts: get<number>('watts'),
     sweep_batch: sweepBatch,

@@ -2,7 +2,8 @@
  * `npm run bench` — the headless runner. Drives the same job code as the page, in Node on the
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import { formatReport } from '../src/jobs/report.ts';
@@ -18,7 +19,7 @@ import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
 import { parseFlags, usage, UsageError, type GivenFlags } from './args.ts';
-import { BENCH_FLAGS, misplacedFlag, outputPathProblem, runKind } from './bench-flags.ts';
+import { BENCH_FLAGS, misplacedFlag, outputDirProblem, outputPathProblem, runKind } from './bench-flags.ts';
 import type { LlamaBenchOutput } from '../src/measure/llama-bench-output.ts';
 
 /** Where `npm start` serves the page. */
@@ -50,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
     const jsonPath = flags.get('json') as string | undefined;
     const pathProblem = jsonPath === undefined ? null : outputPathProblem(jsonPath);
     if (pathProblem) throw new UsageError(`${pathProblem}.`);
+    const saveProblem = flags.has('save-result') ? outputDirProblem((flags.get('result-dir') as string | undefined) ?? '.', '--result-dir') : null;
+    if (saveProblem) throw new UsageError(`${saveProblem}.`);
     const roofsFlag = flags.get('roofs') as string | undefined;
     // A saved result's roofs are read and checked here, before any GPU work.
     if (roofsFlag !== undefined && roofsFlag !== 'fresh') savedRoofs = roofsFromResultFile(roofsFlag);
@@ -160,6 +163,22 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       `\nPermalink (${fragment.length.toLocaleString('en-US')} characters${(await shareable(result)).notes?.some((n) => /trimmed/i.test(n)) ? '; raw samples trimmed — the JSON has them' : ''}):\n${base.replace(/#.*$/, '')}${fragment}\n`,
     );
+  }
+  if (flags.get('save-result')) {
+    const { vllmResultFileName, vllmResultJson } = await import('./vllm-result.ts');
+    const options = {
+      modelId: (flags.get('model') as string | undefined) ?? result.model?.id ?? 'model',
+      maxConcurrency: (flags.get('max-batch') as number | undefined) ?? null,
+      detailed: Boolean(flags.get('save-detailed')),
+    };
+    const json = vllmResultJson(result, options);
+    if (json) {
+      const dir = (flags.get('result-dir') as string | undefined) ?? '.';
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, (flags.get('result-filename') as string | undefined) ?? vllmResultFileName(result, options));
+      writeFileSync(file, `${JSON.stringify(json)}\n`);
+      process.stdout.write(`\nWrote ${file} (vLLM's result JSON)\n`);
+    }
   }
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {

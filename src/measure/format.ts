@@ -2,7 +2,7 @@
  * Plain-text pieces of the text report (jobs/report.ts) the section modules share: fixed-width
  * tables, numbers with a dash for "none", and vLLM `bench serve`'s printed summary.
  */
-import { formatFixed, type LatencyMetric } from './metrics.ts';
+import { formatFixed, percentileKey, type LatencyMetric } from './metrics.ts';
 import type { VllmResultData } from './sections/serve.ts';
 
 /** A fixed-width table: columns padded to their widest cell. */
@@ -39,8 +39,8 @@ export function banner(title: string, fill: string, width = 50): string {
 export interface SummaryOptions {
   /** vLLM's --percentile-metrics; default ttft, tpot, itl (E2EL is printed only when asked for). */
   percentileMetrics?: readonly LatencyMetric[];
-  /** vLLM's --metric-percentiles, from those the result holds; default 99. */
-  percentiles?: readonly (90 | 95 | 99)[];
+  /** vLLM's --metric-percentiles, from those the result holds (p90/p95/p99 always; others when the run was asked for them); default 99. */
+  percentiles?: readonly number[];
 }
 
 /**
@@ -70,7 +70,10 @@ export function formatServeSummary(result: VllmResultData, options: SummaryOptio
       banner(title, '-'),
       fixed(`Mean ${name} (ms):`, result[`mean_${metric}_ms`]),
       fixed(`Median ${name} (ms):`, result[`median_${metric}_ms`]),
-      ...percentiles.map((p) => fixed(`P${p} ${name} (ms):`, result[`p${p}_${metric}_ms`])),
+      ...percentiles.map((p) => {
+        const value = (result as unknown as Record<string, number | undefined>)[percentileKey(p, metric)];
+        return value === undefined ? row(`P${p} ${name} (ms):`, '-') : fixed(`P${p} ${name} (ms):`, value);
+      }),
     );
   }
   lines.push('='.repeat(50));

@@ -94,6 +94,7 @@ export const SETTING_RANGES = {
   'degrade-over': whole(0, 100_000),
   'degrade-to': whole(1, 4096),
   sla: real(0, 100, true),
+  'metric-percentiles': real(0, 100),
   'probe-mib': whole(1, 4096),
   // llama-bench's -p / -n / -d (0 skips that test, as llama-bench does) and -r.
   'n-prompt': whole(0, MAX_PROMPT_TOKENS),
