@@ -3,7 +3,7 @@
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import { formatReport } from '../src/jobs/report.ts';
@@ -51,6 +51,9 @@ async function main(argv: string[]): Promise<number> {
     const jsonPath = flags.get('json') as string | undefined;
     const pathProblem = jsonPath === undefined ? null : outputPathProblem(jsonPath);
     if (pathProblem) throw new UsageError(`${pathProblem}.`);
+    const outDir = flags.get('out') as string | undefined;
+    const outProblem = outDir === undefined ? null : outputDirProblem(outDir, '--out');
+    if (outProblem) throw new UsageError(`${outProblem}.`);
     const saveProblem = flags.has('save-result') ? outputDirProblem((flags.get('result-dir') as string | undefined) ?? '.', '--result-dir') : null;
     if (saveProblem) throw new UsageError(`${saveProblem}.`);
     const roofsFlag = flags.get('roofs') as string | undefined;
@@ -179,6 +182,17 @@ async function main(argv: string[]): Promise<number> {
       writeFileSync(file, `${JSON.stringify(json)}\n`);
       process.stdout.write(`\nWrote ${file} (vLLM's result JSON)\n`);
     }
+  }
+  const outDir = flags.get('out') as string | undefined;
+  if (outDir !== undefined) {
+    const { writeArtifacts } = await import('./artifacts.ts');
+    const { embedResult, reportPageHtml } = await import('./report-html.ts');
+    const page = await reportPageHtml({ log: (line) => (quiet ? undefined : log(line)) });
+    const files = writeArtifacts(outDir, result, embedResult(page, result));
+    // In llama-bench mode stdout holds only llama-bench's output.
+    (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(
+      `\nWrote ${files.length} files to ${outDir}: ${files.map((f) => basename(f)).join(', ')}\n`,
+    );
   }
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {

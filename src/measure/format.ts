@@ -5,8 +5,23 @@
 import { formatFixed, percentileKey, type LatencyMetric } from './metrics.ts';
 import type { VllmResultData } from './sections/serve.ts';
 
+/** While set (withTableSink), every table() also hands its cells here: the CLI's `--out` writes each as CSV. */
+let tableSink: ((header: readonly string[], rows: readonly string[][]) => void) | null = null;
+
+/** Run `fn`, handing every table it formats to `sink`. */
+export function withTableSink<T>(sink: (header: readonly string[], rows: readonly string[][]) => void, fn: () => T): T {
+  const previous = tableSink;
+  tableSink = sink;
+  try {
+    return fn();
+  } finally {
+    tableSink = previous;
+  }
+}
+
 /** A fixed-width table: columns padded to their widest cell. */
 export function table(header: string[], rows: string[][], rightAlign: boolean[] = []): string {
+  tableSink?.(header, rows);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
