@@ -42,7 +42,8 @@ export function usage(command: string, summary: string, flags: Record<string, Fl
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
     const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
     const aliases = spec.aliases?.length ? ` (also ${spec.aliases.map((a) => `--${a}`).join(', ')})` : '';
-    return `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`.padEnd(34) + spec.help + aliases + range;
+    const left = `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`;
+    return (left.length >= 34 ? `${left}  ` : left.padEnd(34)) + spec.help + aliases + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }

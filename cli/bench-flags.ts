@@ -88,7 +88,8 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     short: 'o',
     type: 'string',
     choices: ['md', 'csv', 'json', 'jsonl', 'sql'],
-    help: "llama-bench mode: print llama-bench's table (md, default), its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…) or SQL (CREATE TABLE + INSERTs)",
+    value: 'FORMAT',
+    help: "llama-bench mode: print llama-bench's table (md, default), its records as csv, json or jsonl (avg_ts, stddev_ts, samples_ts…), or sql (CREATE TABLE + INSERTs)",
   },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
@@ -123,8 +124,8 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   'percentile-metrics': {
     type: 'list',
-    value: 'ttft,tpot,itl,e2el',
-    help: "serve: the metrics whose percentiles the summary prints, as vLLM's (default all four)",
+    value: 'M,M,…',
+    help: "serve: the metrics whose percentiles the summary prints, any of ttft,tpot,itl,e2el, as vLLM's (default all four)",
   },
   'metric-percentiles': {
     type: 'list',

@@ -216,7 +216,7 @@ export class ModelPicker extends LitElement {
           ? html`<label class="wide">
               GGUF address
               <input
-                type="text"
+                type="url"
                 inputmode="url"
                 placeholder="https://huggingface.co/…/model.gguf or ORG/REPO:Q4_K_M"
                 .value=${p.url}
