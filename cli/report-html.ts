@@ -32,7 +32,7 @@ function sourcesKey(): string {
   };
   walk(join(ROOT, 'src'));
   walk(join(ROOT, 'shaders'));
-  for (const file of ['index.html', 'package.json']) hash.update(readFileSync(join(ROOT, file)));
+  for (const file of ['index.html', 'package.json', 'package-lock.json']) if (existsSync(join(ROOT, file))) hash.update(readFileSync(join(ROOT, file)));
   return hash.digest('hex').slice(0, 16);
 }
 
