@@ -107,8 +107,8 @@ export function reportTables(result: BenchResult): { name: string; text: string 
   return files;
 }
 
-/** Write the artifacts into `dir` (created); the files written, in order. report.html comes from `pageHtml` (with the result embedded). */
-export function writeArtifacts(dir: string, result: BenchResult, reportHtml: string): string[] {
+/** Write the data artifacts into `dir` (created): the files written, in order (report.html is the caller's, cli/report-html.ts). */
+export function writeArtifacts(dir: string, result: BenchResult): string[] {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const put = (name: string, text: string) => {
@@ -119,6 +119,5 @@ export function writeArtifacts(dir: string, result: BenchResult, reportHtml: str
   const records = profileRecords(result);
   if (records.length) put('profile_export.jsonl', records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   for (const t of reportTables(result)) put(t.name, t.text);
-  put('report.html', reportHtml);
   return written;
 }

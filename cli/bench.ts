@@ -183,12 +183,21 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`\nWrote ${file} (vLLM's result JSON)\n`);
     }
   }
+  let code = 0;
   const outDir = flags.get('out') as string | undefined;
   if (outDir !== undefined) {
     const { writeArtifacts } = await import('./artifacts.ts');
-    const { embedResult, reportPageHtml } = await import('./report-html.ts');
-    const page = await reportPageHtml({ log: (line) => (quiet ? undefined : log(line)) });
-    const files = writeArtifacts(outDir, result, embedResult(page, result));
+    const files = writeArtifacts(outDir, result);
+    try {
+      const { embedResult, reportPageHtml } = await import('./report-html.ts');
+      const page = await reportPageHtml({ log: (line) => (quiet ? undefined : log(line)) });
+      writeFileSync(join(outDir, 'report.html'), embedResult(page, result));
+      files.push(join(outDir, 'report.html'));
+    } catch (e) {
+      // The data files are written already; only the page is missing.
+      process.stderr.write(`error: --out: report.html could not be built (${describeError(e)}); the other files are written.\n`);
+      code = 1;
+    }
     // In llama-bench mode stdout holds only llama-bench's output.
     (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(
       `\nWrote ${files.length} files to ${outDir}: ${files.map((f) => basename(f)).join(', ')}\n`,
@@ -200,7 +209,7 @@ async function main(argv: string[]): Promise<number> {
     // In llama-bench mode stdout holds only llama-bench's output (a JSONL reader sees nothing else).
     (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(`\nWrote ${jsonPath}\n`);
   }
-  return 0;
+  return code;
 }
 
 /**

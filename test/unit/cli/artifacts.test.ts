@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { csv, profileRecords, reportTables } from '../../../cli/artifacts.ts';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { csv, profileRecords, reportTables, writeArtifacts } from '../../../cli/artifacts.ts';
 import { embedResult } from '../../../cli/report-html.ts';
 import { formatReport } from '../../../src/jobs/report.ts';
 import { table, withTableSink } from '../../../src/measure/format.ts';
@@ -82,5 +85,16 @@ describe('--out artifacts', () => {
     const m = /<script type="application\/json" id="tokenscope-result">(.*)<\/script>\n<\/body>/s.exec(html)!;
     expect(m[1]).not.toContain('</');
     expect(JSON.parse(m[1])).toEqual(r);
+  });
+
+  it('writes result.json, the records and the tables into a new folder', () => {
+    const r = fullResult() as BenchResult;
+    const dir = join(mkdtempSync(join(tmpdir(), 'ts-out-')), 'new', 'run');
+    const files = writeArtifacts(dir, r);
+    expect(readdirSync(dir).sort()).toEqual(files.map((f) => f.slice(dir.length + 1)).sort());
+    expect(files[0]).toBe(join(dir, 'result.json'));
+    expect(JSON.parse(readFileSync(files[0], 'utf8'))).toEqual(r);
+    const lines = readFileSync(join(dir, 'profile_export.jsonl'), 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBe(profileRecords(r).length);
   });
 });
