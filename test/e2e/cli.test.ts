@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { validateResult } from '../../src/measure/validate.ts';
@@ -12,7 +13,7 @@ import { openModel } from '../../src/model/open.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
 import { createTokenizer } from '../../src/model/tokenizer/index.ts';
 import { STORIES_GGUF } from '../unit/model/paths.ts';
-import { ROOT } from './browser.ts';
+import { deepText, launch, ROOT, watchErrors } from './browser.ts';
 
 const run = promisify(execFile);
 
@@ -162,6 +163,21 @@ describe('npm run bench', () => {
         expect(html).not.toMatch(/\s(src|href)="\.?\/?assets\//);
         const embedded = /<script type="application\/json" id="tokenscope-result">(.*?)<\/script>/s.exec(html)!;
         expect(JSON.parse(embedded[1])).toEqual(JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')));
+        // Opened from disk, the page shows the saved report (its llama-bench rows) with no request beyond the file.
+        const browser = await launch(false);
+        try {
+          const page = await browser.newPage();
+          const errors = watchErrors(page);
+          const requests: string[] = [];
+          page.on('request', (req) => requests.push(req.url()));
+          await page.goto(pathToFileURL(join(out, 'report.html')).href);
+          await expect.poll(() => deepText(page, 'ts-app'), { timeout: 30_000 }).toMatch(/WebGPU -1 pp16\+tg4 [\d.]+ ± [\d.]+/);
+          expect(await deepText(page, 'ts-app')).toContain('Saved report');
+          expect(errors).toEqual([]);
+          expect(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'))).toEqual([]);
+        } finally {
+          await browser.close();
+        }
       } finally {
         delete process.env.TOKENSCOPE_HF_BASE;
         await new Promise<void>((done) => hub.close(() => done()));
