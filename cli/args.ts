@@ -59,17 +59,19 @@ export function parseFlags(
   misplaced?: (name: string, given: GivenFlags) => string | null,
 ): Map<string, FlagValue> {
   const given = new Map<string, string | true>();
-  /** The alias a flag was typed as (vLLM's --request-rate for --rate): errors name what the user typed. */
+  /** How a flag was typed when not by its own name (-p, vLLM's --request-rate): errors name what the user typed. */
   const typedAs = new Map<string, string>();
-  const spelled = (name: string) => `--${typedAs.get(name) ?? name}`;
+  const spelled = (name: string) => typedAs.get(name) ?? `--${name}`;
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
+    let shortForm: string | undefined;
     if (/^-[a-z]/i.test(arg)) {
       // A short form (-m, -p): the same flag under its long name.
       const short = arg.slice(1).split('=')[0];
       const long = Object.entries(flags).find(([, s]) => s.short === short)?.[0];
       if (!long) throw new UsageError(`Unknown flag -${short}.`);
       arg = `--${long}${arg.slice(1 + short.length)}`;
+      shortForm = `-${short}`;
     }
     if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" (flags start with --).`);
     const eq = arg.indexOf('=');
@@ -77,7 +79,9 @@ export function parseFlags(
     const name = flags[typed] ? typed : (Object.entries(flags).find(([, s]) => s.aliases?.includes(typed))?.[0] ?? typed);
     const spec = flags[name];
     if (!spec) throw new UsageError(`Unknown flag --${name}.`);
-    if (typed !== name) typedAs.set(name, typed);
+    if (shortForm) typedAs.set(name, shortForm);
+    else if (typed !== name) typedAs.set(name, `--${typed}`);
+    else typedAs.delete(name);
     if (spec.type === 'boolean') {
       if (eq !== -1) throw new UsageError(`${spelled(name)} takes no value.`);
       given.set(name, true);
@@ -92,9 +96,9 @@ export function parseFlags(
   }
   for (const name of given.keys()) {
     const problem = misplaced?.(name, given);
-    // The mode's rules speak of flags by their own names; an alias typed is named as typed.
+    // The mode's rules speak of flags by their own names; a short form or alias is named as typed.
     const typed = typedAs.get(name);
-    if (problem) throw new UsageError(`${typed ? problem.replace(new RegExp(`--${name}(?![\\w-])`, 'g'), `--${typed}`) : problem}.`);
+    if (problem) throw new UsageError(`${typed ? problem.replace(new RegExp(`--${name}(?![\\w-])`, 'g'), typed) : problem}.`);
   }
   const out = new Map<string, FlagValue>();
   for (const [name, raw] of given) out.set(name, raw === true ? true : parseValue(spelled(name), flags[name], raw));

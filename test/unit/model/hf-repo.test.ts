@@ -92,7 +92,7 @@ describe('-hf ORG/REPO[:QUANT]', () => {
     const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
     expect(parse(['-hf', 'o/r:Q8_0', '-p', '16']).get('hf-repo')).toBe('o/r:Q8_0');
     expect(() => parse(['-hf', 'o/r', '-m', 'x.gguf'])).toThrow(/-hf and --model both name the model/);
-    expect(() => parse(['-hf', 'o/r', '--probe'])).toThrow(/--hf-repo does not apply to --probe/);
+    expect(() => parse(['-hf', 'o/r', '--probe'])).toThrow(/^-hf does not apply to --probe/);
     expect(() => jobFromFlags(parse(['-hf', 'o/r/x.gguf']), true)).toThrow(/-hf takes ORG\/REPO or ORG\/REPO:QUANT/);
   });
 });
