@@ -22,6 +22,10 @@ export interface FlagSpec {
   aliases?: readonly string[];
   /** For string flags with choices: any letter case is taken ("Q4_K_M" as "q4_k_m", as llama.cpp's tools write them). */
   caseless?: boolean;
+  /** Given more than once, every value is kept (joined with ";"), as llama-bench's repeated `-pg` adds a test each time. */
+  repeatable?: boolean;
+  /** Takes every following word up to the next flag, joined with spaces (vLLM's `--goodput ttft:500 tpot:50`). */
+  variadic?: boolean;
 }
 
 export type FlagValue = boolean | string | number | string[] | number[];
@@ -38,7 +42,8 @@ export function usage(command: string, summary: string, flags: Record<string, Fl
     const value = spec.type === 'boolean' ? '' : ` ${spec.value ?? (spec.choices ? spec.choices.join('|') : spec.type.toUpperCase())}`;
     const range = spec.range ? ` [${describeRange(SETTING_RANGES[spec.range])}]` : '';
     const aliases = spec.aliases?.length ? ` (also ${spec.aliases.map((a) => `--${a}`).join(', ')})` : '';
-    return `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`.padEnd(34) + spec.help + aliases + range;
+    const left = `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${value}`;
+    return (left.length >= 34 ? `${left}  ` : left.padEnd(34)) + spec.help + aliases + range;
   });
   return `Usage: ${command} [options]\n\n${summary}\n\nOptions:\n${lines.join('\n')}\n`;
 }
@@ -54,14 +59,19 @@ export function parseFlags(
   misplaced?: (name: string, given: GivenFlags) => string | null,
 ): Map<string, FlagValue> {
   const given = new Map<string, string | true>();
+  /** How a flag was typed when not by its own name (-p, vLLM's --request-rate): errors name what the user typed. */
+  const typedAs = new Map<string, string>();
+  const spelled = (name: string) => typedAs.get(name) ?? `--${name}`;
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
+    let shortForm: string | undefined;
     if (/^-[a-z]/i.test(arg)) {
       // A short form (-m, -p): the same flag under its long name.
       const short = arg.slice(1).split('=')[0];
       const long = Object.entries(flags).find(([, s]) => s.short === short)?.[0];
       if (!long) throw new UsageError(`Unknown flag -${short}.`);
       arg = `--${long}${arg.slice(1 + short.length)}`;
+      shortForm = `-${short}`;
     }
     if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument "${arg}" (flags start with --).`);
     const eq = arg.indexOf('=');
@@ -69,40 +79,48 @@ export function parseFlags(
     const name = flags[typed] ? typed : (Object.entries(flags).find(([, s]) => s.aliases?.includes(typed))?.[0] ?? typed);
     const spec = flags[name];
     if (!spec) throw new UsageError(`Unknown flag --${name}.`);
+    if (shortForm) typedAs.set(name, shortForm);
+    else if (typed !== name) typedAs.set(name, `--${typed}`);
+    else typedAs.delete(name);
     if (spec.type === 'boolean') {
-      if (eq !== -1) throw new UsageError(`--${name} takes no value.`);
+      if (eq !== -1) throw new UsageError(`${spelled(name)} takes no value.`);
       given.set(name, true);
       continue;
     }
-    const raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
+    let raw = eq !== -1 ? arg.slice(eq + 1) : argv[++i];
     const isFlag = (t: string) => t.startsWith('--') || Object.values(flags).some((s) => s.short !== undefined && t === `-${s.short}`);
-    if (raw === undefined || (eq === -1 && isFlag(raw))) throw new UsageError(`--${name} needs a value (${spec.value ?? spec.type}).`);
-    given.set(name, raw);
+    if (raw === undefined || (eq === -1 && isFlag(raw))) throw new UsageError(`${spelled(name)} needs a value (${spec.value ?? spec.type}).`);
+    while (spec.variadic && argv[i + 1] !== undefined && !argv[i + 1].startsWith('-')) raw += ` ${argv[++i]}`;
+    const before = given.get(name);
+    given.set(name, spec.repeatable && typeof before === 'string' ? `${before};${raw}` : raw);
   }
   for (const name of given.keys()) {
     const problem = misplaced?.(name, given);
-    if (problem) throw new UsageError(`${problem}.`);
+    // The mode's rules speak of flags by their own names; a short form or alias is named as typed.
+    const typed = typedAs.get(name);
+    if (problem) throw new UsageError(`${typed ? problem.replace(new RegExp(`--${name}(?![\\w-])`, 'g'), typed) : problem}.`);
   }
   const out = new Map<string, FlagValue>();
-  for (const [name, raw] of given) out.set(name, raw === true ? true : parseValue(name, flags[name], raw));
+  for (const [name, raw] of given) out.set(name, raw === true ? true : parseValue(spelled(name), flags[name], raw));
   return out;
 }
 
-function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
+/** `flag` is the flag as the user typed it ("--request-rate"), for the messages. */
+function parseValue(flag: string, spec: FlagSpec, raw: string): FlagValue {
   const inRange = (text: string) => {
-    const problem = spec.range ? rangeProblem(spec.range, text, `--${name}`) : null;
+    const problem = spec.range ? rangeProblem(spec.range, text, flag) : null;
     if (problem) throw new UsageError(`${problem}.`);
   };
   switch (spec.type) {
     case 'int': {
       inRange(raw);
-      if (!/^\d+$/.test(raw.trim())) throw new UsageError(`--${name} must be a non-negative integer, got "${raw}".`);
+      if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${flag} must be a non-negative integer, got "${raw}".`);
       return Number(raw);
     }
     case 'number': {
       inRange(raw);
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${name} must be a number, got "${raw}".`);
+      if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${flag} must be a number, got "${raw}".`);
       return n;
     }
     case 'list': {
@@ -111,12 +129,12 @@ function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
         .map((s) => s.trim())
         .filter(Boolean);
       if (!spec.range) return items;
-      const problem = listProblem(spec.range, items, `--${name}`);
+      const problem = listProblem(spec.range, items, flag);
       if (problem) throw new UsageError(`${problem}.`);
       return items.map(Number);
     }
     case 'ranges': {
-      const values = spec.range ? parseIntRanges(spec.range, raw, `--${name}`) : `--${name}: no range declared`;
+      const values = spec.range ? parseIntRanges(spec.range, raw, flag) : `${flag}: no range declared`;
       if (typeof values === 'string') throw new UsageError(`${values}.`);
       return values;
     }
@@ -127,9 +145,9 @@ function parseValue(name: string, spec: FlagSpec, raw: string): FlagValue {
         inRange(raw);
         return raw;
       }
-      if (spec.choices) throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}; got "${raw}".`);
+      if (spec.choices) throw new UsageError(`${flag} must be one of ${spec.choices.join(', ')}; got "${raw}".`);
       return raw;
     default:
-      throw new UsageError(`--${name}: unsupported flag type.`);
+      throw new UsageError(`${flag}: unsupported flag type.`);
   }
 }

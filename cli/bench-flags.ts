@@ -23,6 +23,12 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     value: 'PRESET|ID|FILE|URL',
     help: 'a preset id (synthetic weights), a catalog id (--list-models), a GGUF path, an https:// URL or hf://ORG/REPO/FILE.gguf (default: per device); with --engine webllm, a WebLLM model id',
   },
+  'hf-repo': {
+    short: 'hf',
+    type: 'string',
+    value: 'ORG/REPO[:QUANT]',
+    help: "a Hugging Face repository's GGUF, as llama.cpp's -hf: the file whose name holds QUANT (default Q4_K_M; $TOKENSCOPE_HF_BASE overrides the host)",
+  },
   quant: {
     type: 'string',
     choices: [...QUANTIZATIONS],
@@ -75,12 +81,20 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     value: 'N,N|A-B+S',
     help: 'llama-bench mode: run each test after this many tokens of context ("pp32 @ d512")',
   },
+  'n-pg': {
+    short: 'pg',
+    type: 'string',
+    repeatable: true,
+    value: 'PP,TG',
+    help: 'llama-bench mode: a prompt-then-generation test ("pp512+tg128": tokens/s over both); repeat -pg for more',
+  },
   repetitions: { short: 'r', type: 'int', range: 'repetitions', value: 'N', help: 'llama-bench mode: repetitions per test (default 5)' },
   output: {
     short: 'o',
     type: 'string',
-    choices: ['md', 'csv', 'json', 'jsonl'],
-    help: "llama-bench mode: print llama-bench's table (md, default) or its CSV/JSON/JSONL records (avg_ts, stddev_ts, samples_ts…)",
+    choices: ['md', 'csv', 'json', 'jsonl', 'sql'],
+    value: 'FORMAT',
+    help: "llama-bench mode: print llama-bench's table (md, default), its records as csv, json or jsonl (avg_ts, stddev_ts, samples_ts…), or sql (CREATE TABLE + INSERTs)",
   },
   context: { type: 'int', range: 'context', value: 'N', help: 'KV-cache positions (default: what the run needs)' },
   chunk: { type: 'int', range: 'chunk', value: 'N', help: 'prefill chunk size in tokens (default 512; serve: 32)' },
@@ -106,7 +120,32 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   },
   'output-len': { type: 'string', value: 'SPEC', help: `serve: output lengths, same forms (default 16; at most ${SETTING_RANGES['output-len'].max} tokens)` },
   'no-chunking': { type: 'boolean', help: 'serve: prefill whole prompts (default: chunks of --chunk, 32)' },
-  slo: { type: 'string', value: 'ttft=MS,tpot=MS,e2el=MS', help: 'serve: SLOs for goodput/attainment, or an MLPerf preset name' },
+  slo: {
+    aliases: ['goodput'],
+    type: 'string',
+    variadic: true,
+    value: 'ttft=MS,tpot=MS,e2el=MS',
+    help: "serve: SLOs for goodput/attainment (vLLM's --goodput ttft:500 tpot:50 form too), or an MLPerf preset name",
+  },
+  'percentile-metrics': {
+    type: 'list',
+    value: 'M,M,…',
+    help: "serve: the metrics whose percentiles the summary prints, any of ttft,tpot,itl,e2el, as vLLM's (default all four)",
+  },
+  'metric-percentiles': {
+    type: 'list',
+    range: 'metric-percentiles',
+    value: 'P,P,…',
+    help: "serve: the percentiles printed after mean and median, as vLLM's (default 90,95,99); each is a p{P}_{metric}_ms key in the JSON",
+  },
+  'save-result': { type: 'boolean', help: "serve: write vLLM's result JSON (its keys; file named as vLLM names it unless --result-filename)" },
+  'save-detailed': { type: 'boolean', help: 'serve: with --save-result, keep the per-request arrays (input_lens, output_lens, ttfts, itls, errors)' },
+  'result-dir': { type: 'string', value: 'DIR', help: 'serve: with --save-result, the folder of the file (created; default: here)' },
+  'result-filename': {
+    type: 'string',
+    value: 'FILE',
+    help: 'serve: with --save-result, the file name (default {label}-{rate}qps[-concurrency{N}]-{model}-{date}.json)',
+  },
   'sweep-rate': { type: 'boolean', help: 'serve: bisect the arrival rate for capacity (≥ 90% within SLOs)' },
   'sweep-batch': { type: 'list', range: 'sweep-batch', value: 'B,B,…', help: 'serve: throughput vs latency across max batch sizes' },
   'dollars-per-hour': { type: 'number', range: 'dollars-per-hour', value: 'USD', help: 'serve: machine price, for cost per 1k tokens' },
@@ -142,6 +181,11 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
   probe: { type: 'boolean', help: "measure the device's roofs only (bandwidth and compute)" },
   'probe-mib': { type: 'int', range: 'probe-mib', value: 'MIB', help: 'cap on the bandwidth working set in MiB (default: per device)' },
   disable: { type: 'list', value: 'FEATURES', help: 'force fallbacks: any of timestamp-query,shader-f16,subgroups,packed_4x8_integer_dot_product' },
+  out: {
+    type: 'string',
+    value: 'DIR',
+    help: 'write artifacts into DIR (created; checked writable before the run): result.json, profile_export.jsonl (per request, AIPerf-style), a CSV per printed table, report.html (the page, offline)',
+  },
   json: { type: 'string', value: 'FILE', help: 'write the result (versioned JSON schema) to FILE (checked writable before the run)' },
   share: { type: 'boolean', help: 'print a permalink that opens this report in the page (no server, no re-run)' },
   'share-base': { type: 'string', value: 'URL', help: 'with --share: where the page is hosted (default $TOKENSCOPE_URL, else the npm start address)' },
@@ -180,13 +224,19 @@ const SERVE_FLAGS = new Set([
   'shared-prefix',
   'conversations',
   'turns',
+  'percentile-metrics',
+  'metric-percentiles',
+  'save-result',
+  'save-detailed',
+  'result-dir',
+  'result-filename',
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
 const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
-/** The flags that choose llama-bench mode (llama-bench's -p -n -d -r -o). */
-const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-depth', 'repetitions', 'output'];
+/** The flags that choose llama-bench mode (llama-bench's -p -n -pg -d -r -o). */
+const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-pg', 'n-depth', 'repetitions', 'output'];
 /** What llama-bench mode takes besides its own flags and the common ones. */
-const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'quant', 'seed', 'context', 'memory-gib']);
+const LLAMA_BENCH_OTHER_FLAGS = new Set(['model', 'hf-repo', 'quant', 'seed', 'context', 'memory-gib']);
 /** What `--inspect` takes besides its target. */
 const INSPECT_FLAGS = ['probe', 'probe-mib', 'memory-gib', 'context', 'json', 'quiet'];
 /** Flags every run takes. */
@@ -196,6 +246,7 @@ const COMMON_FLAGS = new Set([
   'list-models',
   'quiet',
   'json',
+  'out',
   'yes',
   'disable',
   'runtime',
@@ -229,6 +280,9 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
     if (name === 'probe-mib' && !given.has('probe')) return '--probe-mib sizes the roof measurement; with --inspect it needs --probe';
     return null;
   }
+  if ((name === 'result-dir' || name === 'result-filename' || name === 'save-detailed') && !given.has('save-result'))
+    return `--${name} shapes the file of --save-result; add --save-result`;
+  if (name === 'hf-repo' && given.has('model')) return '-hf and --model both name the model; drop one of them';
   if (name === 'browser' && given.get('runtime') !== 'browser') return '--browser picks the browser of --runtime browser; add --runtime browser';
   if (name === 'share-base' && !given.has('share')) return '--share-base is where --share links point; add --share';
   if (name === 'roofs' && kind === 'roofs' && given.get('roofs') !== 'fresh')
@@ -241,8 +295,8 @@ export function misplacedFlag(name: string, given: GivenFlags): string | null {
   }
   if (kind === 'llama-bench') {
     if (LLAMA_BENCH_MODE_FLAGS.includes(name) || LLAMA_BENCH_OTHER_FLAGS.has(name)) return null;
-    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-d/-r/-o already run llama-bench mode, so drop it';
-    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -d, -r or -o), which takes -m, -p, -n, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
+    if (name === 'llama-bench') return '--llama-bench adds pp512/tg128 to a latency sweep; -p/-n/-pg/-d/-r/-o already run llama-bench mode, so drop it';
+    return `${flag} does not apply to llama-bench mode (chosen by -p, -n, -pg, -d, -r or -o), which takes -m, -hf, -p, -n, -pg, -d, -r, -o, --quant, --seed, --context, --memory-gib`;
   }
   const prompt = given.has('prompt');
   if (SERVE_FLAGS.has(name)) return kind === 'serve' ? null : `${flag} is a serve-mode flag; add --mode serve`;
@@ -297,5 +351,34 @@ export function outputPathProblem(path: string, flag = '--json'): string | null 
     return null;
   } catch {
     return `${flag} ${path} is not writable here; choose another path`;
+  }
+}
+
+/**
+ * Why files cannot be written into folder `dir`, or null when they can: an existing folder must be
+ * writable; a missing one is created at the end, so its nearest existing parent must be a writable folder.
+ */
+export function outputDirProblem(dir: string, flag: string): string | null {
+  let probe = resolve(dir);
+  for (;;) {
+    let stat;
+    try {
+      stat = statSync(probe, { throwIfNoEntry: false });
+    } catch {
+      // ENOTDIR: a path through a file; its parent says which.
+      stat = undefined;
+    }
+    if (stat) {
+      if (!stat.isDirectory()) return `${flag} ${dir}: ${probe} is a file, not a folder`;
+      try {
+        accessSync(probe, constants.W_OK);
+        return null;
+      } catch {
+        return `${flag} ${dir}: ${probe} is not writable here; choose another folder`;
+      }
+    }
+    const parent = dirname(probe);
+    if (parent === probe) return `${flag} ${dir}: no folder of it exists`;
+    probe = parent;
   }
 }

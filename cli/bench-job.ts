@@ -3,6 +3,7 @@
  * bench.ts so the flags are checked before the engine's modules load: a refused flag exits at once.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../src/model/catalog.ts';
+import { parseHfRepoRef } from '../src/model/hf-repo.ts';
 import { defaultJob, plannedWork, servePositions, type BenchJob } from '../src/jobs/job.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
@@ -10,16 +11,25 @@ import { parseSlo } from '../src/serve/metrics.ts';
 import type { ServeSettings } from '../src/serve/run.ts';
 import { checkClasses, type LengthDistribution, type RequestClass } from '../src/serve/workload.ts';
 import { describeError } from '../src/errors.ts';
-import { arrivalLimitProblem, MAX_PROMPT_TOKENS, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
+import type { LatencyMetric } from '../src/measure/metrics.ts';
+import { arrivalLimitProblem, MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
 import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
 import { UsageError, type GivenFlags } from './args.ts';
 import { runKind } from './bench-flags.ts';
+
+/** vLLM's --percentile-metrics names. */
+const LATENCY_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
 
 /** Build the job from the flags; device-dependent defaults are filled in once the device is known. */
 export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): BenchJob {
   const get = <T>(name: string) => flags.get(name) as T | undefined;
   if (flags.get('probe')) return { probe: true, probeMiB: get<number>('probe-mib'), protocol: protocolFor(get<number>('reps')) };
   const defaults = defaultJob({ cpuLike });
+  const hf = get<string>('hf-repo');
+  if (hf !== undefined && !parseHfRepoRef(hf))
+    throw new UsageError(`-hf takes ORG/REPO or ORG/REPO:QUANT (e.g. bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M), got "${hf}".`);
+  if (hf !== undefined && get('engine') === 'webllm') throw new UsageError('-hf needs --engine tokenscope (WebLLM takes its own model ids with --model).');
+  // -hf is resolved to its file's URL (a network read) before the job is built for the run; until then the default model stands in.
   const modelArg = get<string>('model');
   if (runKind(flags as unknown as GivenFlags) === 'llama-bench') return llamaBenchJob(flags, modelArg ? modelSpec(modelArg) : { ...defaults.model! });
   const webllm = get('engine') === 'webllm';
@@ -127,12 +137,15 @@ function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob 
   if (get('seed') !== undefined) model.seed = get<number>('seed');
   const nPrompts = get<number[]>('n-prompt') ?? [LLAMA_BENCH_DEFAULTS.nPrompt];
   const nGens = get<number[]>('n-gen') ?? [LLAMA_BENCH_DEFAULTS.nGen];
-  if (![...nPrompts, ...nGens].some((n) => n > 0)) throw new UsageError('-p and -n are all 0: there is no test to run; give a length above 0.');
+  const promptGens = get<string>('n-pg') === undefined ? [] : parsePromptGen(get<string>('n-pg')!);
+  if (![...nPrompts, ...nGens].some((n) => n > 0) && promptGens.length === 0)
+    throw new UsageError('-p and -n are all 0: there is no test to run; give a length above 0 (or a -pg PP,TG test).');
   const llamaBench = {
     nPrompt: nPrompts[0],
     nGen: nGens[0],
     nPrompts,
     nGens,
+    promptGens,
     depths: get<number[]>('n-depth') ?? [0],
     reps: get<number>('repetitions') ?? LLAMA_BENCH_DEFAULTS.reps,
     seed: get<number>('seed') ?? LLAMA_BENCH_DEFAULTS.seed,
@@ -153,6 +166,26 @@ function llamaBenchJob(flags: Map<string, unknown>, model: ModelSpec): BenchJob 
     llamaBench,
     memoryBudgetBytes: get<number>('memory-gib') !== undefined ? get<number>('memory-gib')! * 2 ** 30 : undefined,
   };
+}
+
+/**
+ * llama-bench's `-pg PP,TG` pairs, one per -pg given (the parser joins repeats with ";"): each a
+ * test of PP prompt tokens then TG generated ones.
+ */
+export function parsePromptGen(text: string): { nPrompt: number; nGen: number }[] {
+  const pairs = text.split(';').map((pair) => {
+    const parts = pair.split(',').map((s) => s.trim());
+    if (parts.length !== 2) throw new UsageError(`-pg takes one PP,TG pair (e.g. -pg 512,128; repeat -pg for more), got "${pair}".`);
+    const [nPrompt, nGen] = parts.map((v, i) => {
+      const problem = rangeProblem(i === 0 ? 'n-prompt' : 'n-gen', v, `the ${i === 0 ? 'PP' : 'TG'} of -pg ${pair}`);
+      if (problem) throw new UsageError(`${problem}.`);
+      return Number(v);
+    });
+    if (nPrompt === 0 || nGen === 0) throw new UsageError(`-pg ${pair}: both lengths must be above 0 (-p or -n alone run a pp or tg test).`);
+    return { nPrompt, nGen };
+  });
+  if (pairs.length > MAX_LIST_ENTRIES) throw new UsageError(`-pg takes at most ${MAX_LIST_ENTRIES} tests, got ${pairs.length}.`);
+  return pairs;
 }
 
 function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike: boolean): ServeSettings {
@@ -181,6 +214,9 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
   if (conversations !== undefined && get<number>('requests') !== undefined)
     throw new UsageError('--conversations C --turns T sends C × T requests; leave --requests out.');
   const turns = conversations === undefined ? undefined : (get<number>('turns') ?? 2);
+  const metrics = get<string[]>('percentile-metrics');
+  const unknown = metrics?.find((m) => !(LATENCY_METRICS as readonly string[]).includes(m));
+  if (unknown !== undefined) throw new UsageError(`--percentile-metrics takes ${LATENCY_METRICS.join(', ')}; got "${unknown}".`);
   return {
     requests: conversations !== undefined ? conversations * turns! : (get<number>('requests') ?? 16),
     rate,
@@ -192,6 +228,8 @@ function serveSettingsFromFlags(get: <T>(name: string) => T | undefined, cpuLike
     chunk: get('no-chunking') ? null : (get<number>('chunk') ?? 32),
     slo,
     seed: get<number>('seed') ?? 42,
+    ...(metrics ? { percentile_metrics: [...new Set(metrics)] as LatencyMetric[] } : {}),
+    ...(get<number[]>('metric-percentiles') ? { metric_percentiles: [...new Set(get<number[]>('metric-percentiles'))] } : {}),
     dollars_per_hour: get<number>('dollars-per-hour'),
     watts: get<number>('watts'),
     sweep_batch: sweepBatch,

@@ -2,7 +2,8 @@
  * `npm run bench` — the headless runner. Drives the same job code as the page, in Node on the
  * `webgpu` package (Dawn) or in Chromium/Chrome on the built page.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { KNOWN_FILES, parameterCount, PRESETS } from '../src/model/catalog.ts';
 import { fileTuneCache } from './tune-cache.ts';
 import { formatReport } from '../src/jobs/report.ts';
@@ -18,7 +19,7 @@ import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import { encodeReport, shareable } from '../src/share/permalink.ts';
 import { parseFlags, usage, UsageError, type GivenFlags } from './args.ts';
-import { BENCH_FLAGS, misplacedFlag, outputPathProblem, runKind } from './bench-flags.ts';
+import { BENCH_FLAGS, misplacedFlag, outputDirProblem, outputPathProblem, runKind } from './bench-flags.ts';
 import type { LlamaBenchOutput } from '../src/measure/llama-bench-output.ts';
 
 /** Where `npm start` serves the page. */
@@ -53,6 +54,11 @@ async function main(argv: string[]): Promise<number> {
     const jsonPath = flags.get('json') as string | undefined;
     const pathProblem = jsonPath === undefined ? null : outputPathProblem(jsonPath);
     if (pathProblem) throw new UsageError(`${pathProblem}.`);
+    const outDir = flags.get('out') as string | undefined;
+    const outProblem = outDir === undefined ? null : outputDirProblem(outDir, '--out');
+    if (outProblem) throw new UsageError(`${outProblem}.`);
+    const saveProblem = flags.has('save-result') ? outputDirProblem((flags.get('result-dir') as string | undefined) ?? '.', '--result-dir') : null;
+    if (saveProblem) throw new UsageError(`${saveProblem}.`);
     const roofsFlag = flags.get('roofs') as string | undefined;
     // A saved result's roofs are read and checked here, before any GPU work.
     if (roofsFlag !== undefined && roofsFlag !== 'fresh') savedRoofs = roofsFromResultFile(roofsFlag);
@@ -84,6 +90,19 @@ async function main(argv: string[]): Promise<number> {
   };
   const inspect = flags.get('inspect') as string | undefined;
   if (inspect !== undefined) return runInspect(inspect, flags, onProgress, () => progress.clear());
+
+  const hf = flags.get('hf-repo') as string | undefined;
+  if (hf !== undefined) {
+    const { parseHfRepoRef, resolveHfRepo } = await import('../src/model/hf-repo.ts');
+    try {
+      const { file, url } = await resolveHfRepo(parseHfRepoRef(hf)!, process.env.TOKENSCOPE_HF_BASE || undefined);
+      flags.set('model', url);
+      if (!quiet) log(`-hf ${hf}: ${file} (${url})`);
+    } catch (e) {
+      process.stderr.write(`error: -hf ${hf}: ${describeError(e)}\n`);
+      return 1;
+    }
+  }
 
   let result: BenchResult;
   const { jobFromFlags } = await import('./bench-job.ts');
@@ -156,13 +175,49 @@ async function main(argv: string[]): Promise<number> {
       `\nPermalink (${fragment.length.toLocaleString('en-US')} characters${(await shareable(result)).notes?.some((n) => /trimmed/i.test(n)) ? '; raw samples trimmed — the JSON has them' : ''}):\n${base.replace(/#.*$/, '')}${fragment}\n`,
     );
   }
+  if (flags.get('save-result')) {
+    const { vllmResultFileName, vllmResultJson } = await import('./vllm-result.ts');
+    const options = {
+      modelId: (flags.get('model') as string | undefined) ?? result.model?.id ?? 'model',
+      maxConcurrency: (flags.get('max-batch') as number | undefined) ?? null,
+      detailed: Boolean(flags.get('save-detailed')),
+    };
+    const json = vllmResultJson(result, options);
+    if (json) {
+      const dir = (flags.get('result-dir') as string | undefined) ?? '.';
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, (flags.get('result-filename') as string | undefined) ?? vllmResultFileName(result, options));
+      writeFileSync(file, `${JSON.stringify(json)}\n`);
+      process.stdout.write(`\nWrote ${file} (vLLM's result JSON)\n`);
+    }
+  }
+  let code = 0;
+  const outDir = flags.get('out') as string | undefined;
+  if (outDir !== undefined) {
+    const { writeArtifacts } = await import('./artifacts.ts');
+    const files = writeArtifacts(outDir, result);
+    try {
+      const { embedResult, reportPageHtml } = await import('./report-html.ts');
+      const page = await reportPageHtml({ log: (line) => (quiet ? undefined : log(line)) });
+      writeFileSync(join(outDir, 'report.html'), embedResult(page, result));
+      files.push(join(outDir, 'report.html'));
+    } catch (e) {
+      // The data files are written already; only the page is missing.
+      process.stderr.write(`error: --out: report.html could not be built (${describeError(e)}); the other files are written.\n`);
+      code = 1;
+    }
+    // In llama-bench mode stdout holds only llama-bench's output.
+    (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(
+      `\nWrote ${files.length} files to ${outDir}: ${files.map((f) => basename(f)).join(', ')}\n`,
+    );
+  }
   const jsonPath = flags.get('json') as string | undefined;
   if (jsonPath) {
     writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
     // In llama-bench mode stdout holds only llama-bench's output (a JSONL reader sees nothing else).
     (runKind(flags as unknown as GivenFlags) === 'llama-bench' ? process.stderr : process.stdout).write(`\nWrote ${jsonPath}\n`);
   }
-  return 0;
+  return code;
 }
 
 /**

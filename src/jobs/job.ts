@@ -125,7 +125,7 @@ export function contextFor(job: BenchJob, modelContext: number, promptIds?: numb
 function positionsNeeded(job: BenchJob, promptIds?: number[]): number {
   const needs = [1];
   if (job.latency) needs.push(Math.max(...job.latency.promptLengths) + job.latency.gen - 1);
-  if (job.llamaBench) for (const t of llamaBenchTests(llamaBenchSettings(job))) needs.push(t.depth + t.nPrompt, t.depth + t.nGen + 1);
+  if (job.llamaBench) for (const t of llamaBenchTests(llamaBenchSettings(job))) needs.push(t.depth + (t.nPrompt > 0 ? t.nPrompt + t.nGen : t.nGen + 1));
   if (job.generate && promptIds) needs.push(promptIds.length + job.generate.gen - 1);
   if (job.serve) needs.push(servePositions(job.serve));
   return Math.max(...needs);

@@ -2,11 +2,26 @@
  * Plain-text pieces of the text report (jobs/report.ts) the section modules share: fixed-width
  * tables, numbers with a dash for "none", and vLLM `bench serve`'s printed summary.
  */
-import { formatFixed, type LatencyMetric } from './metrics.ts';
+import { formatFixed, percentileKey, type LatencyMetric } from './metrics.ts';
 import type { VllmResultData } from './sections/serve.ts';
+
+/** While set (withTableSink), every table() also hands its cells here: the CLI's `--out` writes each as CSV. */
+let tableSink: ((header: readonly string[], rows: readonly string[][]) => void) | null = null;
+
+/** Run `fn`, handing every table it formats to `sink`. */
+export function withTableSink<T>(sink: (header: readonly string[], rows: readonly string[][]) => void, fn: () => T): T {
+  const previous = tableSink;
+  tableSink = sink;
+  try {
+    return fn();
+  } finally {
+    tableSink = previous;
+  }
+}
 
 /** A fixed-width table: columns padded to their widest cell. */
 export function table(header: string[], rows: string[][], rightAlign: boolean[] = []): string {
+  tableSink?.(header, rows);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -39,8 +54,8 @@ export function banner(title: string, fill: string, width = 50): string {
 export interface SummaryOptions {
   /** vLLM's --percentile-metrics; default ttft, tpot, itl (E2EL is printed only when asked for). */
   percentileMetrics?: readonly LatencyMetric[];
-  /** vLLM's --metric-percentiles, from those the result holds; default 99. */
-  percentiles?: readonly (90 | 95 | 99)[];
+  /** vLLM's --metric-percentiles, from those the result holds (p90/p95/p99 always; others when the run was asked for them); default 99. */
+  percentiles?: readonly number[];
 }
 
 /**
@@ -70,7 +85,10 @@ export function formatServeSummary(result: VllmResultData, options: SummaryOptio
       banner(title, '-'),
       fixed(`Mean ${name} (ms):`, result[`mean_${metric}_ms`]),
       fixed(`Median ${name} (ms):`, result[`median_${metric}_ms`]),
-      ...percentiles.map((p) => fixed(`P${p} ${name} (ms):`, result[`p${p}_${metric}_ms`])),
+      ...percentiles.map((p) => {
+        const value = (result as unknown as Record<string, number | undefined>)[percentileKey(p, metric)];
+        return value === undefined ? row(`P${p} ${name} (ms):`, '-') : fixed(`P${p} ${name} (ms):`, value);
+      }),
     );
   }
   lines.push('='.repeat(50));

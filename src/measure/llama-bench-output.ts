@@ -1,5 +1,5 @@
 /**
- * llama-bench's output formats for our llama-bench rows (`-o md|csv|json|jsonl`): its markdown
+ * llama-bench's output formats for our llama-bench rows (`-o md|csv|json|jsonl|sql`): its markdown
  * table, and its records with its keys (avg_ts, stddev_ts, samples_ts, n_prompt, n_gen, n_depth,
  * model_filename, model_type, model_size, model_n_params, test_time, backends…), so scripts that
  * read llama-bench's JSON read ours. Keys llama.cpp fills from its own build and threads
@@ -8,7 +8,7 @@
 import { formatLlamaBenchTable, type LlamaBenchRow } from './metrics.ts';
 import { mean, stdSample } from './stats.ts';
 
-export type LlamaBenchOutput = 'md' | 'csv' | 'json' | 'jsonl';
+export type LlamaBenchOutput = 'md' | 'csv' | 'json' | 'jsonl' | 'sql';
 
 /** What the rows do not carry: where the model came from, the GPU and when the run started. */
 export interface LlamaBenchRunInfo {
@@ -76,8 +76,36 @@ export function formatLlamaBenchOutput(rows: readonly LlamaBenchRow[], format: L
   if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r)}\n`).join('');
   if (format === 'json') return `${JSON.stringify(records, null, 2)}\n`;
   const keys = Object.keys(records[0] ?? llamaBenchRecord(placeholderRow, run)) as (keyof LlamaBenchRecord)[];
+  if (format === 'sql') return formatSql(records, keys);
   const cell = (v: unknown) => `"${(Array.isArray(v) ? v.join(';') : String(v)).replace(/"/g, '""')}"`;
   return [keys.join(','), ...records.map((r) => keys.map((k) => cell(r[k])).join(','))].map((l) => `${l}\n`).join('');
+}
+
+/** SQL types of llama-bench's `-o sql` columns; the rest are TEXT. */
+const SQL_TYPES: Partial<Record<keyof LlamaBenchRecord, 'INTEGER' | 'REAL'>> = {
+  model_size: 'INTEGER',
+  model_n_params: 'INTEGER',
+  n_gpu_layers: 'INTEGER',
+  n_prompt: 'INTEGER',
+  n_gen: 'INTEGER',
+  n_depth: 'INTEGER',
+  avg_ns: 'INTEGER',
+  stddev_ns: 'INTEGER',
+  avg_ts: 'REAL',
+  stddev_ts: 'REAL',
+};
+
+/**
+ * llama-bench's `-o sql`: a `CREATE TABLE IF NOT EXISTS test` of its columns, then one INSERT per
+ * test with every value quoted, so the output pipes into `sqlite3 results.db`. As in llama-bench,
+ * the per-repetition samples are JSON-only.
+ */
+function formatSql(records: readonly LlamaBenchRecord[], allKeys: readonly (keyof LlamaBenchRecord)[]): string {
+  const keys = allKeys.filter((k) => k !== 'samples_ns' && k !== 'samples_ts');
+  const columns = keys.map((k, i) => `  ${k} ${SQL_TYPES[k] ?? 'TEXT'}${i < keys.length - 1 ? ',' : ''}\n`).join('');
+  const quote = (v: unknown) => `'${String(v).replace(/'/g, "''")}'`;
+  const inserts = records.map((r) => `INSERT INTO test (${keys.join(', ')}) VALUES (${keys.map((k) => quote(r[k])).join(', ')});\n`);
+  return `CREATE TABLE IF NOT EXISTS test (\n${columns});\n\n${inserts.join('')}`;
 }
 
 /** Only its keys are used: the CSV header of an empty run. */

@@ -1,7 +1,8 @@
 /**
  * llama-bench's single-stream protocol on our engine: `pp<n>` = n prompt tokens (seeded random
  * ids, BOS first) in one batched prefill, timed to the first token; `tg<n>` = n single-token
- * decode steps after a one-token prompt. One warm-up, then `reps` repetitions; the reported
+ * decode steps after a one-token prompt; `pp<p>+tg<n>` = both in one request, (p + n) tokens over
+ * the whole time. One warm-up, then `reps` repetitions; the reported
  * value is mean ± sample std of per-repetition tokens/s. Differences from llama-bench: our
  * prefill also runs the LM head on its last row, and our decode keeps one step queued ahead of
  * the host instead of synchronising after each token.
@@ -23,6 +24,8 @@ export interface LlamaBenchSettings {
   nPrompts?: number[];
   nGens?: number[];
   depths?: number[];
+  /** llama-bench's -pg pairs: a prompt of nPrompt tokens, then nGen generated ("pp512+tg128", tokens/s over both). */
+  promptGens?: { nPrompt: number; nGen: number }[];
 }
 
 export interface LlamaBenchTestSpec {
@@ -31,12 +34,13 @@ export interface LlamaBenchTestSpec {
   depth: number;
 }
 
-/** The tests llama-bench runs for its lists, in its order: per depth, every pp then every tg (0 skips). */
+/** The tests llama-bench runs for its lists, in its order: per depth, every pp, every tg (0 skips), then every pp+tg. */
 export function llamaBenchTests(s: LlamaBenchSettings): LlamaBenchTestSpec[] {
   const tests: LlamaBenchTestSpec[] = [];
   for (const depth of s.depths ?? [0]) {
     for (const nPrompt of s.nPrompts ?? [s.nPrompt]) if (nPrompt > 0) tests.push({ nPrompt, nGen: 0, depth });
     for (const nGen of s.nGens ?? [s.nGen]) if (nGen > 0) tests.push({ nPrompt: 0, nGen, depth });
+    for (const pg of s.promptGens ?? []) tests.push({ ...pg, depth });
   }
   return tests;
 }
@@ -75,8 +79,10 @@ export async function runLlamaBench(
       let v: number;
       if (t.nPrompt > 0) {
         const prompt = randomPrompt(t.nPrompt, c.vocabSize, c.bosId, settings.seed + i);
-        const g = await generate(engine, startPos > 0 ? prompt.slice(1).concat(prompt[1] ?? c.bosId) : prompt, 1, { gpuTiming: 'off', startPos });
-        v = t.nPrompt / (ttftMs({ promptTokens: t.nPrompt, tSend: g.tSend, tTokens: g.tTokens })! / 1000);
+        // pp+tg: the prompt's token, then nGen decode steps; llama-bench divides both counts by the whole time.
+        const g = await generate(engine, startPos > 0 ? prompt.slice(1).concat(prompt[1] ?? c.bosId) : prompt, 1 + t.nGen, { gpuTiming: 'off', startPos });
+        const timing = { promptTokens: t.nPrompt, tSend: g.tSend, tTokens: g.tTokens };
+        v = (t.nPrompt + t.nGen) / ((t.nGen > 0 ? e2elMs(timing)! : ttftMs(timing)!) / 1000);
       } else {
         const g = await generate(engine, [c.bosId], t.nGen + 1, { gpuTiming: 'off', startPos });
         const timing = { promptTokens: 1, tSend: g.tSend, tTokens: g.tTokens };

@@ -3,7 +3,7 @@
  * llama-bench single-stream table. Definitions: docs/METRICS.md. Every formula lives here once.
  */
 import { TokenscopeError } from '../errors.ts';
-import { mean, stdSample, summarize } from './stats.ts';
+import { mean, percentile, stdSample, summarize } from './stats.ts';
 
 /** Host-clock timestamps in ms (performance.now() domain) of one request. */
 export interface RequestTiming {
@@ -78,9 +78,15 @@ export function isCompleted(r: RequestTiming): boolean {
   return true;
 }
 
-function statsOf(metric: LatencyMetric, values: readonly number[]): Partial<LatencyStats> {
+/** vLLM's name for percentile p in its result keys: "p99", "p99.9" (Python's str of an integral float drops ".0"). */
+export function percentileKey(p: number, metric: LatencyMetric): string {
+  return `p${p}_${metric}_ms`;
+}
+
+function statsOf(metric: LatencyMetric, values: readonly number[], extra: readonly number[]): Partial<LatencyStats> & Record<string, number> {
   // vLLM reports 0 for a metric with no samples (`np.mean(x or 0)`).
   const s = values.length > 0 ? summarize(values) : { mean: 0, p50: 0, std: 0, p90: 0, p95: 0, p99: 0 };
+  const more = Object.fromEntries(extra.map((p) => [percentileKey(p, metric), values.length > 0 ? percentile(values, p) : 0]));
   return {
     [`mean_${metric}_ms`]: s.mean,
     [`median_${metric}_ms`]: s.p50,
@@ -88,22 +94,24 @@ function statsOf(metric: LatencyMetric, values: readonly number[]): Partial<Late
     [`p90_${metric}_ms`]: s.p90,
     [`p95_${metric}_ms`]: s.p95,
     [`p99_${metric}_ms`]: s.p99,
+    ...more,
   };
 }
 
 /**
  * vLLM aggregates over completed requests: TTFT, TPOT and E2EL are request-weighted (one value per
  * request; TPOT only from requests with N_out > 1), ITL is token-weighted (all gaps pooled).
- * A metric with no samples reads 0, as in vLLM.
+ * A metric with no samples reads 0, as in vLLM. p90/p95/p99 are always there; `percentiles`
+ * (vLLM's --metric-percentiles, e.g. 50 or 99.9) add their own `p{n}_{metric}_ms` keys.
  */
-export function latencyStats(records: readonly RequestTiming[]): LatencyStats {
+export function latencyStats(records: readonly RequestTiming[], percentiles: readonly number[] = []): LatencyStats {
   const done = records.filter(isCompleted);
   const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
   return {
-    ...statsOf('ttft', defined(done.map(ttftMs))),
-    ...statsOf('tpot', defined(done.map(tpotMs))),
-    ...statsOf('itl', done.flatMap(itlsMs)),
-    ...statsOf('e2el', defined(done.map(e2elMs))),
+    ...statsOf('ttft', defined(done.map(ttftMs)), percentiles),
+    ...statsOf('tpot', defined(done.map(tpotMs)), percentiles),
+    ...statsOf('itl', done.flatMap(itlsMs), percentiles),
+    ...statsOf('e2el', defined(done.map(e2elMs)), percentiles),
   } as LatencyStats;
 }
 

@@ -97,6 +97,7 @@ export const SETTING_RANGES = {
   'shared-prefix': whole(1, MAX_PROMPT_TOKENS),
   conversations: whole(1, 10000),
   turns: whole(1, 256),
+  'metric-percentiles': real(0, 100),
   'probe-mib': whole(1, 4096),
   // llama-bench's -p / -n / -d (0 skips that test, as llama-bench does) and -r.
   'n-prompt': whole(0, MAX_PROMPT_TOKENS),

@@ -73,8 +73,11 @@ export function errorRate(timings: readonly RequestTiming[]): number {
   return timings.filter((r) => !isCompleted(r)).length / timings.length;
 }
 
-/** vLLM's `bench serve` result for requests that ran for `durationS` seconds in all. */
-export function serveResult(timings: readonly RequestTiming[], durationS: number, slo?: Slo): ServeResult {
+/**
+ * vLLM's `bench serve` result for requests that ran for `durationS` seconds in all; `percentiles`
+ * (its --metric-percentiles) add their `p{n}_{metric}_ms` keys to the always-present p90/p95/p99.
+ */
+export function serveResult(timings: readonly RequestTiming[], durationS: number, slo?: Slo, percentiles: readonly number[] = []): ServeResult {
   requireRequests(timings);
   if (!(durationS > 0)) throw new TokenscopeError('bad-input', `duration must be > 0 s, got ${durationS}`);
   const done = timings.filter(isCompleted);
@@ -90,7 +93,7 @@ export function serveResult(timings: readonly RequestTiming[], durationS: number
     request_goodput: slo === undefined ? null : timings.filter((r) => meetsSlo(r, slo)).length / durationS,
     output_throughput: totalOutput / durationS,
     total_token_throughput: (totalInput + totalOutput) / durationS,
-    ...latencyStats(timings),
+    ...latencyStats(timings, percentiles),
     input_lens: timings.map((r) => r.promptTokens),
     output_lens: timings.map((r) => (isCompleted(r) ? outputTokens(r) : 0)),
     ttfts: timings.map((r) => (ttftMs(r) ?? 0) / 1000),
@@ -101,8 +104,8 @@ export function serveResult(timings: readonly RequestTiming[], durationS: number
 }
 
 /** {@link serveResult} of a scheduler run; duration = run end − run start. */
-export function serveResultOfTrace(trace: ServeTrace, slo?: Slo): ServeResult {
-  return serveResult(trace.requests.map(requestTiming), (trace.tEnd - trace.tStart) / 1000, slo);
+export function serveResultOfTrace(trace: ServeTrace, slo?: Slo, percentiles: readonly number[] = []): ServeResult {
+  return serveResult(trace.requests.map(requestTiming), (trace.tEnd - trace.tStart) / 1000, slo, percentiles);
 }
 
 /** Failures by cause; JSON keys in snake case. */

@@ -10,6 +10,7 @@ import { throwIfCancelled } from '../measure/protocol.ts';
 import { rooflineOf, type Roofs } from '../measure/latency-summary.ts';
 import { arithmeticIntensity, verdict, type Verdict } from '../measure/roofline.ts';
 import { summarize } from '../measure/stats.ts';
+import type { LatencyMetric } from '../measure/metrics.ts';
 import type { Agrees } from '../measure/schema-kit.ts';
 import type { BatchPointData, CapacityData, CostData, ServeRunData, ServeSettingsData } from '../measure/sections/serve.ts';
 import { TokenscopeError } from '../errors.ts';
@@ -54,6 +55,10 @@ export interface ServeSettings {
   chunk: number | null;
   slo: Slo;
   seed: number;
+  /** vLLM's --percentile-metrics: the metrics the summary prints percentiles of (default all four). */
+  percentile_metrics?: LatencyMetric[];
+  /** vLLM's --metric-percentiles: which percentiles it prints (default 90, 95, 99); each gets its result key. */
+  metric_percentiles?: number[];
   dollars_per_hour?: number;
   watts?: number;
   sweep_batch?: number[];
@@ -198,7 +203,7 @@ export function summarizeRun(
   const wall = trace.tEnd - trace.tStart;
   const histogram = batchHistogramOfTrace(trace);
   return {
-    result: serveResultOfTrace(trace, hasSlo ? settings.slo : undefined),
+    result: serveResultOfTrace(trace, hasSlo ? settings.slo : undefined, settings.metric_percentiles),
     slo_attainment: hasSlo ? sloAttainment(timings, settings.slo) : null,
     error_rate: errorRate(timings),
     timeline: trace.requests.map((r) => ({

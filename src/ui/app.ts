@@ -175,6 +175,9 @@ export class App extends LitElement {
     window.addEventListener('dragleave', this.onDragLeave);
     window.addEventListener('drop', this.onDrop);
     this.onHash();
+    // The CLI's report.html carries its result in the page (cli/report-html.ts).
+    const embedded = document.getElementById('tokenscope-result');
+    if (embedded?.textContent) this.reports.openEmbedded(embedded.textContent);
   }
 
   override disconnectedCallback(): void {

@@ -1,6 +1,7 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { KNOWN_FILES, PRESETS, findKnownFile, parameterCount } from '../model/catalog.ts';
+import { parseHfRepoRef, resolveHfRepo } from '../model/hf-repo.ts';
 import type { Environment } from '../measure/schema.ts';
 import { describeError } from '../errors.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
@@ -75,6 +76,8 @@ export class ModelPicker extends LitElement {
   /** The device, for which WebLLM models can run on it. */
   @property({ attribute: false }) environment: Environment | null = null;
   @state() private webllm: WebLLMChoice[] | 'loading' | { error: string } | null = null;
+  /** What the address field's ORG/REPO[:QUANT] resolved to, or why it did not. */
+  @state() private addressNote = '';
 
   private emit(pick: ModelPick): void {
     this.dispatchEvent(new CustomEvent<ModelPick>('pick-change', { detail: pick, bubbles: true, composed: true }));
@@ -92,6 +95,24 @@ export class ModelPicker extends LitElement {
     else if (kind === 'known') this.emit({ kind, id, quant: null });
     else if (kind === 'url') this.emit({ kind, url: '', quant: null });
     else this.emit({ kind: 'file', file: null, quant: null });
+  }
+
+  /** An https:// or hf:// address as typed (setup.ts reads both); `ORG/REPO[:QUANT]` (llama.cpp's -hf) resolved to its file's URL first. */
+  private async onAddress(text: string): Promise<void> {
+    const repo = parseHfRepoRef(text);
+    this.addressNote = '';
+    if (!repo) {
+      this.emit({ kind: 'url', url: text, quant: this.pick.quant });
+      return;
+    }
+    try {
+      this.addressNote = 'Reading the repository’s file list…';
+      const resolved = await resolveHfRepo(repo);
+      this.addressNote = `${text.trim()} → ${resolved.file}`;
+      this.emit({ kind: 'url', url: resolved.url, quant: this.pick.quant });
+    } catch (e) {
+      this.addressNote = describeError(e);
+    }
   }
 
   private async loadWebLLM(): Promise<void> {
@@ -151,8 +172,9 @@ export class ModelPicker extends LitElement {
         >`;
     }
     if (p.kind === 'url')
-      return html`Any GGUF file; the server must allow this page to fetch it (CORS). Inspect it to see whether tokenscope runs it before it is downloaded; Run
-      downloads it once and keeps it in this browser.`;
+      return html`Any GGUF file by https:// address, hf://ORG/REPO/FILE.gguf or ORG/REPO[:QUANT] (the repository’s file of that quant, Q4_K_M by default); the
+      server must allow this page to fetch it (CORS). Inspect it to see whether tokenscope runs it before it is downloaded; Run downloads it once and keeps it
+      in this browser.`;
     return html`The file stays on this computer: the page reads it directly.`;
   }
 
@@ -196,11 +218,12 @@ export class ModelPicker extends LitElement {
               <input
                 type="url"
                 inputmode="url"
-                placeholder="https://huggingface.co/…/model.gguf"
+                placeholder="https://huggingface.co/…/model.gguf or ORG/REPO:Q4_K_M"
                 .value=${p.url}
                 ?disabled=${this.disabled}
-                @change=${(e: Event) => this.emit({ ...p, url: (e.target as HTMLInputElement).value })}
+                @change=${(e: Event) => void this.onAddress((e.target as HTMLInputElement).value)}
               />
+              ${this.addressNote ? html`<span class="muted">${this.addressNote}</span>` : ''}
             </label>`
           : ''
       }

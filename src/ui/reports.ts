@@ -131,6 +131,15 @@ export class Reports {
       this.fail('This is not a tokenscope link', new TokenscopeError('bad-input', 'It has no #r= or #c= part.', 'Paste the whole link the Share button made.'));
   }
 
+  /** A result saved into the page itself (the CLI's `--out` report.html): opened as an imported report. */
+  openEmbedded(json: string): void {
+    try {
+      this.addResult(parseImportedJson(json), 'file', 'Saved report');
+    } catch (e) {
+      this.fail('The saved report could not be opened', e);
+    }
+  }
+
   /** JSON files exported by tokenscope (file chooser or drag and drop). */
   async importFiles(files: readonly File[]): Promise<void> {
     for (const file of files) {

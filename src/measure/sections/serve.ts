@@ -51,6 +51,12 @@ const settingsSchema = object({
   chunk: nullable(count()).describe('Chunked-prefill chunk size; null = off.'),
   slo: sloSchema,
   seed: seed(),
+  percentile_metrics: optional(
+    array(oneOf(['ttft', 'tpot', 'itl', 'e2el'] as const), 4).describe("vLLM's --percentile-metrics: the metrics whose percentiles the summary prints."),
+  ),
+  metric_percentiles: optional(
+    array(num(0, 100), MAX_ROWS).describe("vLLM's --metric-percentiles: the percentiles printed (each also a p{n}_{metric}_ms key)."),
+  ),
   dollars_per_hour: optional(num(0, 1e9)),
   watts: optional(num(0, 1e9)),
   sweep_batch: optional(array(count(), MAX_ROWS)),
@@ -430,8 +436,13 @@ function formatClasses(classes: NonNullable<RunData['classes']>): string[] {
 function formatServe(s: ServeSectionData): string {
   if (!s.run) return '';
   const run = s.run;
-  const out = [formatServeSummary(run.result, { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'], percentiles: [90, 95, 99] }).trimEnd()];
   const settings = s.settings;
+  const out = [
+    formatServeSummary(run.result, {
+      percentileMetrics: settings?.percentile_metrics ?? ['ttft', 'tpot', 'itl', 'e2el'],
+      percentiles: settings?.metric_percentiles ?? [90, 95, 99],
+    }).trimEnd(),
+  ];
   const slo = Object.entries(settings?.slo ?? {})
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k} ≤ ${v} ms`)

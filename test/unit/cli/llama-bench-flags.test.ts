@@ -81,13 +81,53 @@ describe('llama-bench mode flags', () => {
     expect(refusal(['-p', '32', '--prompt-lengths', '16'])).toMatch(/--prompt-lengths does not apply to llama-bench mode/);
     expect(refusal(['-p', '32', '--llama-bench'])).toMatch(/already run llama-bench mode/);
     expect(refusal(['-p', '32', '--mode', 'serve'])).toMatch(/--mode does not apply to llama-bench mode/);
-    expect(refusal(['-p', '32', '--probe'])).toMatch(/--n-prompt does not apply to --probe/);
-    expect(refusal(['-o', 'sql'])).toMatch(/--output must be one of md, csv, json, jsonl/);
-    expect(refusal(['-r', '0'])).toMatch(/--repetitions must be an integer from 1 to 1000/);
-    expect(refusal(['-p'])).toMatch(/--n-prompt needs a value/);
-    expect(refusal(['-p', '-n', '8'])).toMatch(/--n-prompt needs a value/);
+    expect(refusal(['-p', '32', '--probe'])).toMatch(/^-p does not apply to --probe/);
+    expect(refusal(['--n-prompt', '32', '--probe'])).toMatch(/^--n-prompt does not apply to --probe/);
+    expect(refusal(['-o', 'xml'])).toMatch(/^-o must be one of md, csv, json, jsonl, sql/);
+    expect(refusal(['-r', '0'])).toMatch(/^-r must be an integer from 1 to 1000/);
+    expect(refusal(['-p'])).toMatch(/^-p needs a value/);
+    expect(refusal(['-p', '-n', '8'])).toMatch(/^-p needs a value/);
     expect(refusal(['-x', '1'])).toMatch(/Unknown flag -x/);
     expect(() => jobFromFlags(parse(['-p', '0', '-n', '0']), true)).toThrow(/no test to run/);
     expect(() => jobFromFlags(parse(['-p', '16384', '-d', '16384', '-r', '10']), true)).toThrow(/add --yes/);
+  });
+});
+
+describe("llama-bench's -pg", () => {
+  const testsOf = (argv: string[]) =>
+    llamaBenchTests({ ...LLAMA_BENCH_DEFAULTS, ...(jobFromFlags(parse(argv), true).llamaBench as object) }).map((t) => [t.nPrompt, t.nGen, t.depth]);
+
+  it('adds a pp+tg test per -pg, after the pp and tg tests of each depth, as llama-bench orders them', () => {
+    expect(testsOf(['-p', '32', '-n', '8', '-pg', '16,4', '-pg', '64,2', '-d', '0,8', '-r', '1'])).toEqual([
+      [32, 0, 0],
+      [0, 8, 0],
+      [16, 4, 0],
+      [64, 2, 0],
+      [32, 0, 8],
+      [0, 8, 8],
+      [16, 4, 8],
+      [64, 2, 8],
+    ]);
+    // -pg alone keeps llama-bench's default pp512 and tg128 beside it; -p 0 -n 0 leaves the pair alone.
+    expect(testsOf(['-pg', '16,4', '-r', '1'])).toEqual([
+      [512, 0, 0],
+      [0, 128, 0],
+      [16, 4, 0],
+    ]);
+    expect(testsOf(['-p', '0', '-n', '0', '-pg', '16,4'])).toEqual([[16, 4, 0]]);
+    expect(runKind(parse(['-pg', '16,4']) as never)).toBe('llama-bench');
+  });
+
+  it('refuses a -pg that is not one pair of lengths above 0', () => {
+    for (const [pg, message] of [
+      ['512', /one PP,TG pair/],
+      ['512,128,64', /one PP,TG pair/],
+      ['a,128', /the PP of -pg a,128 must be an integer/],
+      ['512,99999', /the TG of -pg 512,99999 must be an integer from 0 to 4096/],
+      ['0,128', /both lengths must be above 0/],
+    ] as const) {
+      expect(() => jobFromFlags(parse(['-pg', pg]), true)).toThrow(message);
+    }
+    expect(refusal(['-pg', '16,4', '--prompt-lengths', '16'])).toMatch(/chosen by -p, -n, -pg/);
   });
 });

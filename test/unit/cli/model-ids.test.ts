@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseFlags, UsageError } from '../../../cli/args.ts';
-import { BENCH_FLAGS } from '../../../cli/bench-flags.ts';
+import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 import { huggingFaceUrl, modelSpec } from '../../../cli/bench-job.ts';
 import { findKnownFile } from '../../../src/model/catalog.ts';
 
@@ -44,6 +44,17 @@ describe("vLLM's serving flag names", () => {
   it('takes --request-rate, --num-prompts and --max-concurrency as --rate, --requests and --max-batch', () => {
     const f = parseFlags(['--mode', 'serve', '--request-rate', '2.5', '--num-prompts', '50', '--max-concurrency', '8'], BENCH_FLAGS);
     expect(Object.fromEntries(f)).toEqual({ mode: 'serve', rate: '2.5', requests: 50, 'max-batch': 8 });
-    expect(() => parseFlags(['--num-prompts', '0'], BENCH_FLAGS)).toThrow(/--requests must be an integer from 1/);
+    expect(() => parseFlags(['--num-prompts', '0'], BENCH_FLAGS)).toThrow(/--num-prompts must be an integer from 1/);
+  });
+
+  it('names the flag as typed in its errors when an alias was typed', () => {
+    const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
+    expect(() => parse(['--mode', 'serve', '--request-rate', 'abc'])).toThrow(/^--request-rate must be a number from 0\.001 to 1000000 or inf, got "abc"\.$/);
+    expect(() => parse(['--request-rate', '2'])).toThrow(/^--request-rate is a serve-mode flag; add --mode serve\.$/);
+    expect(() => parse(['--goodput', 'ttft:500'])).toThrow(/^--goodput is a serve-mode flag/);
+    expect(() => parse(['--mode', 'serve', '--max-concurrency'])).toThrow(/^--max-concurrency needs a value/);
+    expect(() => parse(['--mode', 'serve', '--max-concurrency', '0'])).toThrow(/^--max-concurrency must be an integer from 1/);
+    // The flag's own name still reads as itself.
+    expect(() => parse(['--mode', 'serve', '--rate', 'abc'])).toThrow(/^--rate must be a number/);
   });
 });

@@ -69,4 +69,24 @@ describe("llama-bench's output formats", () => {
     expect(md[2]).toMatch(/\| +pp32 \| +4000\.00 ± 1131\.37 \|$/);
     expect(md[3]).toMatch(/\| +tg8 @ d512 \| +400\.00 ± 0\.00 \|$/);
   });
+
+  it("writes llama-bench's SQL: CREATE TABLE IF NOT EXISTS test, then one quoted INSERT per test", () => {
+    const pg = llamaBenchRow("llama 292K Q8_0 'quoted'", 1_185_792, 292_480, 'WebGPU', 'pp32+tg8', [600]);
+    const sql = formatLlamaBenchOutput([...rows, pg], 'sql', run);
+    const [create, inserts] = sql.split('\n\n');
+    expect(create.split('\n')[0]).toBe('CREATE TABLE IF NOT EXISTS test (');
+    expect(create).toContain('  model_size INTEGER,');
+    expect(create).toContain('  avg_ts REAL,');
+    expect(create).toContain('  gpu_info TEXT,');
+    expect(create.endsWith('  stddev_ts REAL\n);')).toBe(true);
+    expect(create).not.toContain('samples_ts');
+    const lines = inserts.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      /^INSERT INTO test \(gpu_info, backends, model_filename, .*, avg_ts, stddev_ts\) VALUES \('llvmpipe \(LLVM 15\.0\.7, 256 bits\)', 'WebGPU', /,
+    );
+    // pp32+tg8 at 600 tokens/s: 40 tokens in 66.7 ms; a quote in a value is doubled.
+    expect(lines[2]).toContain("'llama 292K Q8_0 ''quoted'''");
+    expect(lines[2]).toContain("'32', '8', '0', '2026-12-05T01:40:00.000Z', '66666667', '0', '600', '0');");
+  });
 });

@@ -304,3 +304,37 @@ describe('prefix cache report', () => {
     expect(off).toMatchObject({ enabled: false, hit_rate: 0, ttft_hit: null, pool_bytes: null, evictions: null });
   });
 });
+
+describe("vLLM's --metric-percentiles and --percentile-metrics", () => {
+  it('adds a p{n}_{metric}_ms key per asked percentile (numpy linear, as vLLM), beside p90/p95/p99', () => {
+    const r = serveResult(run, 2.5, undefined, [50, 99.9]) as unknown as Record<string, number>;
+    // numpy.percentile([120, 300, 60, 350], 99.9) = 349.85; of the E2ELs [215, 330, 60, 480]: 479.55.
+    expect(r.p50_ttft_ms).toBe(210);
+    expect(r['p99.9_ttft_ms']).toBeCloseTo(349.85, 9);
+    expect(r['p99.9_e2el_ms']).toBeCloseTo(479.55, 9);
+    expect(r.p99_ttft_ms).toBeCloseTo(348.5, 9);
+    expect(Object.keys(serveResult(run, 2.5))).not.toContain('p50_ttft_ms');
+  });
+
+  it('prints mean, median, then P{n} for the chosen metrics only, as vLLM does', () => {
+    const text = formatServeSummary(serveResult(run, 2.5, undefined, [50, 99.9]), { percentileMetrics: ['ttft', 'e2el'], percentiles: [50, 99.9] });
+    expect(text.split('\n').slice(9)).toEqual([
+      '---------------Time to First Token----------------',
+      'Mean TTFT (ms):                          207.50    ',
+      'Median TTFT (ms):                        210.00    ',
+      'P50 TTFT (ms):                           210.00    ',
+      'P99.9 TTFT (ms):                         349.85    ',
+      '----------------End-to-end Latency----------------',
+      'Mean E2EL (ms):                          271.25    ',
+      'Median E2EL (ms):                        272.50    ',
+      'P50 E2EL (ms):                           272.50    ',
+      'P99.9 E2EL (ms):                         479.55    ',
+      '==================================================',
+      '',
+    ]);
+    // A percentile the result was not computed for reads "-" rather than a wrong number.
+    expect(formatServeSummary(serveResult(run, 2.5), { percentileMetrics: ['ttft'], percentiles: [25] })).toContain(
+      'P25 TTFT (ms):                           -',
+    );
+  });
+});
