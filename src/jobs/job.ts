@@ -12,10 +12,9 @@ import type { ByteSource } from '../model/gguf/source.ts';
 import { checkModelFits, configOf, loadModel, type LoadedModel, type ModelChoice } from '../model/load.ts';
 import type { EngineShape } from '../model/memory.ts';
 import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thread.ts';
-import { encodePromptWith, noTemplate } from '../model/tokenizer/prompt.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode, type SecondReference } from '../measure/accuracy.ts';
-import { measureAccuracy, type AccuracyResult } from '../measure/accuracy-run.ts';
+import type { AccuracyResult } from '../measure/accuracy-run.ts';
 import { measureCeilings, measureReadRoof } from '../measure/ceilings.ts';
 import { readRoofDrift } from '../measure/roof-checks.ts';
 import { describeEnvironment } from '../measure/environment.ts';
@@ -28,7 +27,7 @@ import type { RepeatProtocol } from '../measure/protocol.ts';
 import { e2elMs, ttftMs } from '../measure/metrics.ts';
 import { newResult, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { PlannedWork } from '../measure/validate.ts';
-import { runServing, type ServeSettings } from '../serve/run.ts';
+import type { ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
 import { parseModelId } from '../webllm/catalog.ts';
 import { sideBySide } from './side-by-side.ts';
@@ -349,6 +348,8 @@ async function runTokenscope(
     }
     if (job.serve) {
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'Serving mode needs the roofs.', 'Run with the probe.');
+      // The scheduler, workloads and prefix cache load with the first serving run, not with the page.
+      const { runServing } = await import('../serve/run.ts');
       result.serve = await runServing(engine, job.serve, result.ceilings, {
         signal: hooks.signal,
         onProgress: progressSlice(hooks, probeEnd + 0.15, 1, 'serve'),
@@ -392,6 +393,8 @@ async function runTokenscope(
 async function runAccuracy(loaded: LoadedModel, choice: ModelChoice, mode: AccuracyMode, ctx: GpuContext, hooks: JobHooks): Promise<AccuracyResult> {
   const skip = accuracySkipReason(loaded.info, mode);
   if (skip !== null || choice.kind !== 'gguf') return { skipped: skip ?? 'synthetic weights: speed only' };
+  // The CPU reference and the comparison load with the first accuracy pass, not with the page.
+  const { measureAccuracy } = await import('../measure/accuracy-run.ts');
   const second = await hooks.secondReference?.();
   try {
     return await measureAccuracy(loaded.engine, choice.model, {
@@ -483,10 +486,11 @@ async function encodePrompt(resolved: ResolvedModel, prompt: string, chat: boole
   checkPromptLength(prompt);
   const { tokenizer, choice } = resolved;
   if (!tokenizer || choice.kind !== 'gguf') {
-    if (chat) throw noTemplate();
+    if (chat) throw (await import('../model/tokenizer/prompt.ts')).noTemplate();
     return [1, ...new TextEncoder().encode(prompt)].map((b, i) => (i === 0 ? b : 3 + b));
   }
   const meta = choice.model.gguf.metadata;
   if (canEncodeOffThread()) return encodeOffThread(meta, prompt, chat, { signal });
+  const { encodePromptWith } = await import('../model/tokenizer/prompt.ts');
   return encodePromptWith(tokenizer, meta, prompt, chat);
 }

@@ -11,7 +11,7 @@ import type { Quantization } from '../model/gpu-weights.ts';
 import { fmtBytes } from '../model/memory.ts';
 import { presetChoice, type ModelChoice } from '../model/load.ts';
 import { openModel } from '../model/open.ts';
-import { createTokenizer, type Tokenizer } from '../model/tokenizer/index.ts';
+import type { Tokenizer } from '../model/tokenizer/index.ts';
 
 export interface ModelSpec {
   /** A preset id from src/model/catalog.ts (synthetic weights). */
@@ -67,5 +67,7 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
   const model = await openModel(source);
   const parseMs = performance.now() - t0;
   const name = source.name.split(/[\\/]/).pop() ?? source.name;
+  // Loaded with the first model file: the page's entry chunk carries no tokenizer (prompts are encoded in a worker there).
+  const { createTokenizer } = await import('../model/tokenizer/index.ts');
   return { choice: { kind: 'gguf', model, quant: spec.quant, id: name }, tokenizer: createTokenizer(model.gguf.metadata), parseMs };
 }

@@ -6,7 +6,6 @@
  */
 import { TokenscopeError, type ErrorCode } from '../../errors.ts';
 import type { GGUFMetadata } from '../gguf/types.ts';
-import { tokenizerMetadata } from './prompt.ts';
 import { checkPromptLength } from './vocab.ts';
 import type { EncodeReply, EncodeRequest } from './worker.ts';
 
@@ -14,6 +13,11 @@ import type { EncodeReply, EncodeRequest } from './worker.ts';
 export const OFF_THREAD_LIMIT_MS = 30_000;
 
 /** True where module workers exist and a page's main thread is worth keeping free. */
+/** The metadata the tokenizer and the chat template read (every `tokenizer.*` key): what the worker is sent. */
+export function tokenizerMetadata(meta: GGUFMetadata): GGUFMetadata {
+  return new Map([...meta].filter(([key]) => key.startsWith('tokenizer.')));
+}
+
 export function canEncodeOffThread(): boolean {
   return typeof Worker === 'function' && typeof document !== 'undefined';
 }

@@ -26,8 +26,3 @@ export function noTemplate(): TokenscopeError {
     'Drop --chat, or load a GGUF that carries tokenizer.chat_template (an instruct model).',
   );
 }
-
-/** The metadata the tokenizer and the chat template read (every `tokenizer.*` key): what a worker is sent. */
-export function tokenizerMetadata(meta: GGUFMetadata): GGUFMetadata {
-  return new Map([...meta].filter(([key]) => key.startsWith('tokenizer.')));
-}
