@@ -14,6 +14,7 @@ import type { BenchJob } from '../src/jobs/job.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
 import { progressPrinter } from './progress.ts';
+import { staleReusedRoofs } from '../src/measure/roofs-key.ts';
 import { fileRoofsCache, roofsFromResultFile, roofsKey, type RoofsSource } from './roofs-cache.ts';
 import { describeError } from '../src/errors.ts';
 import { parseFallbacks } from '../src/gpu/capabilities.ts';
@@ -141,6 +142,12 @@ async function main(argv: string[]): Promise<number> {
         });
         const source = result.ceilings?.source;
         if (cached && result.ceilings && source?.kind === 'measured') cached.store(result.ceilings, source.measured_at);
+        const stale = staleReusedRoofs(result.ceilings);
+        if (cached && stale) {
+          cached.drop();
+          result.notes = [...(result.notes ?? []), stale];
+          if (!quiet) log(`warning: ${stale}`);
+        }
       } finally {
         ctx.destroy();
       }
@@ -233,6 +240,7 @@ async function roofsCacheFor(ctx: GpuContext, disabled: Fallbacks, job: BenchJob
     // A job that does not measure the roofs (llama-bench mode) still takes the cached ones: they cost nothing.
     hit: fresh ? undefined : cache.get(key),
     store: (ceilings: Ceilings, measuredAt: string) => cache.set(key, ceilings, measuredAt),
+    drop: () => cache.drop(key),
   };
 }
 

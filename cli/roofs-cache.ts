@@ -30,6 +30,8 @@ export interface RoofsCache {
   get(key: string): { ceilings: Ceilings; source: RoofsSource } | undefined;
   /** Remember freshly measured roofs (a read-only cache folder is skipped silently). */
   set(key: string, ceilings: Ceilings, measuredAt: string): void;
+  /** Forget the roofs under `key` (they proved stale: see staleReusedRoofs). */
+  drop(key: string): void;
 }
 
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -54,18 +56,27 @@ export function fileRoofsCache(opts: { dir?: string; maxAgeMs?: number; now?: ()
     set(key, ceilings, measuredAt) {
       const { source: _, ...bare } = ceilings;
       entries[key] = { measured_at: measuredAt, ceilings: bare };
-      // Drop what has expired, so the file does not grow with every driver update.
-      for (const [k, e] of Object.entries(entries)) if (!(now() - Date.parse(e.measured_at) <= maxAge)) delete entries[k];
-      try {
-        mkdirSync(dir, { recursive: true });
-        const tmp = `${file}.${process.pid}.tmp`;
-        writeFileSync(tmp, JSON.stringify(entries));
-        renameSync(tmp, file);
-      } catch {
-        // A read-only home: the roofs are still used for this run.
-      }
+      save();
+    },
+    drop(key) {
+      if (!(key in entries)) return;
+      delete entries[key];
+      save();
     },
   };
+
+  function save(): void {
+    // Drop what has expired, so the file does not grow with every driver update.
+    for (const [k, e] of Object.entries(entries)) if (!(now() - Date.parse(e.measured_at) <= maxAge)) delete entries[k];
+    try {
+      mkdirSync(dir, { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(entries));
+      renameSync(tmp, file);
+    } catch {
+      // A read-only home: the roofs are still used for this run.
+    }
+  }
 }
 
 /** The cache file's entries; a file that is not one (corrupt, hand-edited, another version's) is ignored with a warning. */

@@ -3,7 +3,7 @@
  * page's IndexedDB cache (ui/roofs-store.ts): the same key means the same probe on the same
  * adapter, driver, browser or Node build, disabled features and project version.
  */
-import type { Environment } from './schema.ts';
+import type { Ceilings, Environment } from './schema.ts';
 
 /** Bumped whenever the roof probe changes what it measures or how: older entries are then not reused. */
 export const ROOFS_VERSION = 1;
@@ -42,4 +42,16 @@ export function roofsKey(p: RoofsKeyParts): string {
 export function isFresh(measuredAt: string, now: number, maxAgeMs = ROOFS_MAX_AGE_MS): boolean {
   const age = now - Date.parse(measuredAt);
   return Number.isFinite(age) && age >= 0 && age <= maxAgeMs;
+}
+
+/**
+ * Why reused roofs should not be reused again, or null: the streaming read re-measured after this
+ * run's model phases (`ceilings.drift`) came out more than the drift bound above the cached one — it
+ * was measured while the device was busy or throttled, and every "% of roof" built on it reads too
+ * high. The caller drops the entry, so the next run measures the roofs afresh.
+ */
+export function staleReusedRoofs(ceilings: Pick<Ceilings, 'source' | 'drift'> | null | undefined): string | null {
+  const drift = ceilings?.drift;
+  if (ceilings?.source?.kind !== 'cached' || !drift || !(drift.ratio > 1 + drift.bound)) return null;
+  return `The reused roofs (measured ${ceilings.source.measured_at}) read ×${drift.ratio.toFixed(2)} below the streaming read measured again after this run, so this run's "% of roof" figures read high; the cached roofs are dropped and the next run measures them afresh.`;
 }

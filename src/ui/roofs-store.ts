@@ -85,3 +85,12 @@ export async function storeRoofs(key: string, ceilings: Ceilings, measuredAt: st
     // Storage blocked or full: the next run measures the roofs again.
   }
 }
+
+/** Forget the roofs under `key` (they proved stale: measure/roofs-key.ts staleReusedRoofs); failures are ignored. */
+export async function dropRoofs(key: string): Promise<void> {
+  try {
+    await withStore('readwrite', (s) => s.delete(key));
+  } catch {
+    // Storage blocked: the entry expires with its reuse window.
+  }
+}

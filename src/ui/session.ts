@@ -8,6 +8,7 @@ import { throwIfCancelled } from '../measure/protocol.ts';
 import { parseFallbacks, type Fallback } from '../gpu/capabilities.ts';
 import { acquireGpu, browserGpu, explainFailure, type GpuContext } from '../gpu/device.ts';
 import { rememberReadRoof } from './roof-memory.ts';
+import { staleReusedRoofs } from '../measure/roofs-key.ts';
 
 export type SessionStatus = 'starting' | 'ready' | 'unavailable' | 'running';
 
@@ -148,6 +149,11 @@ export class GpuSession implements ReactiveController {
         if (result.ceilings) rememberReadRoof(result.environment, result.ceilings.read_bandwidth_gbps, result.created_at);
         const source = result.ceilings?.source;
         if (store && roofsKey && result.ceilings && source?.kind === 'measured') await store.storeRoofs(roofsKey, result.ceilings, source.measured_at);
+        const stale = staleReusedRoofs(result.ceilings);
+        if (store && roofsKey && stale) {
+          await store.dropRoofs(roofsKey);
+          result.notes = [...(result.notes ?? []), stale];
+        }
         return result;
       } catch (e) {
         throw await explainFailure(ctx, e);

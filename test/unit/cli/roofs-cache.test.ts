@@ -12,6 +12,7 @@ import {
   type RoofsKeyParts,
 } from '../../../cli/roofs-cache.ts';
 import { ceilings } from '../share/fixtures.ts';
+import { staleReusedRoofs } from '../../../src/measure/roofs-key.ts';
 import { parseFlags } from '../../../cli/args.ts';
 import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 
@@ -145,5 +146,36 @@ describe('--roofs among the flags', () => {
     expect(parse(['--probe', '--roofs', 'fresh']).get('roofs')).toBe('fresh');
     expect(() => parse(['--probe', '--roofs', 'saved.json'])).toThrow(/--probe measures the roofs afresh/);
     expect(() => parse(['--roofs'])).toThrow(/--roofs needs a value/);
+  });
+});
+
+describe('stale reused roofs', () => {
+  const drift = (ratio: number) => ({ read_after_gbps: 4.39 * ratio, ratio, bound: 0.15, warning: null });
+  const cachedAt = { kind: 'cached' as const, measured_at: '2026-12-05T03:44:30.606Z', path: '/x/roofs.json' };
+
+  it('are reused roofs whose read was re-measured well above them after the run (measured on a busy device)', () => {
+    expect(staleReusedRoofs({ source: cachedAt, drift: drift(2.43) })).toMatch(
+      /^The reused roofs \(measured 2026-12-05T03:44:30\.606Z\) read ×2\.43 below the streaming read measured again after this run/,
+    );
+    // Within the bound, slower after the run (throttling: the roof was the device's best), measured now, or no drift: kept.
+    expect(staleReusedRoofs({ source: cachedAt, drift: drift(1.1) })).toBeNull();
+    expect(staleReusedRoofs({ source: cachedAt, drift: drift(0.5) })).toBeNull();
+    expect(staleReusedRoofs({ source: { ...cachedAt, kind: 'measured' }, drift: drift(2.43) })).toBeNull();
+    expect(staleReusedRoofs({ source: cachedAt })).toBeNull();
+    expect(staleReusedRoofs(null)).toBeNull();
+  });
+
+  it('are dropped from the cache file, so the next run measures afresh; other entries stay', () => {
+    const dir = tempDir();
+    const now = () => Date.parse('2026-12-05T04:00:00Z');
+    const cache = fileRoofsCache({ dir, now });
+    const other = roofsKey({ ...parts, version: '0.2.0' });
+    cache.set(roofsKey(parts), ceilings(2), '2026-12-05T03:44:30.606Z');
+    cache.set(other, ceilings(2), '2026-12-05T03:44:30.606Z');
+    cache.drop(roofsKey(parts));
+    const reread = fileRoofsCache({ dir, now });
+    expect(reread.get(roofsKey(parts))).toBeUndefined();
+    expect(reread.get(other)).toBeDefined();
+    expect(() => reread.drop('no such key')).not.toThrow();
   });
 });
