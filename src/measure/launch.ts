@@ -140,9 +140,13 @@ export async function measureLaunch(ctx: GpuContext, timer: GpuTimer | null, pro
 }
 
 /**
- * µs per dispatch from paired times (ms) of `short`- and `long`-dispatch runs: the p10 of the
- * per-pair slopes (median beside it), floored at a small positive value (a clock that cannot resolve the difference
- * reads as "below 0.01 µs", never as zero or negative).
+ * µs per dispatch from interleaved times (ms) of `short`- and `long`-dispatch runs: the difference
+ * of each length's p10 over the difference in dispatches (the median's difference beside it). Noise
+ * on a shared machine only adds time, and to one run of a pair at a time: the p10 of each length
+ * removes it from both, where the p10 of per-pair slopes kept every pair whose short run was hit
+ * (lavapipe under load: a tenth of the pairs at or below zero, a launch roof of "0.01 µs" against
+ * a median of 15.6). min/max are the per-pair slopes' spread. A difference the clock cannot resolve
+ * reads as "below 0.01 µs", never as zero or negative.
  */
 export function slopeMeasurement(
   shortMs: readonly number[],
@@ -153,8 +157,18 @@ export function slopeMeasurement(
 ): LaunchMeasurement {
   if (shortMs.length === 0 || shortMs.length !== longMs.length || long <= short)
     throw new RangeError('slopeMeasurement: paired samples of two different lengths are needed');
-  const slopes = shortMs.map((s, i) => Math.max(0.01, ((longMs[i] - s) * 1e3) / (long - short)));
-  return costMeasurement(slopes, clock, [short, long]);
+  const per = (a: number, b: number) => Math.max(0.01, ((b - a) * 1e3) / (long - short));
+  const slopes = shortMs.map((s, i) => per(s, longMs[i]));
+  const [s, l] = [summarize(shortMs), summarize(longMs)];
+  return {
+    value: per(percentile(shortMs, 10), percentile(longMs, 10)),
+    median: per(s.p50, l.p50),
+    min: Math.min(...slopes),
+    max: Math.max(...slopes),
+    n: slopes.length,
+    clock,
+    lengths: [short, long],
+  };
 }
 
 /** A cost's samples (µs) as a launch figure: p10 (its best sustained value), median, min, max. */

@@ -120,6 +120,13 @@ export class VerdictCard extends LitElement {
     return html`<div class="big" id="v-accuracy"><b>${figure}</b><span class="muted">${words}</span></div>`;
   }
 
+  /** `--agreement llama.cpp` results: llama.cpp's figures against the same reference, under the boxes. */
+  private agreement() {
+    const a = this.result?.accuracy;
+    const line = a ? accuracyHeadline(a).agreement : undefined;
+    return line ? html`<p class="muted" id="v-agreement">${line}</p>` : '';
+  }
+
   override render() {
     const r = this.result;
     if (!r) return html``;
@@ -177,7 +184,7 @@ export class VerdictCard extends LitElement {
         }
         ${this.accuracy()}
       </div>
-      ${h.bounds ? html`<p class="say" id="v-bounds"><strong>${h.bounds}</strong></p>` : ''}
+      ${this.agreement()} ${h.bounds ? html`<p class="say" id="v-bounds"><strong>${h.bounds}</strong></p>` : ''}
       ${h.advice ? html`<p class="say" id="v-advice"><span class="muted">Next:</span> ${h.advice}</p>` : ''}
       ${h.overheadWhy ? html`<p class="muted" id="v-why">Why overhead: ${h.overheadWhy}</p>` : ''}
       ${

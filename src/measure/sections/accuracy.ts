@@ -157,7 +157,7 @@ export const accuracySection = {
  * The verdict card's accuracy box: its big figure and the sentence under it — what the engine's
  * arithmetic cost against the f32 reference — or why nothing was measured.
  */
-export function accuracyHeadline(a: AccuracySection): { figure: string; words: string } {
+export function accuracyHeadline(a: AccuracySection): { figure: string; words: string; agreement?: string } {
   if (!isMeasured(a)) return { figure: '—', words: `accuracy not measured: ${a.skipped}` };
   const lowered = a.arithmetic.linears.filter((l) => l.precision !== 'f32').map((l) => `${l.format} × ${l.precision}`);
   const kernels = lowered.length
@@ -166,12 +166,13 @@ export function accuracyHeadline(a: AccuracySection): { figure: string; words: s
   const parted = a.first_disagreement === null ? 'never parts from it' : `first parts at position ${a.first_disagreement}`;
   return {
     figure: `KLD ${formatKld(a.kld_mean)}`,
-    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}${a.agreement ? agreementWords(a.agreement) : ''}`,
+    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}`,
+    ...(a.agreement ? { agreement: agreementWords(a.agreement) } : {}),
   };
 }
 
-/** The second reference in one clause: what its own arithmetic costs, and how far ours lies from it. */
+/** The second reference in one sentence: what its own arithmetic costs, and how far ours lies from it. */
 function agreementWords(g: NonNullable<AccuracyMeasurement['agreement']>): string {
   const parted = (s: AccuracySummary) => (s.first_disagreement === null ? 'never parts' : `first parts at position ${s.first_disagreement}`);
-  return `. ${g.with} on the same file (${g.version}): KLD ${formatKld(g.against_reference.kld_mean)} from the f32 reference (${parted(g.against_reference)}); ours lies ${formatKld(g.engine_against_it.kld_mean)} from it (same top-1 ${(g.engine_against_it.top1_agreement * 100).toFixed(1)}%, ${parted(g.engine_against_it)})`;
+  return `Against ${g.version} on the same file: its own arithmetic lies KLD ${formatKld(g.against_reference.kld_mean)} from the f32 reference (${parted(g.against_reference)}); ours lies ${formatKld(g.engine_against_it.kld_mean)} from it (same top-1 ${(g.engine_against_it.top1_agreement * 100).toFixed(1)}%, ${parted(g.engine_against_it)}).`;
 }

@@ -195,11 +195,12 @@ describe('the accuracy section', () => {
     expect(text).toMatch(/llama\.cpp vs f32 reference\s+8\.04e-4\s+0\.00161\s+100\.0%\s+none/);
     expect(text).toMatch(/tokenscope vs llama\.cpp\s+0\.00120\s+0\.00240\s+66\.7%\s+position 2/);
     expect(accuracySection.report(measured)).not.toContain('Agreement');
-    const words = accuracyHeadline(withAgreement).words;
+    const words = accuracyHeadline(withAgreement).agreement;
+    expect(accuracyHeadline(measured).agreement).toBeUndefined();
     expect(words).toContain(
-      'llama.cpp on the same file (llama.cpp from node-llama-cpp 3.21.1 (prebuilt, CPU)): KLD 8.04e-4 from the f32 reference (never parts)',
+      'Against llama.cpp from node-llama-cpp 3.21.1 (prebuilt, CPU) on the same file: its own arithmetic lies KLD 8.04e-4 from the f32 reference (never parts)',
     );
-    expect(words).toContain('ours lies 0.00120 from it (same top-1 66.7%, first parts at position 2)');
+    expect(words).toContain('ours lies 0.00120 from it (same top-1 66.7%, first parts at position 2).');
   });
 
   it('drops the per-position KLDs for a link and compares only measured sections', () => {

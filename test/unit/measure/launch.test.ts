@@ -3,15 +3,25 @@ import { launchChains, slopeMeasurement } from '../../../src/measure/launch.ts';
 import { decodeWaterfall, type LatencyRow, type Roofs } from '../../../src/measure/latency-summary.ts';
 
 describe('launch roof arithmetic', () => {
-  it('takes the p10 of per-pair slopes (median beside it): (long − short) ms × 1000 / (long − short dispatches) µs', () => {
-    // 16 vs 256 dispatches: 0.1 ms vs 1.06 ms → 4 µs; 0.1 vs 0.82 → 3 µs; 0.2 vs 1.4 → 5 µs.
+  it("takes the difference of each length's p10 (medians beside it): (long − short) ms × 1000 / (long − short dispatches) µs", () => {
+    // 16 vs 256 dispatches; per pair 0.1 vs 1.06 → 4 µs, 0.1 vs 0.82 → 3 µs, 0.2 vs 1.4 → 5 µs.
     const m = slopeMeasurement([0.1, 0.1, 0.2], [1.06, 0.82, 1.4], 16, 256, 'gpu-timestamp');
-    // p10 of [3, 4, 5] with numpy's linear interpolation: 3 + 0.2 · 1.
+    // p10 (numpy linear): short 0.1, long 0.82 + 0.2 · 0.24 = 0.868 → 768 µs / 240 = 3.2 µs; medians 0.1 and 1.06 → 4 µs.
     expect(m.value).toBeCloseTo(3.2, 9);
     expect(m.median).toBeCloseTo(4, 9);
     expect(m.min).toBeCloseTo(3, 9);
     expect(m.max).toBeCloseTo(5, 9);
     expect(m).toMatchObject({ n: 3, clock: 'gpu-timestamp', lengths: [16, 256] });
+  });
+
+  it('is not pulled to the floor by pairs whose short run was delayed (a loaded machine)', () => {
+    // Ten pairs at 4 µs a dispatch; in two the short run was preempted for 2 ms, so its slope reads ≤ 0.
+    const short = [0.1, 0.1, 2.1, 0.1, 0.1, 0.1, 2.1, 0.1, 0.1, 0.1];
+    const long = short.map((s) => (s > 1 ? 0.1 : s) + 0.96);
+    const m = slopeMeasurement(short, long, 16, 256, 'host');
+    expect(m.min).toBe(0.01);
+    expect(m.value).toBeCloseTo(4, 9);
+    expect(m.median).toBeCloseTo(4, 9);
   });
 
   it('floors a slope the clock cannot resolve at 0.01 µs and refuses unpaired samples', () => {
