@@ -52,6 +52,12 @@ export const BENCH_FLAGS: Record<string, FlagSpec> = {
     value: 'N,N,…',
     help: `prompt lengths of the latency sweep, at most ${MAX_LIST_ENTRIES} (seeded random token ids)`,
   },
+  'cached-prefix': {
+    type: 'list',
+    range: 'cached-prefix',
+    value: 'C,C,…',
+    help: 'latency sweep: also the TTFT of each prompt length with its first C tokens already in the KV cache (what a prefix-cache hit saves)',
+  },
   reps: { type: 'int', range: 'reps', value: 'N', help: 'timed repetitions per prompt length / per roof (default 5; 3 on CPU adapters)' },
   warmup: { type: 'int', range: 'warmup', value: 'N', help: 'untimed warm-up requests per prompt length (default 1)' },
   profile: { type: 'boolean', help: 'also time every kernel (separate runs; perturbs timing, never in the headline numbers)' },
@@ -232,7 +238,7 @@ const SERVE_FLAGS = new Set([
   'result-filename',
 ]);
 /** The flags of the latency sweep (`--reps` also sets the roofs' repetitions with `--probe`). */
-const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile']);
+const SWEEP_FLAGS = new Set(['prompt-lengths', 'reps', 'warmup', 'profile', 'cached-prefix']);
 /** The flags that choose llama-bench mode (llama-bench's -p -n -pg -d -r -o). */
 const LLAMA_BENCH_MODE_FLAGS = ['n-prompt', 'n-gen', 'n-pg', 'n-depth', 'repetitions', 'output'];
 /** What llama-bench mode takes besides its own flags and the common ones. */

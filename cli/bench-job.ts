@@ -81,6 +81,7 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
       profile: Boolean(flags.get('profile')),
       chunk: get<number>('chunk'),
       seed: get<number>('seed'),
+      ...cachedPrefixes(get<number[]>('cached-prefix'), lengths ?? defaults.latency!.promptLengths),
     };
   }
   if (flags.has('agreement')) {
@@ -93,6 +94,18 @@ export function jobFromFlags(flags: Map<string, unknown>, cpuLike: boolean): Ben
   const problem = arrivalLimitProblem(work) ?? (flags.get('yes') ? null : workProblem(work, 'add --yes to run it anyway'));
   if (problem) throw new UsageError(`${problem}.`);
   return job;
+}
+
+/** `--cached-prefix`: each C must be shorter than some prompt length (pairs with C ≥ P are skipped). */
+function cachedPrefixes(given: number[] | undefined, lengths: number[]): { cachedPrefixes?: number[] } {
+  if (!given?.length) return {};
+  const longest = Math.max(...lengths);
+  const over = given.find((c) => c >= longest);
+  if (over !== undefined)
+    throw new UsageError(
+      `--cached-prefix ${over} is not shorter than any prompt length (the longest is ${longest}); a cached prefix leaves at least one token to prefill.`,
+    );
+  return { cachedPrefixes: [...new Set(given)].sort((a, b) => a - b) };
 }
 
 /** Why `--agreement llama.cpp` cannot run with this job, or null: llama.cpp must read the very file the engine runs. */

@@ -49,6 +49,8 @@ export interface LatencyJob {
   chunk?: number;
   cooldownMs?: number;
   seed?: number;
+  /** Cached prefix lengths whose TTFT is measured too (`--cached-prefix`; latency.ts cached_prefixes). */
+  cachedPrefixes?: number[];
 }
 
 export interface BenchJob {
@@ -167,7 +169,14 @@ export function checkPresetFits(job: BenchJob): void {
 export function plannedWork(job: BenchJob): PlannedWork {
   const work: PlannedWork = {};
   const l = job.latency;
-  if (l) work.latency = { promptLengths: l.promptLengths, gen: l.gen, reps: l.reps + (l.profile ? 1 : 0), warmup: l.warmup ?? 1 };
+  // Each cached prefix length repeats the sweep's prefills (without decode): counted as a whole sweep, an upper bound.
+  if (l)
+    work.latency = {
+      promptLengths: l.promptLengths,
+      gen: l.gen,
+      reps: (l.reps + (l.profile ? 1 : 0)) * (1 + (l.cachedPrefixes?.length ?? 0)),
+      warmup: l.warmup ?? 1,
+    };
   const s = job.serve;
   if (s) {
     // The rate sweep runs the workload up to 6 more times (findCapacity's two brackets and 4 bisections).
@@ -236,7 +245,15 @@ function checkPrefixPoolFits(ctx: GpuContext, choice: ModelChoice, shape: Engine
 
 /** The protocol part of the latency settings, shared by both engines. */
 function sweepSettings(l: LatencyJob) {
-  return { prompt_lengths: l.promptLengths, output_tokens: l.gen, reps: l.reps, warmup: l.warmup ?? 1, cooldown_ms: l.cooldownMs ?? 50, seed: l.seed ?? 42 };
+  return {
+    prompt_lengths: l.promptLengths,
+    output_tokens: l.gen,
+    reps: l.reps,
+    warmup: l.warmup ?? 1,
+    cooldown_ms: l.cooldownMs ?? 50,
+    seed: l.seed ?? 42,
+    ...(l.cachedPrefixes?.length ? { cached_prefixes: l.cachedPrefixes } : {}),
+  };
 }
 
 function progressSlice(hooks: JobHooks, from: number, to: number, label: string) {
@@ -448,7 +465,9 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
     signal: hooks.signal,
     onProgress: progressSlice(hooks, oursEnd, oursEnd + 0.2, 'WebLLM model'),
   });
-  const settings: WebLLMSettings = { ...sweepSettings(latency), vocab_size: preset.config.vocabSize, bos_id: preset.config.bosId };
+  // WebLLM's API has no KV cache to pre-fill: the cached-prefix sweep is ours only.
+  const { cached_prefixes: _ours, ...sweep } = sweepSettings(latency);
+  const settings: WebLLMSettings = { ...sweep, vocab_size: preset.config.vocabSize, bos_id: preset.config.bosId };
   let section: WebLLMSection;
   try {
     section = await runWebLLMLatency(

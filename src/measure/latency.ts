@@ -35,7 +35,7 @@ import {
 } from './latency-summary.ts';
 import { latencyStats, ttftMs, type LatencyStats } from './metrics.ts';
 import { throwIfCancelled } from './protocol.ts';
-import { summarize } from './stats.ts';
+import { summarize, type Summary } from './stats.ts';
 import type { Verdict } from './roofline.ts';
 import type { LatencyReport } from './schema.ts';
 
@@ -53,6 +53,25 @@ export interface LatencySettings {
   profile: boolean;
   /** A real text prompt's token ids instead of random ids (then prompt_lengths has its one length). */
   prompt_ids?: number[];
+  /**
+   * Cached prefix lengths (`--cached-prefix`): for each prompt length P and each C < P, TTFT with the
+   * first C positions already in the KV cache, as a prefix-cache hit leaves them.
+   */
+  cached_prefixes?: number[];
+}
+
+/** TTFT of prompt length P when its first C tokens are cached, beside P's uncached TTFT. */
+export interface PrefixTtftRow {
+  prompt_tokens: number;
+  cached_tokens: number;
+  n: number;
+  ttft: Summary;
+  /** The uncached row's median TTFT (C = 0), ms. */
+  uncached_ttft_p50_ms: number;
+  /** uncached p50 − this p50, ms (below 0 where the cached run came out slower). */
+  saved_ms: number;
+  /** saved_ms ÷ uncached p50. */
+  saved_share: number;
 }
 
 export interface LatencySection {
@@ -63,6 +82,8 @@ export interface LatencySection {
   requests: RequestRecord[];
   rows: LatencyRow[];
   depth_curve: DepthPoint[];
+  /** With `cached_prefixes`: TTFT per (prompt length, cached prefix), beside the uncached TTFT. */
+  prefix_ttft?: PrefixTtftRow[];
   /** Dispatches (kernel launches) per step from the recorded programs: the longest prompt's first prefill chunk, and a decode step after the shortest prompt. */
   dispatches_per_step?: { prefill: number; decode: number };
   /** Where a decode token's time goes, per prompt length (rows with GPU timestamps and the launch roof). */
@@ -170,7 +191,8 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
     }
   }
   const promptFor = (P: number, rep: number) => settings.prompt_ids ?? sweepPrompt(P, rep, settings.seed, c.vocabSize, c.bosId);
-  const total = lengths.length * (settings.warmup + settings.reps + (settings.profile ? 1 : 0));
+  const cachedPairs = (P: number) => (settings.cached_prefixes ?? []).filter((C) => C > 0 && C < P);
+  const total = lengths.reduce((n, P) => n + (1 + cachedPairs(P).length) * (settings.warmup + settings.reps) + (settings.profile ? 1 : 0), 0);
   let done = 0;
   const progress = (what: string) => hooks.onProgress?.(what, done / total);
   const run = async (P: number, rep: number, gpuTiming: 'phases' | 'kernels') => {
@@ -190,6 +212,17 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
   const costs = new Map<number, LengthCosts>();
   let first: GenerationRecord | null = null;
   const spans: { phase: 'prefill' | 'decode'; ms: number }[] = [];
+  const prefixRows: PrefixTtftRow[] = [];
+  /** TTFT (ms) of P's prompt with its first C tokens prefilled untimed first: the timed request prefills P − C from position C. */
+  const cachedTtft = async (P: number, C: number, rep: number): Promise<number> => {
+    const prompt = promptFor(P, rep);
+    await generate(engine, prompt.slice(0, C), 1, { gpuTiming: 'off', chunk: settings.chunk, signal: hooks.signal });
+    const { value: g } = await protocolRequest(hooks, settings.cooldown_ms, () =>
+      generate(engine, prompt.slice(C), 1, { gpuTiming: 'off', chunk: settings.chunk, signal: hooks.signal, startPos: C }),
+    );
+    done++;
+    return ttftMs({ promptTokens: P - C, tSend: g.tSend, tTokens: g.tTokens })!;
+  };
 
   for (const P of lengths) {
     costs.set(P, lengthCosts(engine, P, gen, settings.chunk));
@@ -213,6 +246,25 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
       ),
     );
     hooks.onRequest?.({ requests, rows });
+    for (const C of cachedPairs(P)) {
+      const samples: number[] = [];
+      for (let rep = -settings.warmup; rep < settings.reps; rep++) {
+        progress(`prompt ${P} tokens with ${C} cached, ${rep < 0 ? 'warm-up' : `repetition ${rep + 1}/${settings.reps}`}`);
+        const t = await cachedTtft(P, C, rep);
+        if (rep >= 0) samples.push(t);
+      }
+      const uncached = rows.at(-1)!.ttft.p50;
+      const ttft = summarize(samples);
+      prefixRows.push({
+        prompt_tokens: P,
+        cached_tokens: C,
+        n: samples.length,
+        ttft,
+        uncached_ttft_p50_ms: uncached,
+        saved_ms: uncached - ttft.p50,
+        saved_share: uncached > 0 ? (uncached - ttft.p50) / uncached : 0,
+      });
+    }
     if (settings.profile) {
       progress(`per-kernel profile, prompt ${P}`);
       const { g } = await run(P, 0, 'kernels');
@@ -241,6 +293,7 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
     requests,
     rows,
     depth_curve: depthCurve(requests, bytesAtDepth, roofs),
+    ...(settings.cached_prefixes?.length ? { prefix_ttft: prefixRows } : {}),
     dispatches_per_step: dispatches,
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
     verdicts: rows.map((row) => ({

@@ -72,6 +72,7 @@ export const SETTING_RANGES = {
   warmup: whole(0, 100),
   gen: whole(1, 4096),
   'prompt-lengths': whole(1, MAX_PROMPT_TOKENS),
+  'cached-prefix': whole(1, MAX_PROMPT_TOKENS),
   temperature: real(0, 100),
   'top-k': whole(0, 1 << 22),
   'top-p': real(0, 1, true),

@@ -9,6 +9,7 @@ import './device-panel.ts';
 import './kernel-chart.ts';
 import './llama-bench-table.ts';
 import './results-table.ts';
+import './prefix-ttft-table.ts';
 import './roofline-chart.ts';
 import './roofs-table.ts';
 import './run-facts.ts';
@@ -83,6 +84,11 @@ export class ReportView extends LitElement {
       ${
         latency
           ? html`${this.card('table-title', 'Latency by prompt length', html`<ts-results-table .rows=${rows}></ts-results-table>`)}
+            ${
+              latency.prefix_ttft?.length
+                ? this.card('prefix-ttft-title', 'TTFT with a cached prefix', html`<ts-prefix-ttft-table .rows=${latency.prefix_ttft}></ts-prefix-ttft-table>`)
+                : ''
+            }
             ${this.card('ttft-title', 'Time to first token vs prompt length', this.pair(html`<ts-ttft-chart .latency=${latency}></ts-ttft-chart>`, explain.prefillDecode))}
             ${this.card('depth-title', 'Time per output token vs context depth', this.pair(html`<ts-depth-chart .latency=${latency}></ts-depth-chart>`, explain.decodeMemoryBound))}
             ${this.card('cdf-title', 'Latency distributions', this.pair(html`<ts-cdf-chart .latency=${latency}></ts-cdf-chart>`, explain.percentilesGoodput))}

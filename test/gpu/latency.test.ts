@@ -12,6 +12,35 @@ describe('a latency sweep on a tiny model', () => {
   });
   afterAll(() => ctx?.destroy());
 
+  it('--cached-prefix: TTFT per (prompt, cached length) beside the uncached row, for each C shorter than the prompt', async () => {
+    const result = await runJob(
+      ctx,
+      {
+        probe: true,
+        probeMiB: 4,
+        probeShapes: { bandwidthWorkgroups: [64], readRuns: [1], matmulSize: 128 },
+        protocol: { warmup: 1, minReps: 2, maxReps: 2, minDurationMs: 0 },
+        model: { preset: 'stories260k', quant: 'f32' },
+        latency: { promptLengths: [4, 40], gen: 2, reps: 2, cooldownMs: 0, cachedPrefixes: [8, 32] },
+      },
+      new Set(),
+    );
+    const l = validateResult(JSON.parse(JSON.stringify(result))).latency as LatencySection;
+    // Prompt 4 has no shorter cached length; prompt 40 has both.
+    expect(l.prefix_ttft!.map((r) => [r.prompt_tokens, r.cached_tokens, r.n])).toEqual([
+      [40, 8, 2],
+      [40, 32, 2],
+    ]);
+    for (const r of l.prefix_ttft!) {
+      expect(r.uncached_ttft_p50_ms).toBe(l.rows[1].ttft.p50);
+      expect(r.ttft.p50).toBeGreaterThan(0);
+      expect(r.saved_ms).toBeCloseTo(r.uncached_ttft_p50_ms - r.ttft.p50, 9);
+      expect(r.saved_share).toBeCloseTo(r.saved_ms / r.uncached_ttft_p50_ms, 9);
+    }
+    // The cached-prefix requests are not timed requests of the sweep.
+    expect(l.requests).toHaveLength(4);
+  });
+
   it('yields a schema-valid result: TTFT grows with prompt length, GPU phases within wall time, kernels add up', async () => {
     const result = await runJob(
       ctx,

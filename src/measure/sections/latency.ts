@@ -144,6 +144,7 @@ export const latencySchema = object({
       chunk: count().describe('Prefill chunk size.'),
       profile: bool(),
       prompt_ids: optional(array(tokenId(), MAX_TOKENS)),
+      cached_prefixes: optional(array(count(), MAX_ROWS)).describe('--cached-prefix: prefix lengths whose TTFT is measured with them already in the KV cache.'),
     }),
   ),
   gpu_clock: optional(oneOf(['gpu-timestamp', 'host'] as const)),
@@ -170,6 +171,20 @@ export const latencySchema = object({
       MAX_ROWS,
     ),
   ),
+  prefix_ttft: optional(
+    array(
+      object({
+        prompt_tokens: count(),
+        cached_tokens: count().describe('Positions already in the KV cache (prefilled untimed from the same prompt), as a prefix-cache hit leaves them.'),
+        n: count(),
+        ttft: summarySchema.describe('TTFT of the remaining prompt_tokens − cached_tokens, prefilled from position cached_tokens.'),
+        uncached_ttft_p50_ms: ms().describe("The same prompt length's median TTFT with nothing cached (its row in rows)."),
+        saved_ms: signedMs().describe('uncached_ttft_p50_ms − ttft.p50.'),
+        saved_share: num(-1e6, 1).describe('saved_ms ÷ uncached_ttft_p50_ms.'),
+      }),
+      MAX_ROWS,
+    ),
+  ).describe('TTFT saved at each cached prefix length (--cached-prefix): what a prefix-cache hit of that length saves, without the copy a hit costs.'),
   dispatches_per_step: optional(object({ prefill: count(), decode: count() })).describe(
     'Dispatches one step records, counted from the recorded programs: the first prefill chunk and a decode step.',
   ),
@@ -369,6 +384,28 @@ function formatLatency(l: LatencyReport): string {
         ['depth', 'TPOT ms', 'n', 'ceiling tok/s', 'observed tok/s'],
         l.depth_curve.map((d) => [String(d.depth), fixedOrDash(d.tpot_ms, 3), String(d.n), d.ceiling_tokens_per_s.toFixed(0), (1000 / d.tpot_ms).toFixed(1)]),
         [true, true, true, true, true],
+      ),
+    );
+  }
+  if (l.prefix_ttft?.length) {
+    out.push(
+      '',
+      'TTFT with a cached prefix (the first C positions already in the KV cache, as a prefix-cache hit leaves them; the copy a hit costs not included):',
+    );
+    out.push(
+      table(
+        ['prompt', 'cached', 'n', 'TTFT p50', 'TTFT p90', 'uncached p50', 'saved ms', 'saved'],
+        l.prefix_ttft.map((r) => [
+          String(r.prompt_tokens),
+          String(r.cached_tokens),
+          String(r.n),
+          fixedOrDash(r.ttft.p50),
+          fixedOrDash(r.ttft.p90),
+          fixedOrDash(r.uncached_ttft_p50_ms),
+          fixedOrDash(r.saved_ms),
+          `${(r.saved_share * 100).toFixed(0)}%`,
+        ]),
+        [true, true, true, true, true, true, true, true],
       ),
     );
   }
