@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/device.ts';
-import { loadModel, type LoadedModel } from '../../src/model/load.ts';
+import { runJob } from '../../src/jobs/job.ts';
+import { findPreset } from '../../src/model/catalog.ts';
+import { checkModelFits, loadModel, type LoadedModel } from '../../src/model/load.ts';
 import { GpuServingEngine, realClock } from '../../src/serve/gpu-engine.ts';
 import { runServe, type SchedulerOptions } from '../../src/serve/scheduler.ts';
 import { mulberry32, type ServeRequest } from '../../src/serve/workload.ts';
@@ -101,5 +103,43 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'prefix caching on the real engine (st
       const before = on[r.id - 1];
       expect(r.cachedTokens).toBe(Math.floor((before.promptTokens + 12 - 1) / 16) * 16);
     }
+  });
+
+  it('a memory budget the model fits but not with the pool beside it is refused before allocation, naming --prefix-cache off', async () => {
+    const serve = {
+      requests: 2,
+      rate: Infinity,
+      burstiness: 1,
+      prompt: { kind: 'fixed' as const, tokens: 24 },
+      output: { kind: 'fixed' as const, tokens: 4 },
+      max_batch: 2,
+      max_tokens_per_step: 32,
+      chunk: 32,
+      slo: {},
+      seed: 42,
+      shared_prefix: 16,
+    };
+    const job = {
+      probe: true,
+      probeMiB: 4,
+      probeShapes: { bandwidthWorkgroups: [64], readRuns: [1], matmulSize: 128 },
+      protocol: { warmup: 1, minReps: 2, maxReps: 2, minDurationMs: 0 },
+      model: { preset: 'stories260k', quant: 'f32' as const },
+      serve,
+      context: 64,
+    };
+    const choice = { kind: 'preset' as const, preset: findPreset('stories260k')!, quant: 'f32' as const };
+    const alone = checkModelFits(ctx.caps, choice, { maxSeq: 64, slots: 2, maxRows: 32 }).totalBytes;
+    const doubled = checkModelFits(ctx.caps, choice, { maxSeq: 64, slots: 4, maxRows: 32 }).totalBytes;
+    expect(doubled).toBeGreaterThan(alone);
+    const budget = Math.floor((alone + doubled) / 2);
+    await expect(runJob(ctx, { ...job, memoryBudgetBytes: budget }, new Set())).rejects.toMatchObject({
+      code: 'model-too-large',
+      message: expect.stringMatching(/^The model fits, but not with the prefix cache's pool beside it/),
+      hint: expect.stringContaining('--prefix-cache off'),
+    });
+    // The same budget without the cache runs.
+    const result = await runJob(ctx, { ...job, memoryBudgetBytes: budget, serve: { ...serve, prefix_cache: false } }, new Set());
+    expect(result.serve?.run?.result.completed).toBe(2);
   });
 });
