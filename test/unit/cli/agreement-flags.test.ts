@@ -4,20 +4,9 @@
  * The run itself (llama.cpp's logits beside ours) is test/e2e/cli-agreement.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { parseFlags, UsageError } from '../../../cli/args.ts';
-import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
-import { jobFromFlags } from '../../../cli/bench-job.ts';
+import { benchJob as job, usageError } from './bench-args.ts';
 
-const job = (argv: string[]) => jobFromFlags(parseFlags(argv, BENCH_FLAGS, misplacedFlag), true);
-const refusal = (argv: string[]) => {
-  try {
-    job(argv);
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return (e as Error).message;
-  }
-  throw new Error(`${argv.join(' ')} was accepted`);
-};
+const refusal = (argv: string[]) => usageError(() => job(argv), argv.join(' '));
 
 describe('--agreement llama.cpp', () => {
   it('with a local GGUF file, a latency or --prompt run gets the accuracy pass on', () => {

@@ -2,8 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseBench, usageError } from './bench-args.ts';
 import { parseFlags, UsageError, type FlagSpec } from '../../../cli/args.ts';
-import { BENCH_FLAGS, misplacedFlag, outputPathProblem } from '../../../cli/bench-flags.ts';
+import { outputPathProblem } from '../../../cli/bench-flags.ts';
 
 const FLAGS: Record<string, FlagSpec> = {
   probe: { type: 'boolean', help: '' },
@@ -35,16 +36,8 @@ describe('parseFlags', () => {
 });
 
 describe("bench's flags: every value in range, every flag in its mode, before any GPU work", () => {
-  const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
-  const refused = (argv: string[]) => {
-    try {
-      parse(argv);
-    } catch (e) {
-      expect(e).toBeInstanceOf(UsageError);
-      return (e as Error).message;
-    }
-    throw new Error(`${argv.join(' ')} was accepted`);
-  };
+  const parse = parseBench;
+  const refused = (argv: string[]) => usageError(() => parse(argv), argv.join(' '));
   const lengths = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1)).join(',');
 
   it.each([

@@ -4,21 +4,10 @@
  * range; the report prints its table.
  */
 import { describe, expect, it } from 'vitest';
-import { parseFlags, UsageError } from '../../../cli/args.ts';
-import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
-import { jobFromFlags } from '../../../cli/bench-job.ts';
 import { latencySection } from '../../../src/measure/sections/latency.ts';
+import { benchJob as job, usageError } from './bench-args.ts';
 
-const job = (argv: string[]) => jobFromFlags(parseFlags(argv, BENCH_FLAGS, misplacedFlag), true);
-const refusal = (argv: string[]) => {
-  try {
-    job(argv);
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return (e as Error).message;
-  }
-  throw new Error(`${argv.join(' ')} was accepted`);
-};
+const refusal = (argv: string[]) => usageError(() => job(argv), argv.join(' '));
 
 describe('--cached-prefix', () => {
   it('goes into the latency job, sorted and without repeats', () => {

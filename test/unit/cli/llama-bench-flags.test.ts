@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { parseFlags, UsageError } from '../../../cli/args.ts';
+import { parseBench, usageError } from './bench-args.ts';
 import { jobFromFlags } from '../../../cli/bench-job.ts';
-import { BENCH_FLAGS, misplacedFlag, runKind } from '../../../cli/bench-flags.ts';
+import { runKind } from '../../../cli/bench-flags.ts';
 import { llamaBenchTests, LLAMA_BENCH_DEFAULTS } from '../../../src/measure/llama-bench-run.ts';
 import { parseIntRanges } from '../../../src/measure/validate.ts';
 
-const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
-const refusal = (argv: string[]) => {
-  try {
-    parse(argv);
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return (e as Error).message;
-  }
-  throw new Error(`${argv.join(' ')} was accepted`);
-};
+const parse = parseBench;
+const refusal = (argv: string[]) => usageError(() => parse(argv), argv.join(' '));
 
 describe("llama-bench's integer lists and ranges", () => {
   it.each([

@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseFlags, UsageError } from '../../../cli/args.ts';
-import { jobFromFlags } from '../../../cli/bench-job.ts';
-import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 import { runContext, servePositions } from '../../../src/jobs/job.ts';
 import { checkPrefixWorkload } from '../../../src/serve/run.ts';
+import { benchJob, parseBench, usageError } from './bench-args.ts';
 
-const parse = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
-const job = (argv: string[]) => jobFromFlags(parse(['--mode', 'serve', '-m', 'stories15m', ...argv]), true);
+const job = (argv: string[]) => benchJob(['--mode', 'serve', '-m', 'stories15m', ...argv]);
 /** The usage error's message (exit 2, before any GPU work). */
-const refusal = (argv: string[]) => {
-  try {
-    job(argv);
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return (e as Error).message;
-  }
-  throw new Error(`${argv.join(' ')} was accepted`);
-};
+const refusal = (argv: string[]) => usageError(() => job(argv), argv.join(' '));
 
 describe('prefix-caching flags', () => {
   it('turn into serve settings: the cache on by default, a shared prefix, conversations × turns requests', () => {
@@ -42,7 +31,7 @@ describe('prefix-caching flags', () => {
   });
 
   it('are serve-mode flags', () => {
-    expect(() => parse(['--shared-prefix', '64'])).toThrow(/--shared-prefix is a serve-mode flag/);
+    expect(() => parseBench(['--shared-prefix', '64'])).toThrow(/--shared-prefix is a serve-mode flag/);
   });
 
   it("refuse a prefix past the model's context when no --context is given, before any GPU work", () => {
