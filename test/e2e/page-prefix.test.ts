@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import type { StaticServer } from '../../cli/static-server.ts';
+import { describe, expect, it } from 'vitest';
 import { decodeReport } from '../../src/share/permalink.ts';
-import { launch, runAndWait, startPage, waitForReady, watchErrors } from './browser.ts';
+import { pageAndBrowser, runAndWait, waitForReady, watchErrors } from './browser.ts';
 
 /** Six requests behind a 32-token system prompt, two at a time: the later four find its two blocks cached. */
 const PREFIX =
@@ -11,21 +9,12 @@ const PREFIX =
 type PrefixCacheJson = { hit_rate: number | null; requests_with_hit: number; ttft_hit: { count: number } | null };
 
 describe('prefix caching in the page', () => {
-  let server: StaticServer;
-  let browser: Browser;
-  beforeAll(async () => {
-    server = await startPage();
-    browser = await launch(true);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const ctx = pageAndBrowser();
 
   it('the form takes the prefix settings from the link, the run reports its hit rate and TTFT of hits vs misses, and the share link keeps them', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     const errors = watchErrors(page);
-    await page.goto(`${server.url}${PREFIX}`);
+    await page.goto(`${ctx.server.url}${PREFIX}`);
     await waitForReady(page);
     expect(await page.locator('ts-serve-setup #shared-prefix').inputValue()).toBe('32');
     expect(await page.locator('ts-serve-setup #prefix-cache').isChecked()).toBe(true);
@@ -49,7 +38,7 @@ describe('prefix caching in the page', () => {
     expect(shared.serve.run.timeline.every((t) => t.token_ids?.length === 4)).toBe(true);
 
     // The link reopens the report with the prefix cache's block.
-    const reopened = await browser.newPage({ viewport: { width: 390, height: 900 } });
+    const reopened = await ctx.browser.newPage({ viewport: { width: 390, height: 900 } });
     await reopened.goto(link);
     await expect.poll(() => reopened.locator('ts-prefix-cache-view #prefix-hit-rate').count(), { timeout: 20_000 }).toBe(1);
     await reopened.close();
