@@ -111,14 +111,24 @@ describe('many results at once', () => {
     expect(runs[1].ceilings!.source).toMatchObject({ kind: 'cached', measured_at: runs[0].ceilings!.source!.measured_at, path: 'IndexedDB tokenscope-roofs' });
     expect(runs[1].ceilings!.read_bandwidth_gbps).toBe(runs[0].ceilings!.read_bandwidth_gbps);
     expect(await deepText(page, 'ts-roofs-table #roofs-source')).toMatch(/Reused \(roofs cache IndexedDB tokenscope-roofs\), measured \d+ \w+ \d{4}/);
-    // The same probe settings from the address, in the same browser profile: the form offers the stored roofs instead of their cost.
+    // Reused roofs that the run's re-measured read shows low (beyond the drift bound: a busy machine when
+    // they were measured) are dropped, and the run's notes say so (measure/roofs-key.ts staleReusedRoofs).
+    const drift = runs[1].ceilings!.drift!;
+    const dropped = (runs[1].notes ?? []).some((n) => /the cached roofs are dropped/.test(n));
+    expect(dropped).toBe(drift.ratio > 1 + drift.bound);
+    // The same probe settings from the address, in the same browser profile: the form offers the stored
+    // roofs instead of their cost — unless the second run dropped them, when it states their cost again.
     const form = await profile.newPage();
     await form.goto(`${ctx.server.url}${TINY}`);
     await waitForReady(form);
-    await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/Reuses this device's roofs measured .* \(no time for the roofs\)/);
-    expect(await form.locator('#measure-roofs-again').isChecked()).toBe(false);
-    await form.locator('#measure-roofs-again').check();
-    await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/^Takes about .* for the roofs/);
+    if (dropped) {
+      await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/^Takes about .* for the roofs/);
+    } else {
+      await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/Reuses this device's roofs measured .* \(no time for the roofs\)/);
+      expect(await form.locator('#measure-roofs-again').isChecked()).toBe(false);
+      await form.locator('#measure-roofs-again').check();
+      await expect.poll(() => deepText(form, 'ts-run-setup #expected')).toMatch(/^Takes about .* for the roofs/);
+    }
     await form.close();
   });
 
