@@ -6,6 +6,7 @@
  * within f32 rounding of any f32 implementation.
  */
 import { TokenscopeError } from '../errors.ts';
+import { f16BitsToF32, f32ToF16Bits } from '../f16.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
@@ -96,6 +97,39 @@ export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tens
 export interface ReferenceOptions {
   /** Positions the KV cache holds. Default: the context length, at most 2048. */
   seqLen?: number;
+  /**
+   * Round every matrix product's input to int8 as llama.cpp's CPU backend does before it multiplies
+   * quantized weights (roundActivations): 'q8_0' (blocks of 32, an f16 scale: its activations for
+   * Q4_0 and Q8_0) or 'q8_k' (super-blocks of 256, an f32 scale: for the K-quants). Default: none,
+   * the f32 reference. What that rounding alone costs in KLD is the bar the engine's own 8-bit
+   * activations are held to (test/gpu/activation-rounding.test.ts).
+   */
+  activations?: ActivationRounding;
+}
+
+/** llama.cpp's activation formats: Q8_0 (32 inputs per f16 scale) and Q8_K (256 per f32 scale). */
+export type ActivationRounding = 'q8_0' | 'q8_k';
+
+/**
+ * out = x rounded as llama.cpp quantizes activations: per group of 32 (q8_0) or 256 (q8_k) inputs,
+ * d = max|x|/127 (q8_0: d rounded to f16, as it stores it), q = round(x/d), out = q·d. A zero group
+ * stays zero. `out` may be `x`; x.length must be a multiple of the group.
+ */
+export function roundActivations(out: Float32Array, x: Float32Array, rounding: ActivationRounding): void {
+  const group = rounding === 'q8_0' ? 32 : 256;
+  if (x.length % group !== 0) throw new RangeError(`roundActivations: ${x.length} inputs are not groups of ${group}`);
+  for (let g = 0; g < x.length; g += group) {
+    let amax = 0;
+    for (let i = g; i < g + group; i++) amax = Math.max(amax, Math.abs(x[i]));
+    const d = rounding === 'q8_0' ? f16BitsToF32(f32ToF16Bits(amax / 127)) : Math.fround(amax / 127);
+    const inv = d > 0 ? 1 / d : 0;
+    for (let i = g; i < g + group; i++) out[i] = Math.max(-127, Math.min(127, roundHalfEven(x[i] * inv))) * d;
+  }
+}
+
+function roundHalfEven(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 export class ReferenceModel {
@@ -111,6 +145,8 @@ export class ReferenceModel {
   private readonly valueCache: Float32Array; // (nLayers, seqLen, kvDim)
   private readonly logits: Float32Array; // (vocabSize)
   private readonly invFreq: Float32Array[]; // per layer (ropeDim/2): RoPE inverse frequencies
+  private readonly rounding: ActivationRounding | undefined;
+  private readonly rounded: Float32Array; // (max(dim, qDim, hiddenDim)) a product's input as llama.cpp rounds it
 
   constructor(
     readonly config: ModelConfig,
@@ -132,6 +168,16 @@ export class ReferenceModel {
     this.valueCache = new Float32Array(c.nLayers * this.seqLen * kvDim);
     this.logits = new Float32Array(c.vocabSize);
     this.invFreq = Array.from({ length: c.nLayers }, (_, l) => ropeInvFreq(c, l));
+    this.rounding = options.activations;
+    this.rounded = new Float32Array(options.activations ? Math.max(c.dim, qDim, c.hiddenDim) : 0);
+  }
+
+  /** A product's input: `x` itself, or its int8 rounding (options.activations) in scratch. */
+  private input(x: Float32Array): Float32Array {
+    if (!this.rounding) return x;
+    const out = this.rounded.subarray(0, x.length);
+    roundActivations(out, x, this.rounding);
+    return out;
   }
 
   /** Logits for the token at `pos`, given that positions 0..pos-1 were run before. The array is reused by the next call. */
@@ -158,9 +204,10 @@ export class ReferenceModel {
       const window = slidingWindow(c, l);
 
       rmsnorm(this.xb, x, lw.attnNorm, c.rmsEps);
-      matmul(this.q, this.xb, lw.wq, c.dim, qDim);
-      matmul(k, this.xb, lw.wk, c.dim, kvDim);
-      matmul(v, this.xb, lw.wv, c.dim, kvDim);
+      const qkvIn = this.input(this.xb);
+      matmul(this.q, qkvIn, lw.wq, c.dim, qDim);
+      matmul(k, qkvIn, lw.wk, c.dim, kvDim);
+      matmul(v, qkvIn, lw.wv, c.dim, kvDim);
       addInPlace(this.q, lw.bq);
       addInPlace(k, lw.bk);
       addInPlace(v, lw.bv);
@@ -169,21 +216,22 @@ export class ReferenceModel {
       rope(this.q, pos, c.nHeads, c, this.invFreq[l]);
       rope(k, pos, c.nKvHeads, c, this.invFreq[l]);
       attention(this.attnOut, this.q, this.keyCache, this.valueCache, this.att, l, pos, this.seqLen, c, window);
-      matmul(this.xb, this.attnOut, lw.wo, qDim, c.dim);
+      matmul(this.xb, this.input(this.attnOut), lw.wo, qDim, c.dim);
       if (c.postNorms) rmsnorm(this.xb, this.xb, lw.postAttnNorm!, c.rmsEps);
       addInPlace(x, this.xb);
 
       rmsnorm(this.xb, x, lw.ffnNorm, c.rmsEps);
-      matmul(this.hb, this.xb, lw.wGate, c.dim, c.hiddenDim);
-      matmul(this.hb2, this.xb, lw.wUp, c.dim, c.hiddenDim);
+      const ffnIn = this.input(this.xb);
+      matmul(this.hb, ffnIn, lw.wGate, c.dim, c.hiddenDim);
+      matmul(this.hb2, ffnIn, lw.wUp, c.dim, c.hiddenDim);
       if (c.activation === 'silu') swiglu(this.hb, this.hb, this.hb2);
       else geglu(this.hb, this.hb, this.hb2);
-      matmul(this.xb, this.hb, lw.wDown, c.hiddenDim, c.dim);
+      matmul(this.xb, this.input(this.hb), lw.wDown, c.hiddenDim, c.dim);
       if (c.postNorms) rmsnorm(this.xb, this.xb, lw.postFfnNorm!, c.rmsEps);
       addInPlace(x, this.xb);
     }
     rmsnorm(x, x, w.outputNorm, c.rmsEps);
-    matmul(this.logits, x, w.output, c.dim, c.vocabSize);
+    matmul(this.logits, this.input(x), w.output, c.dim, c.vocabSize);
     return this.logits;
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/model/config.ts';
+import { f16BitsToF32, f32ToF16Bits } from '../../../src/f16.ts';
 import { fileSource } from '../../../src/model/gguf/node-source.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, type TestModelOptions } from '../../../src/model/gguf/synthetic.ts';
@@ -11,6 +12,7 @@ import {
   generateGreedy,
   loadReferenceWeights,
   ReferenceModel,
+  roundActivations,
   rmsnorm,
   rope,
   softmax,
@@ -163,5 +165,39 @@ describe('reference forward pass on synthetic models', () => {
     const model = new ReferenceModel(config, weights, { seqLen: 4 });
     expect(() => model.forward(0, 4)).toThrow(/position 4 is outside vocab 300 \/ sequence 4/);
     expect(() => model.forward(300, 0)).toThrow(/token 300/);
+  });
+});
+
+describe("roundActivations (llama.cpp's Q8_0 and Q8_K activation rounding)", () => {
+  it('q8_0: per 32 inputs d = max|x|/127 rounded to f16, q = round(x/d) with ties to even, a zero block stays zero', () => {
+    const x = new Float32Array(64);
+    for (let i = 0; i < 32; i++) x[i] = (i - 16) / 10; // max |x| 1.6
+    const out = new Float32Array(64);
+    roundActivations(out, x, 'q8_0');
+    const d = f16BitsToF32(f32ToF16Bits(1.6 / 127));
+    expect(d).not.toBe(Math.fround(1.6 / 127)); // the f16 scale is not the f32 one
+    for (let i = 0; i < 32; i++) expect(out[i]).toBeCloseTo(Math.round(x[i] / d) * d, 6);
+    expect(Math.abs(out[0])).toBeCloseTo(127 * d, 6); // the largest input maps to ±127
+    expect([...out.subarray(32)]).toEqual(new Array(32).fill(0));
+    // Every output is within d/2 of its input.
+    for (let i = 0; i < 32; i++) expect(Math.abs(out[i] - x[i])).toBeLessThanOrEqual(d / 2 + 1e-7);
+  });
+
+  it('q8_k: one f32 scale per 256 inputs, so a small block beside a large one loses its resolution', () => {
+    const x = new Float32Array(256).fill(0.01);
+    x[255] = 12.7; // d = 0.1: every 0.01 rounds to 0 under the group's scale
+    const k = new Float32Array(256);
+    roundActivations(k, x, 'q8_k');
+    expect(k[0]).toBe(0);
+    expect(k[255]).toBeCloseTo(12.7, 5);
+    // Under q8_0 the first 32 inputs keep their own scale and survive exactly.
+    const b = new Float32Array(256);
+    roundActivations(b, x, 'q8_0');
+    expect(b[0]).toBeCloseTo(0.01, 4);
+  });
+
+  it('refuses a length that is not whole groups', () => {
+    expect(() => roundActivations(new Float32Array(48), new Float32Array(48), 'q8_0')).toThrow(/groups of 32/);
+    expect(() => roundActivations(new Float32Array(288), new Float32Array(288), 'q8_k')).toThrow(/groups of 256/);
   });
 });
