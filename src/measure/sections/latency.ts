@@ -95,7 +95,7 @@ export const costRowShape = {
   gpu_prefill_ms: nullable(ms()),
   gpu_decode_ms: nullable(ms()),
   host_overhead_ms: nullable(signedMs()).describe(
-    "Median over decode steps of (the step's inter-token gap − its own GPU time); below 0 only where the GPU and host clocks disagree.",
+    "Median over requests of (the request's TPOT − the mean GPU time of its decode steps): the time per token the GPU waited for the host; below 0 only where the GPU and host clocks disagree.",
   ),
   overhead_vs_floor_ms: nullable(signedMs()).describe('TPOT − bytes/bandwidth: time per token beyond the bandwidth floor.'),
 };

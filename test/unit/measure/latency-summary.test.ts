@@ -16,8 +16,8 @@ function request(rep: number, tokenMs: number[], gpuDecode: number[]): RequestRe
   };
 }
 
-describe('host time per decode step', () => {
-  it('pairs each step with its own GPU time, so it is never below zero when every step is', () => {
+describe('host time per decode token', () => {
+  it("takes each request's TPOT against its own GPU steps, so requests of different speeds do not part the medians", () => {
     // Request 0 has fast steps (gaps 10 ms, GPU 9 ms), request 1 slow ones (gaps 30 ms, GPU 29 ms):
     // host time is 1 ms on every step. Median TPOT is 20 ms and the median GPU step 29 ms (4 of
     // the 6 steps are slow), so a difference of medians would read −9 ms.
@@ -26,6 +26,16 @@ describe('host time per decode step', () => {
     const row = latencyRow([fast, slow], costs, roofs);
     expect(row.gpu_decode_ms).toBe(29);
     expect(row.host_overhead_ms).toBeCloseTo(1, 9);
+  });
+
+  it("is the whole request's span less its GPU time: a step queued ahead makes single gaps shorter than their step, never the sum", () => {
+    // GPU 10 ms per step; the readbacks arrive 1 ms early three times, then 7 ms late: per-step
+    // differences −1, −1, −1, +7 (their median −1 ms, which is how the table once read −0.03 ms),
+    // while over the request the host cost 4 ms in 4 steps.
+    const jitter = request(0, [100, 109, 118, 127, 144], [10, 10, 10, 10]);
+    const row = latencyRow([jitter], costs, roofs);
+    expect(row.host_overhead_ms).toBeCloseTo(1, 9);
+    expect(row.host_overhead_ms).toBeGreaterThanOrEqual(0);
   });
 
   it('is null without GPU timestamps', () => {
