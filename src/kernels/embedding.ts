@@ -21,10 +21,16 @@ export function embeddingSpec(format: WeightFormat, wgSize: number): KernelSpec 
   return { ...shader(`embedding+${format}`), constants: { WG_SIZE: wgSize } };
 }
 
+/** The gather over two shards at once (shaders/embedding_pair.wgsl: the library twice, the second renamed). */
+export function embeddingPairSpec(format: WeightFormat, wgSize: number): KernelSpec & { name: `embedding_pair+${WeightFormat}` } {
+  return { ...shader(`embedding_pair+${format}`), constants: { WG_SIZE: wgSize } };
+}
+
 /**
  * Record out[t] = table[tokens[t]] · scale for t < R: tokens u32 (R), out f32 (R, table.cols).
- * `scale` is 1 for most models (Gemma: √dim). One dispatch per shard of the table; the whole
- * lookup's cost is carried by the first.
+ * `scale` is 1 for most models (Gemma: √dim). One dispatch per two shards of the table (a table
+ * over the device's binding limit: Llama-3.2-1B's 148 MB on lavapipe's 128 MiB), the last one
+ * alone where their count is odd; the whole lookup's cost is carried by the first.
  */
 export async function embedding(
   ctx: GpuContext,
@@ -37,29 +43,57 @@ export async function embedding(
 ): Promise<Dispatch[]> {
   if (!(Number.isInteger(R) && R >= 1)) throw new RangeError(`${owner}: R must be a positive integer, got ${R}`);
   if (tokens.size < R * 4 || out.size < R * table.cols * 4) throw new RangeError(`${owner}: buffers too small for ${R} tokens of ${table.cols}`);
-  const spec = embeddingSpec(table.format, embeddingWorkgroupSize(ctx.caps));
-  const last = table.shards.length - 1;
+  const wgSize = embeddingWorkgroupSize(ctx.caps);
+  const scales = hasScaleRegion(table.format);
+  const { shards } = table;
+  const groups = Array.from({ length: Math.ceil(shards.length / 2) }, (_, g) => shards.slice(2 * g, 2 * g + 2));
+  const workgroups = grid1d(R, ctx.caps.limits.maxComputeWorkgroupsPerDimension);
   return Promise.all(
-    table.shards.map((shard, i) => {
-      const name = table.shards.length > 1 ? `${owner}.shard${i}` : owner;
-      const layout = packedLayout(table.format, shard.rows, table.cols);
+    groups.map((group, g) => {
+      const name = shards.length > 1 ? `${owner}.shard${2 * g}${group.length > 1 ? `-${2 * g + 1}` : ''}` : owner;
+      const last = g === groups.length - 1 ? 1 : 0;
+      const base = (shard: (typeof shards)[number]) => packedLayout(table.format, shard.rows, table.cols).scaleBase;
+      const weightBindings = (shard: (typeof shards)[number]): Binding[] => (scales ? [shard.buffer, shard.buffer] : [shard.buffer]);
+      if (group.length === 1) {
+        const [shard] = group;
+        const spec = embeddingSpec(table.format, wgSize);
+        const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
+          rows: shard.rows,
+          cols: table.cols,
+          row_start: shard.rowStart,
+          vocab: table.rows,
+          tokens: R,
+          zero_out_of_range: last,
+          scale_base: base(shard),
+          scale,
+        });
+        return makeDispatch(ctx, spec, {
+          owner: name,
+          kind: 'embedding',
+          bindings: [tokens, out, params, ...weightBindings(shard)],
+          workgroups,
+          owned: [params],
+        });
+      }
+      const [a, b] = group;
+      const spec = embeddingPairSpec(table.format, wgSize);
       const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
-        rows: shard.rows,
+        rows: a.rows,
+        rows_1: b.rows,
         cols: table.cols,
-        row_start: shard.rowStart,
+        row_start: a.rowStart,
         vocab: table.rows,
         tokens: R,
-        zero_out_of_range: i === last ? 1 : 0,
-        scale_base: layout.scaleBase,
+        zero_out_of_range: last,
+        scale_base: base(a),
+        scale_base_1: base(b),
         scale,
       });
-      const bindings: Binding[] = [tokens, out, params, shard.buffer];
-      if (hasScaleRegion(table.format)) bindings.push(shard.buffer);
       return makeDispatch(ctx, spec, {
         owner: name,
         kind: 'embedding',
-        bindings,
-        workgroups: grid1d(R, ctx.caps.limits.maxComputeWorkgroupsPerDimension),
+        bindings: [tokens, out, params, ...weightBindings(a), ...weightBindings(b)],
+        workgroups,
         owned: [params],
       });
     }),

@@ -1,5 +1,6 @@
 /**
- * Every shader variant joined from parts, by name → its ordered list of part files (shaders/<part>.wgsl).
+ * Every shader variant joined from parts, by name → its ordered list of part files (shaders/<part>.wgsl;
+ * `part@_1`: that file with its declarations renamed, for a second weight library beside the first).
  * WGSL declarations are order-free, so a variant is its parts concatenated; the body comes first so
  * that its `enable` directive leads the module. `npm run shaders` (cli/shader-variants.ts) writes
  * each variant to shaders/variants/<name with + as .>.wgsl and the index the kernels import
@@ -92,10 +93,22 @@ const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
 
 const embeddingVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] => [`embedding+${f}`, ['embedding', ...WEIGHT_LIBRARIES[f]]]);
 
+/**
+ * Two shards of a table in one gather (embedding_pair.wgsl): the format's library, then the same
+ * library again with its declarations suffixed _1 (cli/shader-variants.ts renames a part written
+ * `part@_1`), binding after the first's one or two bindings.
+ */
+const embeddingPairVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] => {
+  const library = WEIGHT_LIBRARIES[f];
+  const after = library.includes('weights_scales') ? 'w_binding_1_after_two' : 'w_binding_1_after_one';
+  return [`embedding_pair+${f}`, ['embedding_pair', after, ...library, ...library.map((part) => `${part}@_1`)]];
+});
+
 /** Variant name → its parts, in order. */
 export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   ...Object.fromEntries(linearVariants),
   ...Object.fromEntries(embeddingVariants),
+  ...Object.fromEntries(embeddingPairVariants),
   // Decode attention bodies read the KV cache through its element's loads (src/kernels/attention.ts);
   // the +rope variants rotate the queries and store the new key and value themselves.
   ...Object.fromEntries(

@@ -11,7 +11,10 @@ async function lookup(ctx: GpuContext, table: WeightTensor, ids: number[]): Prom
   // Filled with NaN so a row the kernel forgets to write shows up.
   const out = storageBufferWith(ctx.device, 'test.out', new Float32Array(ids.length * table.cols).fill(NaN));
   try {
-    return await runAndRead(ctx, await embedding(ctx, 'test.embed', table, tokens, out, ids.length), out, ids.length * table.cols);
+    const dispatches = await embedding(ctx, 'test.embed', table, tokens, out, ids.length);
+    // Two shards per dispatch (embedding_pair), the last alone where their count is odd.
+    expect(dispatches).toHaveLength(Math.ceil(table.shards.length / 2));
+    return await runAndRead(ctx, dispatches, out, ids.length * table.cols);
   } finally {
     tokens.destroy();
     out.destroy();
@@ -34,9 +37,11 @@ describe('embedding', () => {
       const ids = [0, vocab - 1, vocab, 0xffffffff, ...Array.from({ length: 29 }, () => Math.floor(next() * vocab))];
       const sharded = uploadWeight(ctx, 'test.table', format, vocab, dim, gguf, { maxShardBytes: 4096 });
       const whole = uploadWeight(ctx, 'test.table', format, vocab, dim, gguf);
+      const halves = uploadWeight(ctx, 'test.table', format, vocab, dim, gguf, { maxShardBytes: Math.ceil(0.6 * whole.bytes) });
       try {
         expect(sharded.shards.length).toBeGreaterThan(2);
-        for (const table of [whole, sharded]) {
+        expect(halves.shards).toHaveLength(2);
+        for (const table of [whole, sharded, halves]) {
           const got = await lookup(ctx, table, ids);
           for (const [t, id] of ids.entries()) {
             // Dequantization is exact in f32 (q·d of an f16 d), so rows match the CPU bit for bit.
@@ -47,6 +52,7 @@ describe('embedding', () => {
       } finally {
         destroyWeight(whole);
         destroyWeight(sharded);
+        destroyWeight(halves);
       }
     });
   });
