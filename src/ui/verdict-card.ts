@@ -120,11 +120,13 @@ export class VerdictCard extends LitElement {
     return html`<div class="big" id="v-accuracy"><b>${figure}</b><span class="muted">${words}</span></div>`;
   }
 
-  /** `--agreement llama.cpp` results: llama.cpp's figures against the same reference, under the boxes. */
+  /** Under the boxes: the accuracy pass's spread and where greedy decoding parts, then `--agreement llama.cpp`'s figures against the same reference. */
   private agreement() {
     const a = this.result?.accuracy;
-    const line = a ? accuracyHeadline(a).agreement : undefined;
-    return line ? html`<p class="muted" id="v-agreement">${line}</p>` : '';
+    const h = a ? accuracyHeadline(a) : undefined;
+    return html`${h?.detail ? html`<p class="muted" id="v-accuracy-detail">${h.detail}</p>` : ''}${
+      h?.agreement ? html`<p class="muted" id="v-agreement">${h.agreement}</p>` : ''
+    }`;
   }
 
   override render() {

@@ -28,7 +28,7 @@ describe('accuracy beside the verdict', () => {
   const ctx = pageAndBrowser();
 
   it.each([
-    ['measured', MEASURED, /KLD 9\.39e-4.*the fast kernels \(q4_0 × int8 activations; f16 KV cache\) cost in accuracy.*98\.4%.*position 26/s],
+    ['measured', MEASURED, /KLD 9\.39e-4.*the fast kernels \(q4_0 × int8; f16 KV\) cost in accuracy.*98\.4%.*position 26/s],
     ['skipped', { skipped: 'synthetic weights: speed only' }, /accuracy not measured: synthetic weights: speed only/],
   ] as const)('%s: the verdict card says it, from a link', async (_name, accuracy, expected) => {
     const page = await ctx.browser.newPage({ viewport: { width: 1280, height: 900 } });

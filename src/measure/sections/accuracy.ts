@@ -157,16 +157,23 @@ export const accuracySection = {
  * The verdict card's accuracy box: its big figure and the sentence under it — what the engine's
  * arithmetic cost against the f32 reference — or why nothing was measured.
  */
-export function accuracyHeadline(a: AccuracySection): { figure: string; words: string; agreement?: string } {
+export function accuracyHeadline(a: AccuracySection): { figure: string; words: string; detail?: string; agreement?: string } {
   if (!isMeasured(a)) return { figure: '—', words: `accuracy not measured: ${a.skipped}` };
-  const lowered = a.arithmetic.linears.filter((l) => l.precision !== 'f32').map((l) => `${l.format} × ${l.precision}`);
-  const kernels = lowered.length
-    ? `the fast kernels (${lowered.join(', ')} activations; ${a.arithmetic.kv_cache} KV cache)`
-    : `f32 arithmetic with a ${a.arithmetic.kv_cache} KV cache`;
-  const parted = a.first_disagreement === null ? 'never parts from it' : `first parts at position ${a.first_disagreement}`;
+  // The card is one narrow box: formats grouped by precision ("q4_k, q6_k × int8"), details below it.
+  const precisions = [...new Set(a.arithmetic.linears.filter((l) => l.precision !== 'f32').map((l) => l.precision))];
+  const lowered = precisions.map(
+    (p) =>
+      `${a.arithmetic.linears
+        .filter((l) => l.precision === p)
+        .map((l) => l.format)
+        .join(', ')} × ${p}`,
+  );
+  const kernels = lowered.length ? `the fast kernels (${lowered.join('; ')}; ${a.arithmetic.kv_cache} KV)` : `f32 arithmetic (${a.arithmetic.kv_cache} KV)`;
+  const parted = a.first_disagreement === null ? 'never parts from the reference' : `first parts from the reference at position ${a.first_disagreement}`;
   return {
     figure: `KLD ${formatKld(a.kld_mean)}`,
-    words: `what ${kernels} cost in accuracy: mean KL divergence from the f32 CPU reference over ${a.positions} positions (p99 ${formatKld(a.kld_p99)}); same top-1 token ${(a.top1_agreement * 100).toFixed(1)}% of the time, greedy decoding ${parted}`,
+    words: `what ${kernels} cost in accuracy: mean KL from the f32 reference; top-1 the same ${(a.top1_agreement * 100).toFixed(1)}%`,
+    detail: `Accuracy over ${a.positions} teacher-forced positions: KLD p99 ${formatKld(a.kld_p99)}; greedy decoding ${parted}.`,
     ...(a.agreement ? { agreement: agreementWords(a.agreement) } : {}),
   };
 }

@@ -156,12 +156,13 @@ describe('the accuracy section', () => {
   it('gives the verdict card its figure and sentence: what the fast kernels cost, or why not measured', () => {
     const h = accuracyHeadline({ ...measured, first_disagreement: 26, top1_agreement: 0.984375 });
     expect(h.figure).toBe('KLD 2.20e-6');
-    expect(h.words).toContain('the fast kernels (q4_0 × int8 activations; f16 KV cache) cost in accuracy');
+    expect(h.words).toContain('the fast kernels (q4_0 × int8; f16 KV) cost in accuracy');
     expect(h.words).toContain('98.4%');
-    expect(h.words).toContain('first parts at position 26');
+    expect(h.detail).toContain('first parts from the reference at position 26');
+    expect(h.detail).toContain('KLD p99');
     const f32 = accuracyHeadline({ ...measured, arithmetic: { linears: [{ format: 'f32', precision: 'f32', linears: 21 }], kv_cache: 'f32' } });
-    expect(f32.words).toContain('f32 arithmetic with a f32 KV cache');
-    expect(f32.words).toContain('never parts from it');
+    expect(f32.words).toContain('f32 arithmetic (f32 KV) cost in accuracy');
+    expect(f32.detail).toContain('never parts from the reference');
     expect(accuracyHeadline({ skipped: 'synthetic weights: speed only' })).toEqual({
       figure: '—',
       words: 'accuracy not measured: synthetic weights: speed only',
