@@ -2,8 +2,8 @@
  * A model's weights on the GPU, uploaded once: from a GGUF file (tensor by tensor, optionally
  * quantized on load), or generated on the GPU from a seed for the synthetic-weight presets.
  * Matrices that read the same input are joined at upload so each is one dispatch: Q|K|V stacked
- * by rows, gate|up interleaved by rows (pairs for the gated epilogue) — when their formats match;
- * a file that mixes formats among them keeps them apart (one dispatch each).
+ * by rows (where a file mixes formats among them, each run of one format: Q4_K_M's [Q|K, V]), gate|up
+ * interleaved by rows (pairs for the gated epilogue) when their formats match, else apart.
  */
 import { storageBufferWith } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
@@ -13,7 +13,7 @@ import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { GGMLType } from './gguf/types.ts';
 import { formatOfType } from './weight-types.ts';
 import type { OpenModel } from './open.ts';
-import { joinable, weightPlan, type StepMatrix } from './step.ts';
+import { joinable, joinableRuns, stackedLabel, weightPlan, type StepMatrix } from './step.ts';
 import { matrixPlan, type MatrixPlan } from './memory.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
@@ -21,7 +21,7 @@ import { tensorTypeFor, uploadType, type Quantization } from './recipes.ts';
 
 export interface LayerWeights {
   attnNorm: GPUBuffer; // (dim) f32
-  /** [Q|K|V] (nHeads·headDim + 2·nKvHeads·headDim, dim) stacked by rows, or [wq, wk, wv] when their formats differ. */
+  /** [Q|K|V] (nHeads·headDim + 2·nKvHeads·headDim, dim) stacked by rows, or each run of one format stacked (step.ts's joinableRuns). */
   qkv: WeightTensor[];
   bqkv?: GPUBuffer; // (nHeads·headDim + 2·nKvHeads·headDim) f32: bq|bk|bv, qwen2
   /** Per-head RMSNorm of q and of k before RoPE (Qwen3, Gemma 3), (headDim) f32 each. */
@@ -158,18 +158,18 @@ export async function loadGgufWeights(
     const [gate, up] = [await encoded(t.wGate), await encoded(t.wUp)];
     layers.push({
       attnNorm,
-      qkv: joinable(qkv)
-        ? [
-            uploadWeight(
+      qkv: joinableRuns(qkv).map((run) =>
+        run.length === 1
+          ? upload(run[0])
+          : uploadWeight(
               ctx,
-              `blk.${l}.attn_qkv`,
-              qkv[0].format,
-              qkv[0].rows + qkv[1].rows + qkv[2].rows,
-              qkv[0].cols,
-              stackRows(qkv[0].format, qkv[0].cols, qkv),
+              stackedLabel(l, run),
+              run[0].format,
+              run.reduce((n, p) => n + p.rows, 0),
+              run[0].cols,
+              stackRows(run[0].format, run[0].cols, run),
             ),
-          ]
-        : qkv.map(upload),
+      ),
       bqkv: biases && storageBufferWith(ctx.device, `blk.${l}.attn_qkv.bias`, concatF32(biases)),
       qNorm: t.qNorm && (await vector(t.qNorm)),
       kNorm: t.kNorm && (await vector(t.kNorm)),

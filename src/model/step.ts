@@ -34,7 +34,7 @@ export interface StepMatrix {
 
 /** The matrices of a layer as the engine holds them: joined where their formats allow. */
 export interface LayerPlan {
-  /** [Q|K|V] stacked by rows, or [wq, wk, wv] when their formats differ. */
+  /** [Q|K|V] stacked by rows; where their formats differ, each run of one format stacked (Q4_K_M: [Q|K, V]). */
   qkv: StepMatrix[];
   wo: StepMatrix;
   /** [gate|up] interleaved by rows, or [gate, up] when their formats differ. */
@@ -55,6 +55,25 @@ export function joinable(parts: readonly Pick<StepMatrix, 'format' | 'cols'>[]):
   return parts.every((p) => p.format === parts[0].format && p.cols === parts[0].cols);
 }
 
+/**
+ * Stacked matrices in order, each run of consecutive parts that are joinable: Q|K|V whole, or
+ * where Q4_K_M gives V more bits, [Q|K, V] — one dispatch fewer than three (gpu-weights.ts stacks by this rule).
+ */
+export function joinableRuns<T extends Pick<StepMatrix, 'format' | 'cols'>>(parts: readonly T[]): T[][] {
+  const runs: T[][] = [];
+  for (const p of parts) {
+    const last = runs.at(-1);
+    if (last && joinable([last[0], p])) last.push(p);
+    else runs.push([p]);
+  }
+  return runs;
+}
+
+/** The label of stacked attention matrices: blk.N.attn_q + blk.N.attn_k → blk.N.attn_qk. */
+export function stackedLabel(layer: number, parts: readonly Pick<StepMatrix, 'label'>[]): string {
+  return parts.length === 1 ? parts[0].label : `blk.${layer}.attn_${parts.map((p) => p.label.slice(p.label.lastIndexOf('_') + 1)).join('')}`;
+}
+
 /** The weights a step reads, from the matrices planned before upload (memory.ts's matrixPlan). */
 export function weightPlan(config: ModelConfig, matrices: readonly MatrixPlan[]): WeightPlan {
   const byLabel = new Map(matrices.map((m) => [m.label, m]));
@@ -66,7 +85,7 @@ export function weightPlan(config: ModelConfig, matrices: readonly MatrixPlan[])
   const joined = (label: string, parts: StepMatrix[]): StepMatrix[] =>
     joinable(parts) ? [{ label, format: parts[0].format, rows: parts.reduce((n, p) => n + p.rows, 0), cols: parts[0].cols }] : parts;
   const layers = Array.from({ length: config.nLayers }, (_, l) => ({
-    qkv: joined(`blk.${l}.attn_qkv`, [get(`blk.${l}.attn_q`), get(`blk.${l}.attn_k`), get(`blk.${l}.attn_v`)]),
+    qkv: joinableRuns([get(`blk.${l}.attn_q`), get(`blk.${l}.attn_k`), get(`blk.${l}.attn_v`)]).flatMap((run) => joined(stackedLabel(l, run), run)),
     wo: get(`blk.${l}.attn_output`),
     gateUp: joined(`blk.${l}.ffn_gate_up`, [get(`blk.${l}.ffn_gate`), get(`blk.${l}.ffn_up`)]),
     wDown: get(`blk.${l}.ffn_down`),

@@ -61,21 +61,29 @@ describe('the op list', () => {
     expect(bodyOps(llama, uniform(llama, 'f16')).find((o) => o.op === 'rope_store')).toMatchObject({ headNorm: false });
   });
 
-  it('matrices of different formats stay apart: Q, K, V side by side in the output columns; gate and up with a SwiGLU', () => {
+  it('matrices of different formats stay apart: each run of one format stacked (Q|K, V) side by side in the output columns; gate and up with a SwiGLU', () => {
     const plan = weightPlan(
       llama,
       matrixPlan(llama, (label) => (label.endsWith('attn_v') || label.endsWith('ffn_up') ? 'q8_0' : 'q4_0')),
     );
-    expect(plan.layers[0].qkv.map((m) => m.label)).toEqual(['blk.0.attn_q', 'blk.0.attn_k', 'blk.0.attn_v']);
-    const ops = bodyOps(llama, plan).filter((o) => o.name.startsWith('layer0.')) as Extract<StepOp, { op: 'linear' }>[];
     const qDim = llama.nHeads * llama.headDim;
     const kvDim = llama.nKvHeads * llama.headDim;
-    expect(ops.slice(0, 3).map((o) => o.columns)).toEqual([
+    expect(plan.layers[0].qkv.map((m) => [m.label, m.format, m.rows])).toEqual([
+      ['blk.0.attn_qk', 'q4_0', qDim + kvDim],
+      ['blk.0.attn_v', 'q8_0', kvDim],
+    ]);
+    const ops = bodyOps(llama, plan).filter((o) => o.name.startsWith('layer0.')) as Extract<StepOp, { op: 'linear' }>[];
+    expect(ops.slice(0, 2).map((o) => o.columns)).toEqual([
       { offset: 0, stride: qDim + 2 * kvDim },
-      { offset: qDim, stride: qDim + 2 * kvDim },
       { offset: qDim + kvDim, stride: qDim + 2 * kvDim },
     ]);
     expect(names(ops).slice(-4)).toEqual(['layer0.ffn_gate_up.gate', 'layer0.ffn_gate_up.up', 'layer0.ffn_gate_up.swiglu', 'layer0.w_down']);
+    // Only consecutive parts stack: K in its own format leaves Q and V apart too.
+    const k = weightPlan(
+      llama,
+      matrixPlan(llama, (label) => (label.endsWith('attn_k') ? 'q8_0' : 'q4_0')),
+    );
+    expect(k.layers[0].qkv.map((m) => m.label)).toEqual(['blk.0.attn_q', 'blk.0.attn_k', 'blk.0.attn_v']);
   });
 });
 
