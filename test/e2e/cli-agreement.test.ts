@@ -6,32 +6,19 @@
  * against llama.cpp's arithmetic: test/gpu/activation-rounding.test.ts (in process). Refusals come
  * before any GPU work, exit 2.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AccuracyMeasurement } from '../../src/measure/accuracy-run.ts';
 import { validateResult } from '../../src/measure/validate.ts';
 import { STORIES_GGUF } from '../unit/model/paths.ts';
-import { ROOT } from './browser.ts';
+import { runBench } from './bench-run.ts';
 
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'tokenscope-agreement-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string; seconds: number }> {
-  const t0 = performance.now();
-  const env = { ...process.env, XDG_CACHE_HOME: dir, TOKENSCOPE_CACHE_DIR: undefined };
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'bench', '--', ...args], { cwd: ROOT, maxBuffer: 1 << 24, env });
-    return { code: 0, stdout, stderr, seconds: (performance.now() - t0) / 1000 };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr, seconds: (performance.now() - t0) / 1000 };
-  }
-}
+const bench = (args: string[]) => runBench(args, { cacheHome: dir });
 
 async function agreementRun(file: string, name: string): Promise<{ accuracy: AccuracyMeasurement; stdout: string }> {
   const out = join(dir, `${name}.json`);

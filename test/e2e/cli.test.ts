@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { validateResult } from '../../src/measure/validate.ts';
 import { fileSource } from '../../src/model/gguf/node-source.ts';
@@ -13,22 +11,14 @@ import { openModel } from '../../src/model/open.ts';
 import { generateGreedy, loadReferenceWeights, ReferenceModel } from '../../src/model/reference.ts';
 import { createTokenizer } from '../../src/model/tokenizer/index.ts';
 import { STORIES_GGUF } from '../unit/model/paths.ts';
-import { deepText, launch, ROOT, watchErrors } from './browser.ts';
-
-const run = promisify(execFile);
+import { runBench, type BenchRun } from './bench-run.ts';
+import { deepText, launch, watchErrors } from './browser.ts';
 
 /** The roofs cache of these runs: a folder of their own, never the user's ~/.cache. */
 const ROOFS_CACHE = mkdtempSync(join(tmpdir(), 'tokenscope-roofs-'));
 
-async function bench(args: string[], cacheHome = ROOFS_CACHE): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const env = { ...process.env, XDG_CACHE_HOME: cacheHome, TOKENSCOPE_CACHE_DIR: undefined };
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'bench', '--', ...args], { cwd: ROOT, maxBuffer: 1 << 24, env });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
+function bench(args: string[], cacheHome = ROOFS_CACHE): Promise<BenchRun> {
+  return runBench(args, { cacheHome });
 }
 
 describe('npm run bench', () => {

@@ -5,26 +5,17 @@
  * before any work; flags WebLLM cannot honour are usage errors. The download case is skipped
  * where huggingface.co resolves: there the run would download a model.
  */
-import { execFile } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
 import { describe, expect, it } from 'vitest';
 import { DOWNLOAD_HINT } from '../../src/webllm/errors.ts';
-import { ROOT } from './browser.ts';
+import { runBench } from './bench-run.ts';
 
 const offline = await lookup('huggingface.co').then(
   () => false,
   () => true,
 );
 
-/** Exit code, stderr and seconds of one CLI run. */
-function bench(args: string[]): Promise<{ code: number; stderr: string; seconds: number }> {
-  const t0 = performance.now();
-  return new Promise((done) => {
-    execFile('npm', ['run', '--silent', 'bench', '--', ...args], { cwd: ROOT, maxBuffer: 1 << 24 }, (error, _stdout, stderr) => {
-      done({ code: error ? Number(error.code) : 0, stderr, seconds: (performance.now() - t0) / 1000 });
-    });
-  });
-}
+const bench = (args: string[]) => runBench(args);
 
 const MODEL = 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC';
 
