@@ -12,7 +12,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
   stage_rows(lane, LANES, t0);
   workgroupBarrier();
   let row0 = ((wid.x + wid.y * nwg.x) * LANES + lane) * ROW_BLOCK;
-  let acc = q8_partials(row0, 0u, 1u);
+  let acc = partial_dots(row0, 0u, 1u);
   // GATED pairs (2j, 2j+1) are rows of one invocation (ROW_BLOCK even): gate first for every token, then up.
   for (var i = 0u; i < ROW_BLOCK; i++) {
     if (row0 + i >= params.rows) { break; }

@@ -55,8 +55,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/w_binding_1_after_one.wgsl ----
-// The second weight library of a two-shard variant binds after a first that uses one binding (W).
-const W_BINDING_1 = 4u;
+// The second weight library of a two-matrix variant binds after a first that uses one binding (W).
+const W_BINDING_1 = W_BINDING + 1u;
 
 // ---- shaders/weights_f16.wgsl ----
 // Weight-format library: f16, read as u32 pairs with unpack2x16float (no shader-f16 needed).

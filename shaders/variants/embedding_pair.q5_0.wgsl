@@ -55,8 +55,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/w_binding_1_after_two.wgsl ----
-// The second weight library of a two-shard variant binds after a first that uses two (W, W_scales).
-const W_BINDING_1 = 5u;
+// The second weight library of a two-matrix variant binds after a first that uses two (W, W_scales).
+const W_BINDING_1 = W_BINDING + 2u;
 
 // ---- shaders/weights_q5_0.wgsl ----
 // Weight-format library: q5_0 (GGUF blocks of f16 d, u32 of fifth bits, 16 bytes of nibbles: 22

@@ -55,8 +55,8 @@ fn main(@builtin(local_invocation_index) lane: u32,
 }
 
 // ---- shaders/w_binding_1_after_two.wgsl ----
-// The second weight library of a two-shard variant binds after a first that uses two (W, W_scales).
-const W_BINDING_1 = 5u;
+// The second weight library of a two-matrix variant binds after a first that uses two (W, W_scales).
+const W_BINDING_1 = W_BINDING + 2u;
 
 // ---- shaders/weights_q6_k.wgsl ----
 // Weight-format library: q6_k (GGUF super-blocks of 256 weights in 210 bytes: 128 bytes of low

@@ -87,7 +87,11 @@ struct Params {
   y_col0: u32,       // first output feature of this shard
   scale_base: u32,   // first u32 word of the f16 scales in the weight buffer (quantized formats)
   eps: f32,          // RMSNorm epsilon (NORM_INPUT)
+  split: u32,        // two matrices in one dispatch (linear_q8dot_pair_dots.wgsl): the first's rows; else 0
+  scale_base_1: u32, // the second matrix's scale_base
   _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
 }
 
 const W_BINDING = 5u;

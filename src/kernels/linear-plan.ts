@@ -16,7 +16,7 @@ import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
 import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
 import { shader, type ShaderName } from './shaders.ts';
-import type { LinearBody } from './variant-table.ts';
+import { LINEAR_PAIRS, type LinearBody } from './variant-table.ts';
 import type { WeightFormat } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
@@ -209,4 +209,32 @@ function linearWorkgroups(caps: Capabilities, shape: LinearShape, rows: number, 
   if (shape.kernel === 'matmul') return [Math.ceil(rows / shape.tileN), Math.ceil(R / shape.tileM), 1];
   const [x, y] = grid1d(Math.ceil(rows / (shape.lanes * shape.rowBlock)), max);
   return [x, y, Math.ceil(R / Math.min(shape.tokens, R))];
+}
+
+/** A pair variant's name: `<body>+<first format>+<second format>` (variant-table.ts's LINEAR_PAIRS). */
+export type LinearPairVariant = Extract<ShaderName, `${LinearBody}+${string}+${string}`>;
+
+/**
+ * The one-dispatch plan of two matrices stacked by rows (linear.ts's linearPair), or null where it
+ * does not apply: a pair variant exists for (a, b)'s formats; the shape linearPlan gives the whole
+ * (in b's format: Q4_K_M's q6_k) stages 8-bit X in the wide matvec or the plain register tile (not
+ * the SWAR tile, which has no q6_k); no gate; and a's rows end on a row block, so no subgroup or
+ * invocation straddles the two.
+ */
+export function linearPairPlan(
+  caps: Capabilities,
+  a: { format: WeightFormat; rows: number; cols: number },
+  b: { format: WeightFormat; rows: number; cols: number },
+  R: number,
+  io: LinearIo,
+  requested?: LinearShape,
+): { spec: KernelSpec & { name: LinearPairVariant }; shape: LinearShape; workgroups(rows: number): [number, number, number] } | null {
+  if (io.gate || !LINEAR_PAIRS.some(([fa, fb]) => fa === a.format && fb === b.format)) return null;
+  const plan = linearPlan(caps, { format: b.format, rows: a.rows + b.rows, cols: b.cols, R, io }, requested);
+  const { shape } = plan;
+  const tile = shape.kernel === 'rows' ? !shape.swar : shape.kernel === 'matvec' && shape.wide === true;
+  if (!tile || q8dotTokens(shape, b.format, R) === 0 || !q8dotFits(caps, shape, a.format, R, a.cols)) return null;
+  if (shape.kernel !== 'matmul' && a.rows % shape.rowBlock !== 0) return null;
+  const body = plan.spec.name.slice(0, plan.spec.name.indexOf('+'));
+  return { spec: { ...plan.spec, ...shader(`${body}+${a.format}+${b.format}` as LinearPairVariant) }, shape, workgroups: plan.workgroups };
 }

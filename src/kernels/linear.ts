@@ -6,7 +6,7 @@
  */
 import type { GpuContext } from '../gpu/device.ts';
 import { makeDispatch, type Binding, type Cost, type Dispatch } from './kernel.ts';
-import { linearPlan, type GateActivation, type LinearIo } from './linear-plan.ts';
+import { linearPairPlan, linearPlan, type GateActivation, type LinearIo } from './linear-plan.ts';
 import { MATVEC_MAX_TOKENS, type LinearShape } from './linear-shapes.ts';
 import { paramsBuffer } from './shaders.ts';
 import { hasScaleRegion, packedLayout, weightBytes, type WeightFormat, type WeightTensor } from './weights.ts';
@@ -87,6 +87,8 @@ export async function linear(
         y_col0: offset + shard.rowStart,
         scale_base: layout.scaleBase,
         eps: opts.norm?.eps ?? 0,
+        split: 0,
+        scale_base_1: 0,
       });
       const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, shard.buffer];
       if (hasScaleRegion(w.format)) bindings.push(shard.buffer);
@@ -100,4 +102,52 @@ export async function linear(
       });
     }),
   );
+}
+
+/**
+ * Record two matrices stacked by rows as one linear: `a` and `b` read the same X and write adjacent
+ * columns of Y (a from columns.offset, b right after it). One dispatch where linearPairPlan has a
+ * pair variant for their formats at this R (Q4_K_M's Q|K in q4_k beside V in q6_k), else linear()
+ * for each (with `partShapes`, their tuned shapes) — the same arithmetic either way. `opts.shape`
+ * is the pair's shape (in b's format over both matrices' rows), default the static one.
+ */
+export async function linearPair(
+  ctx: GpuContext,
+  owner: string,
+  a: WeightTensor,
+  b: WeightTensor,
+  x: GPUBuffer,
+  y: GPUBuffer,
+  R: number,
+  opts: LinearOptions = {},
+  partShapes: [LinearShape | undefined, LinearShape | undefined] = [undefined, undefined],
+): Promise<Dispatch[]> {
+  const offset = opts.columns?.offset ?? 0;
+  const stride = opts.columns?.stride ?? a.rows + b.rows;
+  const io: LinearIo = { bias: opts.bias !== undefined, accumulate: opts.accumulate, norm: opts.norm !== undefined, gate: opts.gate };
+  const plan = a.shards.length === 1 && b.shards.length === 1 && a.cols === b.cols ? linearPairPlan(ctx.caps, a, b, R, io, opts.shape) : null;
+  if (!plan) {
+    return [
+      ...(await linear(ctx, `${owner}.part0`, a, x, y, R, { ...opts, columns: { offset, stride }, shape: partShapes[0] })),
+      ...(await linear(ctx, `${owner}.part1`, b, x, y, R, { ...opts, columns: { offset: offset + a.rows, stride }, shape: partShapes[1] })),
+    ];
+  }
+  if (offset + a.rows + b.rows > stride || x.size < R * a.cols * 4 || y.size < R * stride * 4 || (opts.bias && opts.bias.size < stride * 4)) {
+    throw new RangeError(`${owner}: buffers too small for ${R} × (${a.rows} + ${b.rows} × ${a.cols})`);
+  }
+  const [sa, sb] = [a.shards[0], b.shards[0]];
+  const params = paramsBuffer(ctx.device, `${owner}.params`, plan.spec.name, {
+    rows: a.rows + b.rows,
+    cols: a.cols,
+    tokens: R,
+    y_stride: stride,
+    y_col0: offset,
+    scale_base: packedLayout(a.format, a.rows, a.cols).scaleBase,
+    eps: opts.norm?.eps ?? 0,
+    split: a.rows,
+    scale_base_1: packedLayout(b.format, b.rows, b.cols).scaleBase,
+  });
+  const weights = (w: WeightTensor, buffer: GPUBuffer): Binding[] => (hasScaleRegion(w.format) ? [buffer, buffer] : [buffer]);
+  const bindings: Binding[] = [x, y, params, opts.bias ?? x, opts.norm?.weight ?? x, ...weights(a, sa.buffer), ...weights(b, sb.buffer)];
+  return [await makeDispatch(ctx, plan.spec, { owner, kind: linearKind(R), bindings, workgroups: plan.workgroups(a.rows + b.rows), owned: [params] })];
 }

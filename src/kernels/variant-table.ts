@@ -66,11 +66,11 @@ export const LINEAR_BODIES = {
   matmul_tiled_f16: { parts: ['matmul_tiled_f16', 'matmul_tiled_core'] },
   // 8-bit activations with dot4I8Packed (linear_q8dot.wgsl stages X, linear_q8dot_partials.wgsl sums
   // the blocks, Q8DOT_PARTS[format] dot a block).
-  linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
+  linear_q8dot_rows: { parts: ['linear_q8dot_rows', 'linear_q8dot', 'linear_q8dot_partials', 'linear_q8dot_dots'], formatParts: Q8DOT_PARTS },
   // Q4_0/Q4_K decode and prefill on CPU adapters: the 8-bit staging, products two at a time in 16-bit fields.
   linear_q8dot_swar: { parts: ['linear_q8dot_swar', 'linear_q8dot', 'linear_q8dot_swar_nibbles'], formatParts: SWAR_PARTS },
   // matvec_wide.wgsl's entry point over the 8-bit staging instead of matvec_core.
-  linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot', 'linear_q8dot_partials'], formatParts: Q8DOT_PARTS },
+  linear_q8dot_wide: { parts: ['matvec_wide', 'linear_q8dot', 'linear_q8dot_partials', 'linear_q8dot_dots'], formatParts: Q8DOT_PARTS },
 } satisfies Record<string, BodySpec>;
 
 export type LinearBody = keyof typeof LINEAR_BODIES;
@@ -91,6 +91,26 @@ const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
   bodyFormats(spec).map((f): [string, readonly string[]] => [`${body}+${f}`, [...spec.parts, ...formatParts(spec, f), 'linear_io', ...WEIGHT_LIBRARIES[f]]]),
 );
 
+/**
+ * Two matrices of different formats stacked by rows in one 8-bit-activation dispatch
+ * (linear_q8dot_pair_dots.wgsl): the first's parts as in its own variant, then the second's
+ * Q8DOT_PARTS and weight library joined again with their declarations suffixed _1. The pairs a
+ * llama.cpp mix puts side by side: Q4_K_M's Q|K (q4_k) and V (q6_k).
+ */
+export const LINEAR_PAIRS = [['q4_k', 'q6_k']] as const satisfies readonly (readonly [keyof typeof Q8DOT_PARTS, keyof typeof Q8DOT_PARTS])[];
+
+/** The bodies that take a pair: the wide matvec (GPUs) and the register tile (CPU adapters). */
+export const PAIR_BODIES = ['linear_q8dot_wide', 'linear_q8dot_rows'] as const;
+
+const linearPairVariants = PAIR_BODIES.flatMap((body) =>
+  LINEAR_PAIRS.map(([a, b]): [string, readonly string[]] => {
+    const bodyParts = LINEAR_BODIES[body].parts.map((p) => (p === 'linear_q8dot_dots' ? 'linear_q8dot_pair_dots' : p));
+    const after = WEIGHT_LIBRARIES[a].includes('weights_scales') ? 'w_binding_1_after_two' : 'w_binding_1_after_one';
+    const second = ['linear_q8dot_partials', ...Q8DOT_PARTS[b], ...WEIGHT_LIBRARIES[b]].map((p) => `${p}@_1`);
+    return [`${body}+${a}+${b}`, [...bodyParts, ...Q8DOT_PARTS[a], 'linear_io', ...WEIGHT_LIBRARIES[a], after, ...second]];
+  }),
+);
+
 const embeddingVariants = WEIGHT_FORMATS.map((f): [string, readonly string[]] => [`embedding+${f}`, ['embedding', ...WEIGHT_LIBRARIES[f]]]);
 
 /**
@@ -109,6 +129,7 @@ export const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   ...Object.fromEntries(linearVariants),
   ...Object.fromEntries(embeddingVariants),
   ...Object.fromEntries(embeddingPairVariants),
+  ...Object.fromEntries(linearPairVariants),
   // Decode attention bodies read the KV cache through its element's loads (src/kernels/attention.ts);
   // the +rope variants rotate the queries and store the new key and value themselves.
   ...Object.fromEntries(

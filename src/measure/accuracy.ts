@@ -157,20 +157,23 @@ const LINEAR_BODY_NAMES = new Set(Object.keys(LINEAR_BODIES));
 
 /**
  * The activation precision of every linear dispatch among `labels` (kernel.ts's `owner:variant:entry{constants}`,
- * a linear variant being `<body>+<format>` of variant-table.ts's LINEAR_BODIES), counted per format
- * and precision: linear_q8dot* round X to int8, matmul_tiled_f16 to f16, the rest multiply in f32.
+ * a linear variant being `<body>+<format>` of variant-table.ts's LINEAR_BODIES, or `<body>+<a>+<b>`
+ * for two matrices in one dispatch, which counts for each format), counted per format and precision:
+ * linear_q8dot* round X to int8, matmul_tiled_f16 to f16, the rest multiply in f32.
  */
 export function linearArithmetic(labels: readonly string[]): LinearArithmetic[] {
   const counts = new Map<string, LinearArithmetic>();
   for (const label of labels) {
     const variant = label.split(':')[1] ?? '';
-    const [body, format] = variant.split('+');
-    if (!format || !LINEAR_BODY_NAMES.has(body)) continue;
+    const [body, ...formats] = variant.split('+');
+    if (!formats.length || !LINEAR_BODY_NAMES.has(body)) continue;
     const precision: ActivationPrecision = body.startsWith('linear_q8dot') ? 'int8' : body === 'matmul_tiled_f16' ? 'f16' : 'f32';
-    const key = `${format}/${precision}`;
-    const entry = counts.get(key) ?? { format, precision, linears: 0 };
-    entry.linears++;
-    counts.set(key, entry);
+    for (const format of formats) {
+      const key = `${format}/${precision}`;
+      const entry = counts.get(key) ?? { format, precision, linears: 0 };
+      entry.linears++;
+      counts.set(key, entry);
+    }
   }
   return [...counts.values()].sort((a, b) => (a.format === b.format ? a.precision.localeCompare(b.precision) : a.format.localeCompare(b.format)));
 }

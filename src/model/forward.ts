@@ -16,7 +16,7 @@ import { add, swiglu } from '../kernels/elementwise.ts';
 import { embedding } from '../kernels/embedding.ts';
 import type { Dispatch } from '../kernels/kernel.ts';
 import type { KvElement } from '../kernels/select.ts';
-import { linear, type LinearOptions } from '../kernels/linear.ts';
+import { linear, linearPair, type LinearOptions } from '../kernels/linear.ts';
 import { linearProblemKey } from '../kernels/linear-plan.ts';
 import type { LinearShape } from '../kernels/linear-shapes.ts';
 import { rmsnorm } from '../kernels/rmsnorm.ts';
@@ -177,6 +177,12 @@ async function record(
       const m = matrixOf(w, op.weight);
       const shape = tuned[linearProblemKey(m.format, m.rows, m.cols, R)];
       const opts: LinearOptions = { norm, bias: op.bias && vectorOf(w, op.bias), gate: op.gate, accumulate: op.accumulate, columns: op.columns, shape };
+      if (op.second) {
+        const m2 = matrixOf(w, op.second.weight);
+        const pairShape = tuned[linearProblemKey(m2.format, m.rows + m2.rows, m2.cols, R)];
+        const second = tuned[linearProblemKey(m2.format, m2.rows, m2.cols, R)];
+        return { dispatches: await linearPair(ctx, op.name, m, m2, buffer(op.input), buffer(op.output), R, { ...opts, shape: pairShape }, [shape, second]) };
+      }
       return { dispatches: await linear(ctx, op.name, m, buffer(op.input), buffer(op.output), R, opts) };
     }
     case 'rope_store': {

@@ -124,6 +124,12 @@ export type StepOp =
       accumulate?: boolean;
       /** W writes columns offset…offset+rows−1 of an output `stride` columns wide. */
       columns?: { offset: number; stride: number };
+      /**
+       * A second matrix in another format stacked after W (Q4_K_M's V after Q|K): it reads the same
+       * input and writes the next `second.matrix.rows` columns — one dispatch where linearPair has a
+       * variant for the two formats, else two.
+       */
+      second?: { weight: MatrixRef; matrix: StepMatrix };
     }
   | { op: 'rope_store'; name: string; layer: number; headNorm: boolean }
   | { op: 'attention'; name: string; layer: number; window: number }
@@ -193,6 +199,10 @@ function joinedLinear(
 ): StepOp[] {
   if (parts.length === 1) return [{ op: 'linear', name, weight: { layer, tensor, part: 0 }, matrix: parts[0], ...io }];
   const stride = parts.reduce((n, p) => n + p.rows, 0);
+  if (parts.length === 2) {
+    const second = { weight: { layer, tensor, part: 1 }, matrix: parts[1] };
+    return [{ op: 'linear', name, weight: { layer, tensor, part: 0 }, matrix: parts[0], ...io, columns: { offset: 0, stride }, second }];
+  }
   let offset = 0;
   return parts.map((p, part) => {
     const op: StepOp = { op: 'linear', name: `${name}.part${part}`, weight: { layer, tensor, part }, matrix: p, ...io, columns: { offset, stride } };
@@ -257,7 +267,13 @@ function opCost(c: ModelConfig, op: StepOp, step: StepShape): OpCost {
     case 'linear': {
       const rows = op.input === 'headIn' ? H : R;
       const io = { bias: op.bias !== undefined, accumulate: op.accumulate, norm: op.norm !== undefined, gate: op.gate };
-      return n(linearCost(op.matrix.format, op.matrix.rows, op.matrix.cols, rows, io), linearKind(rows));
+      const cost = linearCost(op.matrix.format, op.matrix.rows, op.matrix.cols, rows, io);
+      if (!op.second) return n(cost, linearKind(rows));
+      // The second matrix's weights, outputs and bias; X (and the norm weight) are read once for both.
+      const { matrix: m } = op.second;
+      const second = linearCost(m.format, m.rows, m.cols, rows, io);
+      const input = linearCost(m.format, 0, m.cols, rows, io);
+      return n(addCost(cost, { flops: second.flops - input.flops, bytes: second.bytes - input.bytes }), linearKind(rows));
     }
     case 'rope_store':
       return n(ropeStoreCost(R, { ...heads, ropeDim: c.ropeDim }, op.headNorm), 'rope');

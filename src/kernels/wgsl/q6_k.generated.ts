@@ -2,7 +2,9 @@
 // Do not edit: edit the WGSL or the table, then run `npm run shaders` (a unit test fails while this file is stale).
 import embedding__q6_k from '../../../shaders/variants/embedding.q6_k.wgsl?raw';
 import embedding_pair__q6_k from '../../../shaders/variants/embedding_pair.q6_k.wgsl?raw';
+import linear_q8dot_rows__q4_k__q6_k from '../../../shaders/variants/linear_q8dot_rows.q4_k.q6_k.wgsl?raw';
 import linear_q8dot_rows__q6_k from '../../../shaders/variants/linear_q8dot_rows.q6_k.wgsl?raw';
+import linear_q8dot_wide__q4_k__q6_k from '../../../shaders/variants/linear_q8dot_wide.q4_k.q6_k.wgsl?raw';
 import linear_q8dot_wide__q6_k from '../../../shaders/variants/linear_q8dot_wide.q6_k.wgsl?raw';
 import linear_rows__q6_k from '../../../shaders/variants/linear_rows.q6_k.wgsl?raw';
 import matmul_tiled__q6_k from '../../../shaders/variants/matmul_tiled.q6_k.wgsl?raw';
@@ -15,7 +17,9 @@ import matvec_wide__q6_k from '../../../shaders/variants/matvec_wide.q6_k.wgsl?r
 export const CODE: Readonly<Record<string, string>> = {
   'embedding+q6_k': embedding__q6_k,
   'embedding_pair+q6_k': embedding_pair__q6_k,
+  'linear_q8dot_rows+q4_k+q6_k': linear_q8dot_rows__q4_k__q6_k,
   'linear_q8dot_rows+q6_k': linear_q8dot_rows__q6_k,
+  'linear_q8dot_wide+q4_k+q6_k': linear_q8dot_wide__q4_k__q6_k,
   'linear_q8dot_wide+q6_k': linear_q8dot_wide__q6_k,
   'linear_rows+q6_k': linear_rows__q6_k,
   'matmul_tiled+q6_k': matmul_tiled__q6_k,

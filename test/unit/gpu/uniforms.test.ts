@@ -102,7 +102,20 @@ describe('packParams (the kernels’ packing, by the layouts generated from thei
     expect(UNIFORMS.rmsnorm.fields.eps.offset).toBe(4);
     expect([data.getUint32(0, true), data.getFloat32(4, true)]).toEqual([64, Math.fround(1e-5)]);
     const linear = UNIFORMS['matvec+q4_0'];
-    expect(Object.keys(linear.fields)).toEqual(['rows', 'cols', 'tokens', 'y_stride', 'y_col0', 'scale_base', 'eps', '_pad0']);
+    expect(Object.keys(linear.fields)).toEqual([
+      'rows',
+      'cols',
+      'tokens',
+      'y_stride',
+      'y_col0',
+      'scale_base',
+      'eps',
+      'split',
+      'scale_base_1',
+      '_pad0',
+      '_pad1',
+      '_pad2',
+    ]);
   });
 
   it('fails to type-check (and throws) on a field the struct does not have or one left out', () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { generatedShaderFiles, INDEX_PATH, partLabel, writtenVariantFiles } from '../../../cli/shader-variants.ts';
 import { allShaderCode, shaderCode, UNIFORMS } from '../../../src/kernels/shaders.ts';
 import { SHADER_GROUP } from '../../../src/kernels/shaders.generated.ts';
-import { LINEAR_BODIES, VARIANTS, WEIGHT_LIBRARIES, variantFileName } from '../../../src/kernels/variant-table.ts';
+import { LINEAR_BODIES, LINEAR_PAIRS, PAIR_BODIES, VARIANTS, WEIGHT_LIBRARIES, variantFileName } from '../../../src/kernels/variant-table.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../../../src/kernels/weight-formats.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -42,7 +42,8 @@ describe('generated shader variants', () => {
       const formats = 'formatParts' in spec ? (Object.keys(spec.formatParts) as WeightFormat[]) : 'formats' in spec ? spec.formats : WEIGHT_FORMATS;
       for (const f of formats) expect(VARIANTS[`${body}+${f}`], `${body}+${f}`).toBeDefined();
       // A body limited by its format parts is built for those formats only.
-      if ('formatParts' in spec) expect(Object.keys(VARIANTS).filter((v) => v.startsWith(`${body}+`))).toHaveLength(formats.length);
+      if ('formatParts' in spec)
+        expect(Object.keys(VARIANTS).filter((v) => v.startsWith(`${body}+`) && v.split('+').length === 2)).toHaveLength(formats.length);
     }
     for (const f of WEIGHT_FORMATS) expect(VARIANTS[`embedding+${f}`]).toEqual(['embedding', ...WEIGHT_LIBRARIES[f]]);
   });
@@ -72,9 +73,24 @@ describe('generated shader variants', () => {
     }
     expect(code).toContain('@binding(W_BINDING_1) var<storage, read> W_1');
     expect(code).toContain('params.scale_base_1');
-    expect(code).toContain('const W_BINDING_1 = 5u;'); // q4_0 binds W and W_scales
-    expect((await allShaderCode())['embedding_pair+f32']).toContain('const W_BINDING_1 = 4u;');
+    expect(code).toContain('const W_BINDING_1 = W_BINDING + 2u;'); // q4_0 binds W and W_scales
+    expect((await allShaderCode())['embedding_pair+f32']).toContain('const W_BINDING_1 = W_BINDING + 1u;');
     expect(partLabel('weights_q4_k@_1')).toBe('shaders/weights_q4_k.wgsl (declarations suffixed _1)');
+  });
+
+  it("join two formats in one 8-bit-activation linear for each pair LINEAR_PAIRS names: the second's partial sums, format parts and library renamed", async () => {
+    const all = (await allShaderCode()) as Record<string, string>;
+    for (const body of PAIR_BODIES) {
+      for (const [a, b] of LINEAR_PAIRS) {
+        const code = all[`${body}+${a}+${b}`];
+        expect(code, `${body}+${a}+${b}`).toBeDefined();
+        expect(code).toContain('fn partial_dots(row0: u32, lane: u32, stride: u32)');
+        expect(code).toMatch(/fn q8_partials_1\(/);
+        expect(code).toMatch(/fn q8_raw_1\(/);
+        expect(code).toContain('var<storage, read> W_1');
+        expect(code).not.toMatch(/fn q8_partials_1_1|W_1_1/);
+      }
+    }
   });
 
   it('file names are safe on every file system', () => {

@@ -106,11 +106,15 @@ describe('which arithmetic the linears ran, from dispatch labels', () => {
       'output:linear_q8dot_swar+q8_0:main{}',
       'prefill:matmul_tiled_f16+q4_0:main{}',
       'head.argmax:argmax+argmax_tree:main{}',
+      // Q4_K_M's Q|K beside V in one dispatch: it counts for both formats.
+      'layer1.qkv:linear_q8dot_wide+q4_k+q6_k:main{LANES=128}',
     ];
     expect(linearArithmetic(labels)).toEqual([
       { format: 'f32', precision: 'f32', linears: 1 },
       { format: 'q4_0', precision: 'f16', linears: 1 },
       { format: 'q4_0', precision: 'int8', linears: 2 },
+      { format: 'q4_k', precision: 'int8', linears: 1 },
+      { format: 'q6_k', precision: 'int8', linears: 1 },
       { format: 'q8_0', precision: 'int8', linears: 1 },
     ]);
   });

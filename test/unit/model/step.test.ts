@@ -73,10 +73,10 @@ describe('the op list', () => {
       ['blk.0.attn_v', 'q8_0', kvDim],
     ]);
     const ops = bodyOps(llama, plan).filter((o) => o.name.startsWith('layer0.')) as Extract<StepOp, { op: 'linear' }>[];
-    expect(ops.slice(0, 2).map((o) => o.columns)).toEqual([
-      { offset: 0, stride: qDim + 2 * kvDim },
-      { offset: qDim + kvDim, stride: qDim + 2 * kvDim },
-    ]);
+    // Two runs are one op: the second stacked after the first (linearPair: one dispatch where a pair variant exists).
+    expect(ops[0].columns).toEqual({ offset: 0, stride: qDim + 2 * kvDim });
+    expect(ops[0].second?.matrix.label).toBe('blk.0.attn_v');
+    expect(names(ops).slice(0, 2)).toEqual(['layer0.qkv', 'layer0.rope_store']);
     expect(names(ops).slice(-4)).toEqual(['layer0.ffn_gate_up.gate', 'layer0.ffn_gate_up.up', 'layer0.ffn_gate_up.swiglu', 'layer0.w_down']);
     // Only consecutive parts stack: K in its own format leaves Q and V apart too.
     const k = weightPlan(
