@@ -10,6 +10,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
 import { decodeScratchSize } from '../kernels/attention.ts';
 import { kvElement, type KvElement } from '../kernels/select.ts';
+import { LINEAR_PAIRS } from '../kernels/variant-table.ts';
 import { type LinearShape } from '../kernels/linear-shapes.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
@@ -129,12 +130,25 @@ function linearProblems(weights: unknown, out = new Map<string, LinearProblem>()
   return [...out.values()];
 }
 
+/**
+ * Two matrices one dispatch reads (linear.ts's linearPair: Q4_K_M's Q|K and V) as the problem its
+ * shape is planned for: the second's format over both matrices' rows (forward.ts looks it up so).
+ */
+function pairProblems(weights: GpuWeights): LinearProblem[] {
+  return weights.layers.flatMap((L) => {
+    if (L.qkv.length !== 2) return [];
+    const [a, b] = L.qkv;
+    return LINEAR_PAIRS.some(([fa, fb]) => fa === a.format && fb === b.format) ? [{ format: b.format, rows: a.rows + b.rows, cols: b.cols }] : [];
+  });
+}
+
 /** Tune the shapes of every linear problem of `weights` for the step sizes `Rs` (see tuneLinears). */
 async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[], opts: AutotuneOptions): Promise<TuneReport> {
   if (ctx.caps.cpuLike && !opts.onCpu) {
     return { ms: 0, shapes: {}, skipped: "CPU adapter: tuning every layer would take tens of seconds; select.ts's static shapes run" };
   }
-  return tuneLinears(ctx, opts.cache, linearProblems(weights), Rs, opts.budgetMs ?? 3000, opts.candidates);
+  const problems = new Map([...linearProblems(weights), ...pairProblems(weights)].map((p) => [`${p.format} ${p.rows}x${p.cols}`, p]));
+  return tuneLinears(ctx, opts.cache, [...problems.values()], Rs, opts.budgetMs ?? 3000, opts.candidates);
 }
 
 /**

@@ -12,7 +12,11 @@ import { linear, linearPair } from '../../src/kernels/linear.ts';
 import { linearPairPlan } from '../../src/kernels/linear-plan.ts';
 import type { LinearShape } from '../../src/kernels/linear-shapes.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
+import { MemoryTuneCache } from '../../src/kernels/autotune.ts';
+import { measureAccuracy } from '../../src/measure/accuracy-run.ts';
+import { loadModel } from '../../src/model/load.ts';
 import { testGpu } from './context.ts';
+import { kQuantTestModel, quantizeModel } from './models.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
 
 const COLS = 512;
@@ -106,6 +110,41 @@ describe('linearPair: q4_k rows and q6_k rows in one dispatch', () => {
       destroyWeight(wb);
       X.destroy();
       Y.destroy();
+    }
+  });
+
+  it('in the engine: a Q4_K_M Llama decodes with Q|K + V as one dispatch in its mixed layers (tuned as one problem), its logits within the 8-bit rounding of the CPU reference', async () => {
+    if (!ctx.caps.packedDot) return;
+    const model = await quantizeModel(await kQuantTestModel(), 'q4_k_m');
+    // The autotuner's only candidate: the GPUs' wide 8-bit shape where subgroups exist (else the static one runs).
+    const forced = ctx.caps.subgroups ? [{ ...wide(), rowsPerWorkgroup: 8 }] : undefined;
+    const loaded = await withErrorScopes(ctx.device, 'load q4_k_m', () =>
+      loadModel(
+        ctx,
+        { kind: 'gguf', model, id: 'llama-256x8-q4_k_m' },
+        {
+          shape: { maxSeq: 64, slots: 1, maxRows: 16 },
+          warmShapes: [[1, 1]],
+          ...(forced ? { autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => forced } } : {}),
+        },
+      ),
+    );
+    try {
+      const program = await loaded.engine.program(1, 1, 'one-slot');
+      const pairs = program.body.filter((d) => d.label.includes('+q4_k+q6_k:'));
+      // use_more_bits gives V q6_k in layers 0, 3, 6 and 7 of 8.
+      expect(pairs).toHaveLength(4);
+      // Tuned as one problem: q6_k over Q|K's 384 rows and V's 128.
+      if (forced) expect(Object.keys(loaded.kernelShapes.linear)).toContain('q6_k 512x256 R1');
+      // Teacher-forced single-token steps (each through the pair) against the f32 reference: the
+      // activation rounding's cost only (1.2e-5 measured; a wrong split, offset or binding is ≳ 1e-1).
+      const a = await withErrorScopes(ctx.device, 'accuracy', () => measureAccuracy(loaded.engine, model, { positions: 32 }));
+      expect(a.arithmetic.linears).toContainEqual(expect.objectContaining({ format: 'q6_k', precision: 'int8' }));
+      console.info(`Q4_K_M through the pair: KLD ${a.kld_mean.toExponential(2)}, top-1 ${a.top1_agreement}, first disagreement ${a.first_disagreement}`);
+      expect(a.kld_mean).toBeLessThan(1e-4);
+      expect(a.top1_agreement).toBeGreaterThanOrEqual(0.9);
+    } finally {
+      await loaded.engine.destroy();
     }
   });
 });
