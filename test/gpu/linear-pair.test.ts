@@ -116,7 +116,8 @@ describe('linearPair: q4_k rows and q6_k rows in one dispatch', () => {
   it('in the engine: a Q4_K_M Llama decodes with Q|K + V as one dispatch in its mixed layers (tuned as one problem), its logits within the 8-bit rounding of the CPU reference', async () => {
     if (!ctx.caps.packedDot) return;
     const model = await quantizeModel(await kQuantTestModel(), 'q4_k_m');
-    // The autotuner's only candidate: the GPUs' wide 8-bit shape where subgroups exist (else the static one runs).
+    // The autotuner's only candidate: the GPUs' wide 8-bit shape where subgroups exist (else the static
+    // one runs); a budget no loaded machine runs out of, so every problem, the pair's too, is tuned.
     const forced = ctx.caps.subgroups ? [{ ...wide(), rowsPerWorkgroup: 8 }] : undefined;
     const loaded = await withErrorScopes(ctx.device, 'load q4_k_m', () =>
       loadModel(
@@ -125,7 +126,7 @@ describe('linearPair: q4_k rows and q6_k rows in one dispatch', () => {
         {
           shape: { maxSeq: 64, slots: 1, maxRows: 16 },
           warmShapes: [[1, 1]],
-          ...(forced ? { autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => forced } } : {}),
+          ...(forced ? { autotune: { cache: new MemoryTuneCache(), onCpu: true, candidates: () => forced, budgetMs: 120_000 } } : {}),
         },
       ),
     );
