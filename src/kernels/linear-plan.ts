@@ -16,7 +16,7 @@ import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
 import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
 import { shader, type ShaderName } from './shaders.ts';
-import { LINEAR_PAIRS, type LinearBody } from './variant-table.ts';
+import { hasLinearPair, type LinearBody } from './variant-table.ts';
 import type { WeightFormat } from './weights.ts';
 
 /** The gate|up epilogue's activation (CONTRACTS §2): SiLU for Llama and Qwen, GELU-tanh for Gemma. */
@@ -229,7 +229,7 @@ export function linearPairPlan(
   io: LinearIo,
   requested?: LinearShape,
 ): { spec: KernelSpec & { name: LinearPairVariant }; shape: LinearShape; workgroups(rows: number): [number, number, number] } | null {
-  if (io.gate || !LINEAR_PAIRS.some(([fa, fb]) => fa === a.format && fb === b.format)) return null;
+  if (io.gate || !hasLinearPair(a.format, b.format)) return null;
   const plan = linearPlan(caps, { format: b.format, rows: a.rows + b.rows, cols: b.cols, R, io }, requested);
   const { shape } = plan;
   const tile = shape.kernel === 'rows' ? !shape.swar : shape.kernel === 'matvec' && shape.wide === true;

@@ -99,6 +99,11 @@ const linearVariants = Object.entries(LINEAR_BODIES).flatMap(([body, spec]) =>
  */
 export const LINEAR_PAIRS = [['q4_k', 'q6_k']] as const satisfies readonly (readonly [keyof typeof Q8DOT_PARTS, keyof typeof Q8DOT_PARTS])[];
 
+/** Whether a pair variant reads a matrix in `a` stacked over one in `b`. */
+export function hasLinearPair(a: string, b: string): boolean {
+  return LINEAR_PAIRS.some(([fa, fb]) => fa === a && fb === b);
+}
+
 /** The bodies that take a pair: the wide matvec (GPUs) and the register tile (CPU adapters). */
 export const PAIR_BODIES = ['linear_q8dot_wide', 'linear_q8dot_rows'] as const;
 

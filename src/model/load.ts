@@ -10,7 +10,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
 import { decodeScratchSize } from '../kernels/attention.ts';
 import { kvElement, type KvElement } from '../kernels/select.ts';
-import { LINEAR_PAIRS } from '../kernels/variant-table.ts';
+import { hasLinearPair } from '../kernels/variant-table.ts';
 import { type LinearShape } from '../kernels/linear-shapes.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
@@ -116,12 +116,16 @@ export interface AutotuneOptions {
   candidates?: (R: number) => LinearShape[];
 }
 
+/** A problem's identity when collecting them (the step size is added by tuneLinears). */
+const problemKey = (p: LinearProblem) => `${p.format} ${p.rows}x${p.cols}`;
+
 /** Every weight matrix in `weights`, found by shape (format, rows, cols, shards), whatever the structure holding them. */
 function linearProblems(weights: unknown, out = new Map<string, LinearProblem>()): LinearProblem[] {
   if (weights && typeof weights === 'object') {
     const w = weights as Partial<WeightTensor>;
     if (typeof w.format === 'string' && typeof w.rows === 'number' && typeof w.cols === 'number' && Array.isArray(w.shards)) {
-      out.set(`${w.format} ${w.rows}x${w.cols}`, { format: w.format, rows: w.rows, cols: w.cols });
+      const p = { format: w.format, rows: w.rows, cols: w.cols };
+      out.set(problemKey(p), p);
     } else {
       for (const v of Object.values(weights))
         if (v && typeof v === 'object' && !ArrayBuffer.isView(v) && !(typeof GPUBuffer !== 'undefined' && v instanceof GPUBuffer)) linearProblems(v, out);
@@ -138,7 +142,7 @@ function pairProblems(weights: GpuWeights): LinearProblem[] {
   return weights.layers.flatMap((L) => {
     if (L.qkv.length !== 2) return [];
     const [a, b] = L.qkv;
-    return LINEAR_PAIRS.some(([fa, fb]) => fa === a.format && fb === b.format) ? [{ format: b.format, rows: a.rows + b.rows, cols: b.cols }] : [];
+    return hasLinearPair(a.format, b.format) ? [{ format: b.format, rows: a.rows + b.rows, cols: b.cols }] : [];
   });
 }
 
@@ -147,7 +151,7 @@ async function autotuneModel(ctx: GpuContext, weights: GpuWeights, Rs: number[],
   if (ctx.caps.cpuLike && !opts.onCpu) {
     return { ms: 0, shapes: {}, skipped: "CPU adapter: tuning every layer would take tens of seconds; select.ts's static shapes run" };
   }
-  const problems = new Map([...linearProblems(weights), ...pairProblems(weights)].map((p) => [`${p.format} ${p.rows}x${p.cols}`, p]));
+  const problems = new Map([...linearProblems(weights), ...pairProblems(weights)].map((p) => [problemKey(p), p]));
   return tuneLinears(ctx, opts.cache, [...problems.values()], Rs, opts.budgetMs ?? 3000, opts.candidates);
 }
 

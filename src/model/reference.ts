@@ -12,6 +12,7 @@ import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
+import { nearestInt } from './quantize-k.ts';
 import { uploadType, type Quantization } from './recipes.ts';
 import type { LayerTensors, ModelTensors } from './tensors.ts';
 import { ropeInvFreq, slidingWindow } from './variants.ts';
@@ -112,7 +113,7 @@ export type ActivationRounding = 'q8_0' | 'q8_k';
 
 /**
  * out = x rounded as llama.cpp quantizes activations: per group of 32 (q8_0) or 256 (q8_k) inputs,
- * d = max|x|/127 (q8_0: d rounded to f16, as it stores it), q = round(x/d), out = q·d. A zero group
+ * d = max|x|/127 (q8_0: d rounded to f16, as it stores it), q = ggml's nearest_int(x/d), out = q·d. A zero group
  * stays zero. `out` may be `x`; x.length must be a multiple of the group.
  */
 export function roundActivations(out: Float32Array, x: Float32Array, rounding: ActivationRounding): void {
@@ -123,13 +124,8 @@ export function roundActivations(out: Float32Array, x: Float32Array, rounding: A
     for (let i = g; i < g + group; i++) amax = Math.max(amax, Math.abs(x[i]));
     const d = rounding === 'q8_0' ? f16BitsToF32(f32ToF16Bits(amax / 127)) : Math.fround(amax / 127);
     const inv = d > 0 ? 1 / d : 0;
-    for (let i = g; i < g + group; i++) out[i] = Math.max(-127, Math.min(127, roundHalfEven(x[i] * inv))) * d;
+    for (let i = g; i < g + group; i++) out[i] = Math.max(-127, Math.min(127, nearestInt(Math.fround(x[i] * inv)))) * d;
   }
-}
-
-function roundHalfEven(v: number): number {
-  const r = Math.round(v);
-  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 export class ReferenceModel {
