@@ -215,9 +215,9 @@ function valid(ctx: GpuContext, shape: LinearShape, R: number): boolean {
 }
 
 export interface TuneOptions {
-  /** Stop trying further candidates after this long (ms); the default shape is always timed. Default 2000. */
+  /** The race's time (ms): candidates enter it during the first half, the default always; the rounds then end near it. Default 2000. */
   budgetMs?: number;
-  /** Timed runs per candidate (after one warm-up). Default 3. */
+  /** Timed runs per candidate (after one warm-up), one per interleaved round. Default 3. */
   reps?: number;
   /** The shapes to try, the default first (default: select.ts's linearShapes). */
   candidates?: (R: number) => LinearShape[];
@@ -249,18 +249,28 @@ export async function autotuneLinear(
   const best = await withProblem(ctx, format, proxyProblem(R, rows, cols, tuneFlopCap(ctx.caps)), async (run, copies) => {
     // The format's own candidates (the q4_0 nibble kernel, the 8-bit-activation kernels) for the real columns.
     const candidates = (opts.candidates?.(R) ?? linearShapes(ctx.caps, R, format, cols)).filter((s) => valid(ctx, s, R));
-    let winner = { shape: candidates[0] ?? linearShape(ctx.caps, R, format, cols), ms: Infinity };
-    for (const shape of candidates) {
-      if (hostNow() - start > budgetMs && winner.ms < Infinity) break;
-      const dispatches = await run(shape);
-      try {
-        const ms = median((await timeDispatches(ctx, dispatches, reps)).samples) / copies;
-        if (ms < winner.ms) winner = { shape, ms };
-      } finally {
-        releaseDispatches(dispatches);
+    if (candidates.length === 0) return linearShape(ctx.caps, R, format, cols);
+    // Interleaved rounds: round one warms each candidate up and times it once, in order, until half
+    // the budget is spent (the default always; a round-one entry costs two runs, the later rounds
+    // reps − 1 more, so the race ends near the budget); each later round times every candidate in
+    // the race once more, in turn. A burst of load from another process then lands on all of them alike,
+    // not on whichever happened to be timed during it. The score is the median of a candidate's samples.
+    const raced: { shape: LinearShape; dispatches: Dispatch[]; samples: number[] }[] = [];
+    const sample = async (c: (typeof raced)[number], warmup: number) => {
+      c.samples.push(median((await timeDispatches(ctx, c.dispatches, 1, warmup)).samples) / copies);
+    };
+    try {
+      for (const shape of candidates) {
+        if (hostNow() - start > budgetMs / 2 && raced.length > 0) break;
+        const c = { shape, dispatches: await run(shape), samples: [] };
+        raced.push(c);
+        await sample(c, 1);
       }
+      for (let round = 1; round < reps; round++) for (const c of raced) await sample(c, 0);
+    } finally {
+      for (const c of raced) releaseDispatches(c.dispatches);
     }
-    return winner.shape;
+    return raced.reduce((a, b) => (median(b.samples) < median(a.samples) ? b : a)).shape;
   });
   cache.set(key, JSON.stringify(best));
   return best;

@@ -72,8 +72,9 @@ describe('autotune at model load', () => {
   });
   afterAll(() => ctx?.destroy());
 
-  // A load burst while one layer is timed can still invert a 64× difference (seen once in a clean-clone
-  // run on a shared 2-core machine): a retry times everything afresh; the assertions stay exact.
+  // The candidates are timed in interleaved rounds, so a load burst lands on both; one that outlasts
+  // a whole race inverted a 64× difference once (timed one after the other then, in a clean-clone run
+  // on a shared 2-core machine): a retry times everything afresh; the assertions stay exact.
   it('picks the faster of two candidates for every layer, and the engine builds its pipelines with it', { retry: 2 }, async () => {
     // A 64-token matmul tile for one token: 64× the FMAs of the matvec (63 rows of zeros), plus
     // workgroup staging and barriers, so it is measurably slower on every device, whatever the load.
