@@ -254,7 +254,7 @@ export function formatCeilings(c: Ceilings): string {
     ...warnings.map((w) => `Warning: ${w}`),
     ...(c.drift
       ? [
-          `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s (×${c.drift.ratio.toFixed(2)} of the roof in use)${c.drift.warning ? `. Warning: ${c.drift.warning}` : ', within ±15%'}.`,
+          `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s (×${c.drift.ratio.toFixed(2)} of the roof in use)${c.drift.warning ? `. Warning: ${c.drift.warning}` : `, within ±${c.drift.bound * 100}%.`}`,
         ]
       : []),
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),

@@ -14,6 +14,7 @@ import {
   type SettingName,
 } from '../../../src/measure/validate.ts';
 import { workingSetBytes } from '../../../src/measure/ceilings.ts';
+import { readRoofDrift } from '../../../src/measure/roof-checks.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
   value,
@@ -87,6 +88,15 @@ describe('validateResult', () => {
     expect(report).toMatch(/the prefill GEMM \(f32\) reaches 50% of that peak/);
     // Its permalink (the same codec) decodes and validates too.
     expect((await decodeReport(await encodeReport(r))).ceilings).toEqual(r.ceilings);
+  });
+  it('states the read roof after the model phases as one sentence, with or without its drift warning', () => {
+    const c = validateResult(sample()).ceilings!;
+    const steady = formatCeilings({ ...c, drift: readRoofDrift(10, 9.5) });
+    expect(steady).toContain('Read roof after the model phases: 9.50 GB/s (×0.95 of the roof in use), within ±15%.');
+    const drifted = formatCeilings({ ...c, drift: readRoofDrift(10, 8) });
+    expect(drifted).toMatch(
+      /Read roof after the model phases: 8\.00 GB\/s \(×0\.80 of the roof in use\)\. Warning: The streaming read moved from 10\.0 to 8\.00 GB\/s .*carry that much doubt\.$/m,
+    );
   });
   it('rejects non-objects', () => {
     expect(() => validateResult(null)).toThrow(/result must be an object/);
