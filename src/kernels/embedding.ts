@@ -54,45 +54,24 @@ export async function embedding(
       const last = g === groups.length - 1 ? 1 : 0;
       const base = (shard: (typeof shards)[number]) => packedLayout(table.format, shard.rows, table.cols).scaleBase;
       const weightBindings = (shard: (typeof shards)[number]): Binding[] => (scales ? [shard.buffer, shard.buffer] : [shard.buffer]);
-      if (group.length === 1) {
-        const [shard] = group;
-        const spec = embeddingSpec(table.format, wgSize);
-        const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
-          rows: shard.rows,
-          cols: table.cols,
-          row_start: shard.rowStart,
-          vocab: table.rows,
-          tokens: R,
-          zero_out_of_range: last,
-          scale_base: base(shard),
-          scale,
-        });
-        return makeDispatch(ctx, spec, {
-          owner: name,
-          kind: 'embedding',
-          bindings: [tokens, out, params, ...weightBindings(shard)],
-          workgroups,
-          owned: [params],
-        });
-      }
       const [a, b] = group;
-      const spec = embeddingPairSpec(table.format, wgSize);
+      const spec = b ? embeddingPairSpec(table.format, wgSize) : embeddingSpec(table.format, wgSize);
       const params = paramsBuffer(ctx.device, `${name}.params`, spec.name, {
         rows: a.rows,
-        rows_1: b.rows,
         cols: table.cols,
         row_start: a.rowStart,
         vocab: table.rows,
         tokens: R,
         zero_out_of_range: last,
         scale_base: base(a),
-        scale_base_1: base(b),
         scale,
+        // The pair's second shard (embedding_pair.wgsl's renamed library): its rows follow a's.
+        ...(b ? { rows_1: b.rows, scale_base_1: base(b) } : {}),
       });
       return makeDispatch(ctx, spec, {
         owner: name,
         kind: 'embedding',
-        bindings: [tokens, out, params, ...weightBindings(a), ...weightBindings(b)],
+        bindings: [tokens, out, params, ...group.flatMap(weightBindings)],
         workgroups,
         owned: [params],
       });
