@@ -213,11 +213,22 @@ export function runContext(job: BenchJob, model: { name: string; contextLength: 
 }
 
 /** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */
-async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, hooks: JobHooks) {
+interface OpenedModel {
+  resolved: ResolvedModel;
+  promptIds: number[] | undefined;
+  maxSeq: number;
+}
+
+async function openForJob(job: BenchJob, model: NonNullable<BenchJob['model']>, hooks: JobHooks): Promise<OpenedModel> {
   const resolved = await resolveModel(model, { source: hooks.modelSource, signal: hooks.signal, onProgress: progressSlice(hooks, 0, 0.05, 'model') });
-  const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false, hooks.signal) : undefined;
-  const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
-  return { resolved, promptIds, maxSeq };
+  try {
+    const promptIds = job.generate ? await encodePrompt(resolved, job.generate.prompt, job.generate.chat ?? false, hooks.signal) : undefined;
+    const maxSeq = runContext(job, configOf(resolved.choice), promptIds);
+    return { resolved, promptIds, maxSeq };
+  } catch (e) {
+    await resolved.release?.();
+    throw e;
+  }
 }
 
 /** The engine's sizes for a job: context, KV-cache slots (the largest batch it runs) and rows per step. */
@@ -274,11 +285,28 @@ async function runTokenscope(
 ): Promise<BenchResult> {
   checkPresetFits(job);
   const result = newResult(describeEnvironment(ctx, disabled));
-  const modelWork = job.model ? 0.85 : 0;
-  const probeEnd = job.probe && !job.roofs ? 1 - modelWork : 0;
   // The model is opened and checked before the roofs are measured (seconds to tens of seconds), so a
   // bad file, prompt or context is refused at once.
   const opened = job.model ? await openForJob(job, job.model, hooks) : null;
+  try {
+    return await runOpened(ctx, job, hooks, result, opened, beforeRelease);
+  } finally {
+    // The model file (the CLI's path) stays open while the run reads it: weights, then the accuracy pass's reference.
+    await opened?.resolved.release?.();
+  }
+}
+
+/** runTokenscope past opening the model: the checks, the roofs, the model's phases. */
+async function runOpened(
+  ctx: GpuContext,
+  job: BenchJob,
+  hooks: JobHooks,
+  result: BenchResult,
+  opened: OpenedModel | null,
+  beforeRelease?: (loaded: LoadedModel, result: BenchResult) => Promise<void>,
+): Promise<BenchResult> {
+  const modelWork = job.model ? 0.85 : 0;
+  const probeEnd = job.probe && !job.roofs ? 1 - modelWork : 0;
   const shape = opened ? engineShape(job, opened.maxSeq) : null;
   if (opened && shape) {
     checkModelFits(ctx.caps, opened.resolved.choice, shape, job.memoryBudgetBytes);

@@ -29,6 +29,8 @@ export interface ResolvedModel {
   choice: ModelChoice;
   tokenizer: Tokenizer | null;
   parseMs: number;
+  /** Closes what resolveModel opened itself (a file on disk); absent where there is nothing to close. Call once the run is done with the model. */
+  release?: () => Promise<void>;
 }
 
 export interface ResolveOptions {
@@ -45,6 +47,7 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
     return { choice: presetChoice(spec.preset, spec.quant ?? 'q4_0', spec.seed ?? 1), tokenizer: null, parseMs: 0 };
   }
   let source = opts.source;
+  let release: (() => Promise<void>) | undefined;
   if (!source && spec.url) {
     const onProgress = (loaded: number, total: number) =>
       opts.onProgress?.(`downloading ${spec.url}: ${fmtBytes(loaded)} of ${fmtBytes(total)}`, total ? loaded / total : 0);
@@ -60,14 +63,26 @@ export async function resolveModel(spec: ModelSpec, opts: ResolveOptions = {}): 
     // A computed specifier keeps the Node-only module out of the page's bundle.
     const nodeSource = '../model/gguf/node-source.ts';
     const { fileSource } = (await import(/* @vite-ignore */ nodeSource)) as typeof import('../model/gguf/node-source.ts');
-    source = await fileSource(spec.path);
+    const file = await fileSource(spec.path);
+    source = file;
+    release = () => file.close();
   }
   if (!source) throw new TokenscopeError('bad-input', 'No model given.', 'Name a preset (--model llama-3.2-1b), a GGUF path or a URL.');
-  const t0 = performance.now();
-  const model = await openModel(source);
-  const parseMs = performance.now() - t0;
-  const name = source.name.split(/[\\/]/).pop() ?? source.name;
-  // Loaded with the first model file: the page's entry chunk carries no tokenizer (prompts are encoded in a worker there).
-  const { createTokenizer } = await import('../model/tokenizer/index.ts');
-  return { choice: { kind: 'gguf', model, quant: spec.quant, id: name }, tokenizer: createTokenizer(model.gguf.metadata), parseMs };
+  try {
+    const t0 = performance.now();
+    const model = await openModel(source);
+    const parseMs = performance.now() - t0;
+    const name = source.name.split(/[\\/]/).pop() ?? source.name;
+    // Loaded with the first model file: the page's entry chunk carries no tokenizer (prompts are encoded in a worker there).
+    const { createTokenizer } = await import('../model/tokenizer/index.ts');
+    return {
+      choice: { kind: 'gguf', model, quant: spec.quant, id: name },
+      tokenizer: createTokenizer(model.gguf.metadata),
+      parseMs,
+      ...(release ? { release } : {}),
+    };
+  } catch (e) {
+    await release?.();
+    throw e;
+  }
 }
