@@ -26,6 +26,7 @@ export class TtftChart extends ChartBase {
     const xs = [...rows.map((r) => r.prompt_tokens), ...dots.map((d) => d.x)];
     const log = Math.max(...xs) / Math.min(...xs) >= 4;
     const lengths = [...new Set(xs)].sort((a, b) => a - b);
+    const xAxis = axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear');
     return {
       type: 'scatter',
       data: {
@@ -51,8 +52,10 @@ export class TtftChart extends ChartBase {
       options: {
         scales: {
           // Ticks at the measured prompt lengths only: the x values are those lengths.
+          // Labelled by their value: Chart.js's logarithmic labels show only 1, 2, 3, 5… × 10^k, which left 16 and 64 blank.
           x: {
-            ...axis(theme, 'prompt length (tokens)', log ? 'logarithmic' : 'linear'),
+            ...xAxis,
+            ticks: { ...xAxis.ticks, callback: (value: number | string) => String(value) },
             afterBuildTicks: (scale: { ticks: { value: number }[] }) => (scale.ticks = lengths.map((value) => ({ value }))),
           },
           y: axis(theme, 'time to first token (ms)', 'linear', true),

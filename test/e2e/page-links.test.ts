@@ -110,6 +110,24 @@ describe('links, comparisons and hostile input', () => {
     await page.close();
   });
 
+  it('the TTFT chart labels each measured prompt length, on its logarithmic axis too', async () => {
+    // Lengths 4× apart draw a logarithmic x axis, whose default labels skip values like 16 or 64.
+    const l = result.latency as LatencySection;
+    const rows = [8, 64].map((prompt_tokens) => ({ ...l.rows[0], prompt_tokens }));
+    const { page, errors, csp } = await open(await encodeReport({ ...result, latency: { ...l, rows } }));
+    const labels = () =>
+      page
+        .locator('ts-ttft-chart')
+        .first()
+        .evaluate((el) => {
+          const chart = (el as unknown as { chart?: { scales: Record<string, { type: string; ticks: { label: unknown }[] }> } }).chart;
+          return chart ? { type: chart.scales.x.type, labels: chart.scales.x.ticks.map((t) => String(t.label)) } : null;
+        });
+    await expect.poll(labels, { timeout: 20_000 }).toEqual({ type: 'logarithmic', labels: ['8', '64'] });
+    await expectInert(page, errors, csp);
+    await page.close();
+  });
+
   it('two links side by side with ratios, and the comparison as its own #c= link', async () => {
     // A steady run (its TTFT repetitions within ±10% of the median: two on a loaded SwiftShader can differ 5×) and one
     // 4× faster whose whole spread moved, not only its median (else the comparison rightly reads "within noise").
