@@ -29,7 +29,7 @@ import { quantizeQ4_0 } from '../model/quantize.ts';
 import { measureLaunch, type LaunchRoof } from './launch.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
 import { CEILING_LABELS, type CeilingKey, type CeilingMeasurement, type Ceilings } from './sections/environment.ts';
-import { roofConsistency, roofSpread, sustainedRoof } from './roof-checks.ts';
+import { ROOF_STATISTIC, roofConsistency, roofSpread, sustainedRoof } from './roof-checks.ts';
 import { percentile } from './stats.ts';
 
 export interface CeilingOptions {
@@ -175,7 +175,7 @@ class Runner {
     const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
     return {
       value: sustainedRoof(values),
-      statistic: 'p90',
+      statistic: ROOF_STATISTIC,
       median: percentile(values, 50),
       spread: roofSpread(values),
       unit,

@@ -23,7 +23,7 @@ import { percentile, summarize } from './stats.ts';
 
 /**
  * One launch figure (µs): `value` the p10 of its repetitions — a cost's best sustained value, as a
- * bandwidth roof is the p90 of its rates (a loaded machine only ever adds to a dispatch's cost) —
+ * bandwidth roof is the best run of its rates (a loaded machine only ever adds to a dispatch's cost) —
  * with the median and spread beside it, and how it was timed.
  */
 export interface LaunchMeasurement {

@@ -1,5 +1,6 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
+import { roofStatisticText } from '../measure/roof-checks.ts';
 import { CEILING_KEYS, NOT_RUN, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
 import { guarded } from './guard.ts';
@@ -25,7 +26,7 @@ function fmt(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
-/** The measured roofs (each its samples' upper decile, or the median in older results) with median, spread, sample count, clock and the checks that failed. */
+/** The measured roofs (each the best median of 5 consecutive samples; older results: their upper decile or median) with median, spread, sample count, clock and the checks that failed. */
 @customElement('ts-roofs-table')
 export class RoofsTable extends LitElement {
   static override styles = [shared];
@@ -76,12 +77,8 @@ export class RoofsTable extends LitElement {
         </table>
       </div>
       <p class="muted">
-        ${
-          c.measurements.read_bandwidth_gbps.statistic === 'p90'
-            ? 'Each roof is the upper decile (p90) of n repetitions after a warm-up: the best rate the device sustained'
-            : 'Each roof is the median of n repetitions after a warm-up (an older result)'
-        };
-        working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
+        Each roof is ${roofStatisticText(c.measurements.read_bandwidth_gbps.statistic)}, of n after a warm-up; working set
+        ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB. GB/s = 10⁹ bytes/s.
       </p>
       ${
         c.source

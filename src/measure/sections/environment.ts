@@ -5,6 +5,7 @@ import type { BenchResult } from '../schema.ts';
 import { compareMetrics, type Metric, type SectionModule } from '../section.ts';
 import { array, bool, nullable, num, object, oneOf, optional, record, SchemaError, str, type Agrees, type Infer } from '../schema-kit.ts';
 import { bytes, count, gbps, gflops, work } from './units.ts';
+import { roofStatisticText } from '../roof-checks.ts';
 
 const adapter = object({
   vendor: str(512),
@@ -54,8 +55,8 @@ const roof = () => num(0, 1e7);
 /** One measured roof with the samples behind it. */
 const measurementSchema = object({
   value: roof().describe('The roof: the statistic of `samples` that `statistic` names (the median where it is absent, in older results).'),
-  statistic: optional(oneOf(['p90', 'median'] as const)).describe(
-    "Which statistic `value` is: 'p90', the samples' upper decile (numpy linear), the best rate the device sustained; absent in older results, whose value is the median.",
+  statistic: optional(oneOf(['best-median-of-5', 'p90', 'median'] as const)).describe(
+    "Which statistic `value` is: 'best-median-of-5', the highest median of 5 consecutive samples, the rate the device sustained at its best; 'p90' (older results), the samples' upper decile (numpy linear); absent in the oldest, whose value is the median.",
   ),
   median: optional(roof()).describe('Median of `samples` (absent in older results, where it is `value`).'),
   spread: optional(num(0, 1e7)).describe('(max − min) / median of `samples`; over 0.25 is flagged in `consistency.warnings` (absent in older results).'),
@@ -240,10 +241,7 @@ export function formatCeilings(c: Ceilings): string {
   });
   const ratio = (k: CeilingKey) => (c[k] != null ? (c[k]! / c.copy_buffer_to_buffer_gbps).toFixed(2) : 'n/a');
   const gemm = prefillGemmRoof(c);
-  const statistic =
-    c.measurements.read_bandwidth_gbps.statistic === 'p90'
-      ? 'the upper decile (p90) of its repetitions: the best rate sustained'
-      : 'the median of its repetitions';
+  const statistic = roofStatisticText(c.measurements.read_bandwidth_gbps.statistic);
   const warnings = c.consistency?.warnings ?? [];
   return [
     table(['roof', 'value', 'median', 'min–max', 'n', 'clock', 'shape'], rows, [false, true, true, true, true]),
