@@ -212,22 +212,25 @@ const SEARCH_KEEP = 1.5;
 /**
  * The index of the fastest of `candidates`, by interleaved rounds: round one warms each candidate up
  * and times it once, every later round times each candidate still within SEARCH_KEEP of the best
- * once more, and a candidate's score is its best time (the rate it sustains at its best, as the roofs
- * are). Interleaving spreads a transient slowdown over all candidates instead of one, and a
- * shape several times too slow costs one run instead of several.
+ * time once more, and of those that ran every round the one with the lowest median time wins (what
+ * it sustains, as the roofs are: a best time alone let one lucky run pick a slower shape).
+ * Interleaving spreads a transient slowdown over all candidates instead of one, and a shape several
+ * times too slow costs one run instead of several.
  */
 async function fastestShape(run: Runner, candidates: readonly Dispatch[]): Promise<number> {
-  const best = candidates.map(() => Infinity);
+  const times: number[][] = candidates.map(() => []);
+  const best = () => Math.min(...times.flat());
   for (let round = 0; round < SEARCH_ROUNDS; round++) {
-    const cutoff = SEARCH_KEEP * Math.min(...best);
+    const cutoff = round === 0 ? Infinity : SEARCH_KEEP * best();
     for (const [i, d] of candidates.entries()) {
-      if (best[i] > cutoff) continue;
+      if (times[i].length < round || Math.min(...times[i]) > cutoff) continue;
       if (round === 0) await run.once((e) => encodeDispatches(e, [d]));
       const s = await run.once((e, timer) => encodeDispatches(e, [d], { timer, phase: 'probe' }));
-      best[i] = Math.min(best[i], s.gpuMs ?? s.hostMs);
+      times[i].push(s.gpuMs ?? s.hostMs);
     }
   }
-  return best.indexOf(Math.min(...best));
+  const finalists = [...times.keys()].filter((i) => times[i].length === SEARCH_ROUNDS);
+  return finalists.reduce((a, b) => (percentile(times[b], 50) < percentile(times[a], 50) ? b : a));
 }
 
 /**
