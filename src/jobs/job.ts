@@ -15,10 +15,9 @@ import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thre
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode, type SecondReference } from '../measure/accuracy.ts';
 import type { AccuracyResult } from '../measure/accuracy-run.ts';
-import { measureCeilings, measureReadRoof } from '../measure/ceilings.ts';
-import { readRoofDrift } from '../measure/roof-checks.ts';
+import { measureCeilings, measureReadRoof, withReadDrift } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
-import { lengthCosts, runLatency } from '../measure/latency.ts';
+import { lengthCosts, roofFigures, runLatency } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
 import { LLAMA_BENCH_DEFAULTS, llamaBenchTests, runLlamaBench, type LlamaBenchSettings } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ModelSpec, type ResolvedModel } from './model-source.ts';
@@ -370,7 +369,7 @@ async function runOpened(
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
       const settings = { ...sweepSettings(job.latency), chunk: engine.shape.maxRows, profile: job.latency.profile ?? false };
       const end = job.llamaBench ? 0.85 : 1;
-      result.latency = await runLatency(engine, cold, result.ceilings, settings, {
+      const sweep = await runLatency(engine, cold, result.ceilings, settings, {
         signal: hooks.signal,
         waitUntilVisible: hooks.waitUntilVisible,
         onProgress: progressSlice(hooks, probeEnd + 0.15, probeEnd + 0.15 + (end - probeEnd - 0.15), 'latency'),
@@ -379,8 +378,10 @@ async function runOpened(
           hooks.onPartial?.(result);
         },
       });
+      result.latency = sweep;
       // The read roof again after the model phases: every "% of roof" above divides by the first
-      // reading, so a device that throttled or was shared in between must say so.
+      // reading, so a device that throttled or was shared in between must say so, and one that reads
+      // more now than then raises the roof (withReadDrift).
       hooks.onProgress?.('re-measuring the read roof', end);
       const after = await measureReadRoof(ctx, {
         protocol: job.protocol ?? DRIFT_PROTOCOL,
@@ -388,7 +389,11 @@ async function runOpened(
         signal: hooks.signal,
         maxWorkingSetBytes: result.ceilings.working_set_bytes,
       });
-      result.ceilings = { ...result.ceilings, drift: readRoofDrift(result.ceilings.read_bandwidth_gbps, after.value) };
+      result.ceilings = withReadDrift(result.ceilings, after, ctx.caps.cpuLike);
+      // A roof raised by that reading: every figure of the sweep that divides by it, again.
+      if (result.ceilings.drift?.raised_from_gbps !== undefined) {
+        result.latency = { ...sweep, ...roofFigures(engine, sweep.settings, sweep.requests, sweep.dispatches_per_step, result.ceilings) };
+      }
       hooks.onPartial?.(result);
     }
     if (job.serve) {

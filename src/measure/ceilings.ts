@@ -29,7 +29,7 @@ import { quantizeQ4_0 } from '../model/quantize.ts';
 import { measureLaunch, type LaunchRoof } from './launch.ts';
 import { DEFAULT_PROTOCOL, repeat, throwIfCancelled, type RepeatProtocol, type RepSample } from './protocol.ts';
 import { CEILING_LABELS, type CeilingKey, type CeilingMeasurement, type Ceilings } from './sections/environment.ts';
-import { ROOF_STATISTIC, roofConsistency, roofSpread, sustainedRoof } from './roof-checks.ts';
+import { readRoofDrift, ROOF_STATISTIC, roofConsistency, roofSpread, sustainedRoof } from './roof-checks.ts';
 import { percentile } from './stats.ts';
 
 export interface CeilingOptions {
@@ -103,15 +103,7 @@ export async function measureCeilings(ctx: GpuContext, opts: CeilingOptions = {}
     matmul_q8_gflops: measurements.matmul_q8_gflops?.value ?? null,
     working_set_bytes: bytes,
     launch,
-    consistency: roofConsistency(
-      measurements.read_bandwidth_gbps.value,
-      measurements.copy_bandwidth_gbps.value,
-      measurements.copy_buffer_to_buffer_gbps.value,
-      Object.entries(measurements).flatMap(([key, m]) =>
-        m ? [{ label: CEILING_LABELS[key as CeilingKey], value: m.value, unit: m.unit, samples: m.samples }] : [],
-      ),
-      ctx.caps.cpuLike,
-    ),
+    consistency: consistencyOf(measurements, ctx.caps.cpuLike),
     measurements,
   };
 }
@@ -127,6 +119,31 @@ export async function measureReadRoof(ctx: GpuContext, opts: Omit<CeilingOptions
   } finally {
     timer?.destroy();
   }
+}
+
+/** The roofs' checks against each other (roof-checks.ts), from their measurements. */
+function consistencyOf(measurements: Ceilings['measurements'], cpuAdapter: boolean): NonNullable<Ceilings['consistency']> {
+  return roofConsistency(
+    measurements.read_bandwidth_gbps.value,
+    measurements.copy_bandwidth_gbps.value,
+    measurements.copy_buffer_to_buffer_gbps.value,
+    Object.entries(measurements).flatMap(([key, m]) =>
+      m ? [{ label: CEILING_LABELS[key as CeilingKey], value: m.value, unit: m.unit, samples: m.samples }] : [],
+    ),
+    cpuAdapter,
+  );
+}
+
+/**
+ * `c` with its read roof measured again at the end of a run (`after`): the drift recorded, and where
+ * the device read more than the bound above the first roof (drift.raised_from_gbps), the later
+ * measurement is the read roof, its checks redone.
+ */
+export function withReadDrift(c: Ceilings, after: CeilingMeasurement, cpuAdapter: boolean): Ceilings {
+  const drift = readRoofDrift(c.read_bandwidth_gbps, after.value);
+  if (drift.raised_from_gbps === undefined) return { ...c, drift };
+  const measurements = { ...c.measurements, read_bandwidth_gbps: after };
+  return { ...c, read_bandwidth_gbps: after.value, measurements, consistency: consistencyOf(measurements, cpuAdapter), drift };
 }
 
 /** Times one recorded piece of GPU work per repetition, on the GPU clock when it can. */

@@ -177,6 +177,45 @@ export function lengthCosts(engine: Engine, P: number, gen: number, chunk: numbe
   return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
+/** The parts of a latency section that divide by a roof: what {@link roofFigures} recomputes. */
+export type RoofFigures = Pick<LatencySection, 'rows' | 'depth_curve' | 'verdicts' | 'decode_waterfall'>;
+
+/**
+ * A latency section's figures against `roofs`, from its requests alone: the rows ("of read roof",
+ * "of matmul roof"), the TPOT-by-depth ceilings, the verdicts and the decode waterfall. runLatency
+ * builds them so, and a run whose read roof is raised at its end (the device read more after the
+ * model phases than before: ceilings.drift) builds them again with the raised roof.
+ */
+export function roofFigures(
+  engine: Engine,
+  settings: Pick<LatencySettings, 'prompt_lengths' | 'prompt_ids' | 'output_tokens' | 'chunk'>,
+  requests: readonly RequestRecord[],
+  dispatches: { prefill: number; decode: number } | undefined,
+  roofs: Roofs,
+): RoofFigures {
+  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  const costs = new Map(lengths.map((P) => [P, lengthCosts(engine, P, settings.output_tokens, settings.chunk)]));
+  const rows = lengths.map((P) =>
+    latencyRow(
+      requests.filter((r) => r.prompt_tokens === P),
+      costs.get(P)!,
+      roofs,
+    ),
+  );
+  // A decode step's bytes at the depth it attends (a step at position depth − 1 reads depth keys).
+  const bytesAtDepth = (depth: number) => engine.stepCost({ rows: [{ slot: 0, pos: Math.max(0, depth - 1) }], tokens: 'device', sample: [0] }).total.bytes;
+  const rowDispatches = (P: number) => dispatches && { prefill: dispatches.prefill * Math.ceil(P / settings.chunk), decode: dispatches.decode };
+  return {
+    rows,
+    depth_curve: depthCurve(requests, bytesAtDepth, roofs),
+    verdicts: rows.map((row) => ({
+      prompt_tokens: row.prompt_tokens,
+      ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs, rowDispatches(row.prompt_tokens)),
+    })),
+    decode_waterfall: dispatches ? rows.flatMap((row) => decodeWaterfall(row, roofs, dispatches.decode) ?? []) : [],
+  };
+}
+
 export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, settings: LatencySettings, hooks: LatencyHooks = {}): Promise<LatencySection> {
   const c = engine.config;
   const gen = settings.output_tokens;
@@ -281,26 +320,17 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
   const firstTtft = first ? ttftMs({ promptTokens: first.promptTokens.length, tSend: first.tSend, tTokens: first.tTokens })! : 0;
   const firstLength = first?.promptTokens.length ?? 0;
   const warmRow = rows.find((r) => r.prompt_tokens === firstLength);
-  // A decode step's bytes at the depth it attends (a step at position depth − 1 reads depth keys).
-  const bytesAtDepth = (depth: number) => engine.stepCost({ rows: [{ slot: 0, pos: Math.max(0, depth - 1) }], tokens: 'device', sample: [0] }).total.bytes;
   // Prefill: the longest prompt's first chunk; decode: after the shortest prompt (a long context may add a combine pass).
   const dispatches = await engine.dispatchesPerStep(Math.min(settings.chunk, Math.max(...lengths)), Math.min(...lengths) + 1);
-  const rowDispatches = (P: number) => ({ prefill: dispatches.prefill * Math.ceil(P / settings.chunk), decode: dispatches.decode });
   return {
     settings,
     gpu_clock: requests.some((r) => r.gpu_prefill_ms !== null) ? 'gpu-timestamp' : 'host',
     cold_start: { ...cold, first_ttft_ms: firstTtft, warm_ttft_ms: warmRow?.ttft.p50 ?? 0, first_prompt_tokens: firstLength },
     requests,
-    rows,
-    depth_curve: depthCurve(requests, bytesAtDepth, roofs),
     ...(settings.cached_prefixes?.length ? { prefix_ttft: prefixRows } : {}),
     dispatches_per_step: dispatches,
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
-    verdicts: rows.map((row) => ({
-      prompt_tokens: row.prompt_tokens,
-      ...phaseVerdicts(row, costs.get(row.prompt_tokens)!, roofs, rowDispatches(row.prompt_tokens)),
-    })),
-    decode_waterfall: rows.flatMap((row) => decodeWaterfall(row, roofs, dispatches.decode) ?? []),
+    ...roofFigures(engine, settings, requests, dispatches, roofs),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
     kernel_points: settings.profile ? points : null,
     profile_step_ms: settings.profile

@@ -47,11 +47,11 @@ export function isFresh(measuredAt: string, now: number, maxAgeMs = ROOFS_MAX_AG
 /**
  * Why reused roofs should not be reused again, or null: the streaming read re-measured after this
  * run's model phases (`ceilings.drift`) came out more than the drift bound above the cached one — it
- * was measured while the device was busy or throttled, and every "% of roof" built on it reads too
- * high. The caller drops the entry, so the next run measures the roofs afresh.
+ * was measured while the device was busy or throttled (this run divides by the later reading:
+ * ceilings.drift.raised_from_gbps). The caller drops the entry, so the next run measures the roofs afresh.
  */
 export function staleReusedRoofs(ceilings: Pick<Ceilings, 'source' | 'drift'> | null | undefined): string | null {
   const drift = ceilings?.drift;
   if (ceilings?.source?.kind !== 'cached' || !drift || !(drift.ratio > 1 + drift.bound)) return null;
-  return `The reused roofs (measured ${ceilings.source.measured_at}) read ×${drift.ratio.toFixed(2)} below the streaming read measured again after this run, so this run's "% of roof" figures read high; the cached roofs are dropped and the next run measures them afresh.`;
+  return `The reused roofs (measured ${ceilings.source.measured_at}) read ×${drift.ratio.toFixed(2)} below the streaming read measured again after this run, which this run's "% of read roof" figures divide by instead; the cached roofs are dropped and the next run measures them afresh.`;
 }

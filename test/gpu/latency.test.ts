@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/jobs/job.ts';
-import type { LatencySection } from '../../src/measure/latency.ts';
+import { roofFigures, runLatency, type LatencySection } from '../../src/measure/latency.ts';
+import { loadModel, presetChoice } from '../../src/model/load.ts';
 import { validateResult } from '../../src/measure/validate.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { testGpu } from './context.ts';
@@ -41,6 +42,26 @@ describe('a latency sweep on a tiny model', () => {
     expect(l.requests).toHaveLength(4);
   });
 
+  it("the figures that divide by a roof are one function of the requests: the sweep's own, and halved against a doubled read roof", async () => {
+    const loaded = await loadModel(ctx, presetChoice('stories260k', 'f32'), { shape: { maxSeq: 64, slots: 1, maxRows: 16 } });
+    try {
+      const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50, launch: { dispatch_us: 1, roundtrip_us: 10 } };
+      const settings = { prompt_lengths: [4, 12], output_tokens: 4, reps: 2, warmup: 0, cooldown_ms: 0, seed: 1, chunk: 16, profile: false };
+      const l = await runLatency(loaded.engine, loaded.cold, roofs, settings);
+      const again = roofFigures(loaded.engine, l.settings, l.requests, l.dispatches_per_step, roofs);
+      expect(again).toEqual({ rows: l.rows, depth_curve: l.depth_curve, verdicts: l.verdicts, decode_waterfall: l.decode_waterfall });
+      const doubled = roofFigures(loaded.engine, l.settings, l.requests, l.dispatches_per_step, { ...roofs, read_bandwidth_gbps: 20 });
+      for (const [i, row] of doubled.rows.entries()) {
+        expect(row.decode_efficiency!).toBeCloseTo(l.rows[i].decode_efficiency! / 2, 12);
+        expect(row.decode_ceiling_tokens_per_s).toBeCloseTo(2 * l.rows[i].decode_ceiling_tokens_per_s, 9);
+        expect(row.ttft).toEqual(l.rows[i].ttft);
+      }
+      for (const [i, w] of doubled.decode_waterfall!.entries()) expect(w.stream_ms).toBeCloseTo(l.decode_waterfall![i].stream_ms / 2, 12);
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
   it('yields a schema-valid result: TTFT grows with prompt length, GPU phases within wall time, kernels add up', async () => {
     const result = await runJob(
       ctx,
@@ -60,7 +81,9 @@ describe('a latency sweep on a tiny model', () => {
     // The read roof re-measured after the model phases, and the launch roof with a waterfall per row.
     const c = checked.ceilings!;
     expect(c.drift!.read_after_gbps).toBeGreaterThan(0);
-    expect(c.drift!.ratio).toBeCloseTo(c.drift!.read_after_gbps / c.read_bandwidth_gbps, 9);
+    expect(c.drift!.ratio).toBeCloseTo(c.drift!.read_after_gbps / (c.drift!.raised_from_gbps ?? c.read_bandwidth_gbps), 9);
+    // Every row divides by the roof in use (the re-measured one where the run raised it).
+    for (const r of l.rows) if (r.decode_bandwidth_gbps !== null) expect(r.decode_efficiency!).toBeCloseTo(r.decode_bandwidth_gbps / c.read_bandwidth_gbps, 6);
     expect(c.launch!.dispatch_us).toBeGreaterThan(0);
     if (ctx.caps.timestampQuery) {
       expect(l.decode_waterfall!.map((w) => w.prompt_tokens)).toEqual([4, 96]);

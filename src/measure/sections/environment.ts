@@ -108,9 +108,12 @@ export const ceilingsSchema = object(
     drift: optional(
       object({
         read_after_gbps: gbps().describe('The streaming read re-measured after the model phases.'),
-        ratio: num(0, 1e6).describe('read_after_gbps ÷ read_bandwidth_gbps.'),
+        ratio: num(0, 1e6).describe('read_after_gbps ÷ the read roof measured first (read_bandwidth_gbps, or raised_from_gbps where the roof was raised).'),
         bound: num(0, 1).describe('The flagged distance from 1 (0.15).'),
         warning: nullable(str(1000)).describe('A sentence when the ratio leaves 1 ± bound.'),
+        raised_from_gbps: optional(gbps()).describe(
+          'Present when the re-measured read exceeded the first by more than the bound: the first reading. read_bandwidth_gbps (and its measurement) is then the re-measured one, and every figure that divides by it was computed with it.',
+        ),
       }),
     ).describe('The read roof measured again at the end of a latency sweep (absent in older results and other modes).'),
     consistency: optional(
@@ -252,7 +255,9 @@ export function formatCeilings(c: Ceilings): string {
     ...warnings.map((w) => `Warning: ${w}`),
     ...(c.drift
       ? [
-          `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s (×${c.drift.ratio.toFixed(2)} of the roof in use)${c.drift.warning ? `. Warning: ${c.drift.warning}` : `, within ±${c.drift.bound * 100}%.`}`,
+          c.drift.raised_from_gbps !== undefined
+            ? `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s, ×${c.drift.ratio.toFixed(2)} the ${fmt(c.drift.raised_from_gbps)} GB/s measured first: the roof in use. Warning: ${c.drift.warning}`
+            : `Read roof after the model phases: ${fmt(c.drift.read_after_gbps)} GB/s (×${c.drift.ratio.toFixed(2)} of the roof in use)${c.drift.warning ? `. Warning: ${c.drift.warning}` : `, within ±${c.drift.bound * 100}%.`}`,
         ]
       : []),
     ...(c.launch ? ['', formatLaunch(c.launch)] : []),

@@ -73,6 +73,15 @@ describe('read roof drift over a run', () => {
     expect(readRoofDrift(10, 11)).toEqual({ read_after_gbps: 11, ratio: 1.1, bound: 0.15, warning: null });
     expect(readRoofDrift(10, 8.6).warning).toBeNull();
     expect(readRoofDrift(10, 8).warning).toMatch(/moved from 10\.0 to 8\.00 GB\/s during the run \(×0\.80, beyond ±15%\)/);
+    expect(readRoofDrift(10, 8).raised_from_gbps).toBeUndefined();
     expect(readRoofDrift(10, 12).warning).toMatch(/×1\.20/);
+  });
+
+  it('raises a roof the device beat after the model phases: the later reading is the roof in use', () => {
+    const d = readRoofDrift(7.85, 11.5);
+    expect(d.raised_from_gbps).toBe(7.85);
+    expect(d.ratio).toBeCloseTo(11.5 / 7.85, 12);
+    expect(d.warning).toMatch(/moved from 7\.85 to 11\.5 GB\/s .*the later reading is the read roof in use/);
+    expect(readRoofDrift(10, 11.5).raised_from_gbps).toBeUndefined();
   });
 });

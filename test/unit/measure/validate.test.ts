@@ -13,7 +13,7 @@ import {
   workProblem,
   type SettingName,
 } from '../../../src/measure/validate.ts';
-import { workingSetBytes } from '../../../src/measure/ceilings.ts';
+import { withReadDrift, workingSetBytes } from '../../../src/measure/ceilings.ts';
 import { readRoofDrift } from '../../../src/measure/roof-checks.ts';
 
 const measurement = (value: number, unit: CeilingMeasurement['unit']): CeilingMeasurement => ({
@@ -97,6 +97,24 @@ describe('validateResult', () => {
     expect(drifted).toMatch(
       /Read roof after the model phases: 8\.00 GB\/s \(×0\.80 of the roof in use\)\. Warning: The streaming read moved from 10\.0 to 8\.00 GB\/s .*carry that much doubt\.$/m,
     );
+  });
+  it('a read roof raised at the end of a run: the later measurement is the roof, its checks redone, the first kept in the drift', () => {
+    const c = validateResult(sample()).ceilings!;
+    // A first read of 3 GB/s, below the copy kernel's read half (4 GB/s); raised to 12 it passes that check.
+    const low = { ...c, read_bandwidth_gbps: 3, measurements: { ...c.measurements, read_bandwidth_gbps: measurement(3, 'GB/s') } };
+    const after = { ...measurement(12, 'GB/s'), shape: '16 workgroups' };
+    const raised = withReadDrift(low, after, false);
+    expect(raised.read_bandwidth_gbps).toBe(12);
+    expect(raised.measurements.read_bandwidth_gbps).toEqual(after);
+    expect(raised.drift).toMatchObject({ read_after_gbps: 12, ratio: 4, raised_from_gbps: 3 });
+    expect(raised.consistency!.read_of_copy_read_half).toBeCloseTo(12 / 4, 12);
+    expect(raised.consistency!.warnings).toEqual([]);
+    expect(validateResult({ ...sample(), ceilings: raised }).ceilings!.drift!.raised_from_gbps).toBe(3);
+    expect(formatCeilings(raised)).toMatch(/Read roof after the model phases: 12\.0 GB\/s, ×4\.00 the 3\.00 GB\/s measured first: the roof in use\./);
+    // A roof that fell stays (the best the device sustained) and is flagged.
+    const fell = withReadDrift(c, measurement(5, 'GB/s'), false);
+    expect(fell.read_bandwidth_gbps).toBe(10);
+    expect(fell.drift!.raised_from_gbps).toBeUndefined();
   });
   it('rejects non-objects', () => {
     expect(() => validateResult(null)).toThrow(/result must be an object/);
