@@ -177,6 +177,12 @@ export function lengthCosts(engine: Engine, P: number, gen: number, chunk: numbe
   return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
+/** Each prompt length's bytes and FLOPs (lengthCosts), by length. */
+function sweepCosts(engine: Engine, settings: Pick<LatencySettings, 'prompt_lengths' | 'prompt_ids' | 'output_tokens' | 'chunk'>): Map<number, LengthCosts> {
+  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  return new Map(lengths.map((P) => [P, lengthCosts(engine, P, settings.output_tokens, settings.chunk)]));
+}
+
 /** The parts of a latency section that divide by a roof: what {@link roofFigures} recomputes. */
 export type RoofFigures = Pick<LatencySection, 'rows' | 'depth_curve' | 'verdicts' | 'decode_waterfall'>;
 
@@ -192,9 +198,9 @@ export function roofFigures(
   requests: readonly RequestRecord[],
   dispatches: { prefill: number; decode: number } | undefined,
   roofs: Roofs,
+  costs: ReadonlyMap<number, LengthCosts> = sweepCosts(engine, settings),
 ): RoofFigures {
   const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
-  const costs = new Map(lengths.map((P) => [P, lengthCosts(engine, P, settings.output_tokens, settings.chunk)]));
   const rows = lengths.map((P) =>
     latencyRow(
       requests.filter((r) => r.prompt_tokens === P),
@@ -330,7 +336,7 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
     ...(settings.cached_prefixes?.length ? { prefix_ttft: prefixRows } : {}),
     dispatches_per_step: dispatches,
     summary: { ...latencyStats(requests.map(timingOf)), completed: requests.length },
-    ...roofFigures(engine, settings, requests, dispatches, roofs),
+    ...roofFigures(engine, settings, requests, dispatches, roofs, costs),
     kernels: settings.profile ? kernelBreakdown(kernelSamples) : null,
     kernel_points: settings.profile ? points : null,
     profile_step_ms: settings.profile
