@@ -1,6 +1,6 @@
 /** The GPU check's one line per model (pure, so it is unit-tested). */
 import type { LatencySection } from '../src/measure/latency.ts';
-import type { Ceilings } from '../src/measure/schema.ts';
+import { computeRoof, type Ceilings } from '../src/measure/schema.ts';
 
 /** Three significant figures, without exponents: 0.646, 1.47, 50000. */
 const gflops = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
@@ -8,7 +8,7 @@ const gflops = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
 /**
  * Decode from the sweep's shortest prompt (tokens/s and its fraction of the read-roof ceiling, and
  * with the launch roof the launch floor's share of its TPOT); prefill from its longest (tokens/s and
- * achieved GFLOP/s over the f16 FMA peak, or f32 without f16).
+ * achieved GFLOP/s over the compute roof the report uses: computeRoof, the faster FMA peak).
  */
 export function summaryLine(
   name: string,
@@ -18,8 +18,7 @@ export function summaryLine(
   const rows = [...latency.rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
   const decodeRow = rows[0];
   const prefillRow = rows[rows.length - 1];
-  const peak = ceilings.f16_gflops ?? ceilings.f32_gflops;
-  const peakName = ceilings.f16_gflops !== null ? 'f16' : 'f32';
+  const compute = computeRoof(ceilings);
   const decode =
     decodeRow.decode_efficiency === null
       ? 'decode n/a'
@@ -28,6 +27,6 @@ export function summaryLine(
     ceilings.launch && latency.dispatches_per_step && decodeRow.tpot
       ? `; launch floor ${latency.dispatches_per_step.decode} dispatches × ${ceilings.launch.dispatch_us.toPrecision(3)} µs = ${((latency.dispatches_per_step.decode * ceilings.launch.dispatch_us) / 1000 / decodeRow.tpot.p50).toFixed(3)} of TPOT`
       : '';
-  const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / peak).toFixed(3)} of the ${peakName} FMA peak (${gflops(prefillRow.prefill_gflops)} of ${gflops(peak)} GFLOP/s)`;
+  const prefill = `prefill ${prefillRow.prompt_tokens} tokens ${prefillRow.prefill_tokens_per_s.toFixed(0)} tok/s = ${(prefillRow.prefill_gflops / compute.gflops).toFixed(3)} of the ${compute.name} (${gflops(prefillRow.prefill_gflops)} of ${gflops(compute.gflops)} GFLOP/s)`;
   return `${name}: ${decode}${launch}; ${prefill}`;
 }

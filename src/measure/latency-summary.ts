@@ -5,7 +5,7 @@
  */
 import type { KernelClass } from '../kernels/kernel.ts';
 import { latencyStats, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from './metrics.ts';
-import { prefillGemmRoof } from './sections/environment.ts';
+import { computeRoof, prefillGemmRoof } from './sections/environment.ts';
 import { decodeCeilingTokensPerS, decodeEfficiency, perTokenOverheadMs, verdict, type RoofRates, type Verdict } from './roofline.ts';
 import { summarize, type Summary } from './stats.ts';
 
@@ -105,13 +105,15 @@ export interface DepthPoint {
 }
 
 /**
- * The measured roofs a verdict uses: the streaming-read bandwidth, and the f32 FMA peak as the
- * compute roof (the hardware's arithmetic limit; the prefill-GEMM roofs are what our prefill kernel
- * reaches, the larger of them reported beside it as `prefill_of_matmul_roof`).
+ * The measured roofs a verdict uses: the streaming-read bandwidth, and the faster FMA peak as the
+ * compute roof (computeRoof: the hardware's arithmetic limit; the prefill-GEMM roofs are what our
+ * prefill kernel reaches, the larger of them reported beside it as `prefill_of_matmul_roof`).
  */
 export interface Roofs {
   read_bandwidth_gbps: number;
   f32_gflops: number;
+  /** The f16 FMA peak: null without shader-f16, absent in older results and where only f32 was given. */
+  f16_gflops?: number | null;
   matmul_f32_gflops: number;
   /** The prefill GEMM with 8-bit activations; null where not run, absent in older results. */
   matmul_q8_gflops?: number | null;
@@ -121,7 +123,7 @@ export interface Roofs {
 
 export function rooflineOf(roofs: Roofs): RoofRates {
   return {
-    computeFlopsPerS: roofs.f32_gflops * 1e9,
+    computeFlopsPerS: computeRoof(roofs).gflops * 1e9,
     bandwidthBytesPerS: roofs.read_bandwidth_gbps * 1e9,
     ...(roofs.launch ? { dispatchUs: roofs.launch.dispatch_us } : {}),
   };

@@ -24,10 +24,12 @@ import { sideBySideSection, webllmSection, type SideBySideData, type WebLLMSecti
 export {
   CEILING_KEYS,
   CEILING_LABELS,
+  computeRoof,
   NOT_RUN,
   prefillGemmRoof,
   type CeilingKey,
   type CeilingMeasurement,
+  type ComputeRoofKey,
   type Ceilings,
   type Environment,
   type PrefillGemmKey,

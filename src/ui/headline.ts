@@ -4,18 +4,20 @@
  * model reads as overhead-bound. Pure (no Lit), so the words are unit-tested.
  *
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
- * f32 FMA peak; the engine's prefill GEMM (the larger of its two measured roofs, prefillGemmRoof) is a
+ * faster FMA peak (f32, or f16 where that is faster); the engine's prefill GEMM (the larger of its two measured roofs, prefillGemmRoof) is a
  * second, lower compute roof for prefill, shown beside.
  */
 import type { Bound, Verdict } from '../measure/roofline.ts';
-import { prefillGemmRoof, type BenchResult, type Ceilings } from '../measure/schema.ts';
+import { computeRoof, prefillGemmRoof, type BenchResult, type Ceilings } from '../measure/schema.ts';
 import type { LatencyView } from './series.ts';
 
 /** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */
 export interface ReportRoofs {
   bandwidthGBps: number;
-  /** f32 FMA peak: the roofline's flat roof and the verdicts' compute roof. */
+  /** The compute roof (computeRoof: the faster FMA peak): the roofline's flat roof and the verdicts'. */
   computeGflops: number;
+  /** Which FMA peak it is. */
+  computeName: 'f32 FMA peak' | 'f16 FMA peak';
   /**
    * What the engine's own prefill GEMM reaches: the roof prefill meets in practice, the larger of the
    * f32-weight and (where measured) the 8-bit-activation roof (prefillGemmRoof).
@@ -26,18 +28,20 @@ export interface ReportRoofs {
 }
 
 export function roofsOf(c: Ceilings): ReportRoofs {
+  const compute = computeRoof(c);
   return {
     bandwidthGBps: c.read_bandwidth_gbps,
-    computeGflops: c.f32_gflops,
+    computeGflops: compute.gflops,
+    computeName: compute.name,
     matmulGflops: prefillGemmRoof(c).gflops,
     // A plain quotient, not roofline.ts's ridgePoint (which refuses a zero roof): a report with a zero read roof still renders and says what it cannot draw.
-    ridge: c.f32_gflops / c.read_bandwidth_gbps,
+    ridge: compute.gflops / c.read_bandwidth_gbps,
   };
 }
 
 /** Which compute roof binds first: the lower of the FMA peak and the matmul kernel. */
-export function bindingComputeRoof(r: ReportRoofs): { name: 'f32 FMA peak' | 'tiled matmul kernel'; gflops: number } {
-  return r.matmulGflops < r.computeGflops ? { name: 'tiled matmul kernel', gflops: r.matmulGflops } : { name: 'f32 FMA peak', gflops: r.computeGflops };
+export function bindingComputeRoof(r: ReportRoofs): { name: ReportRoofs['computeName'] | 'tiled matmul kernel'; gflops: number } {
+  return r.matmulGflops < r.computeGflops ? { name: 'tiled matmul kernel', gflops: r.matmulGflops } : { name: r.computeName, gflops: r.computeGflops };
 }
 
 /** Which side of the ridge point an intensity sits on. */

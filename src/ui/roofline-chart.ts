@@ -111,12 +111,23 @@ function rooflineDecor(decor: Decor): Plugin<'scatter'> {
   };
 }
 
+/** The FMA peak that is not the compute roof (the slower one), or null without shader-f16. */
+function otherFmaPeak(c: Ceilings): { name: string; gflops: number } | null {
+  if (roofsOf(c).computeName === 'f16 FMA peak') return { name: 'f32 FMA peak', gflops: c.f32_gflops };
+  return c.f16_gflops !== null ? { name: 'f16 FMA peak', gflops: c.f16_gflops } : null;
+}
+
+function otherPeakLine(c: Ceilings) {
+  const other = otherFmaPeak(c);
+  return other ? html`<li><strong>${other.name}</strong> (dotted): ${num(other.gflops)} GFLOP/s, below the compute roof.</li>` : '';
+}
+
 /**
  * Log-log roofline (x: arithmetic intensity in FLOP/byte, y: GFLOP/s) from the measured roofs
  * (`roofsOf`, the ones the verdicts and the what-if panel use): the streaming-read bandwidth
- * slope meets the f32 FMA peak at the ridge point, labelled; left of it is shaded memory-bound,
- * right of it compute-bound. The prefill-GEMM roof (what the engine's own linear kernel reaches on f32 weights) and the f16
- * peak are dashed. Measured phases are labelled dots ("prefill 64", "decode @ 64"); a serving
+ * slope meets the compute roof (the faster FMA peak) at the ridge point, labelled; left of it is
+ * shaded memory-bound, right of it compute-bound. The prefill-GEMM roof (what the engine's own
+ * linear kernel reaches) is dashed, the other FMA peak dotted. Measured phases are labelled dots ("prefill 64", "decode @ 64"); a serving
  * run's decode steps at each batch size B move right as B grows. The long descriptions sit in a
  * caption under the chart; "Present" shows it full screen with large type.
  */
@@ -208,7 +219,8 @@ export class RooflineChart extends ChartBase {
     const measured = [...points.prefill, ...points.decode, ...batches, ...kernels];
     const lo = 10 ** Math.floor(Math.log10(Math.min(ridge / 100, 1 / 10, ...measured.map((p) => p.x / 2))));
     const hi = 10 ** Math.ceil(Math.log10(Math.max(ridge * 100, 100, ...measured.map((p) => p.x * 2))));
-    const ys = [roofs.computeGflops, roofs.matmulGflops, ...(c.f16_gflops ? [c.f16_gflops] : []), ...measured.map((p) => p.y), (bw * lo) / 1e9];
+    const other = otherFmaPeak(c);
+    const ys = [roofs.computeGflops, roofs.matmulGflops, ...(other ? [other.gflops] : []), ...measured.map((p) => p.y), (bw * lo) / 1e9];
     const yLo = 10 ** Math.floor(Math.log10(Math.min(...ys) / 2));
     // Headroom above the highest roof so the flat roof never sits on the top border.
     const yHi = 10 ** Math.ceil(Math.log10(Math.max(...ys) * 3));
@@ -221,10 +233,10 @@ export class RooflineChart extends ChartBase {
     const size = big ? 9 : 6;
     const gemmName = prefillGemmName(c);
     const datasets: object[] = [
-      { ...lineDataset('roof (bandwidth × intensity, capped by the f32 FMA peak)', roof, PALETTE[0]), pointRadius: 0, borderWidth: big ? 4 : 2.5 },
+      { ...lineDataset(`roof (bandwidth × intensity, capped by the ${roofs.computeName})`, roof, PALETTE[0]), pointRadius: 0, borderWidth: big ? 4 : 2.5 },
       { ...lineDataset(gemmName, flat(roofs.matmulGflops), PALETTE[1], [6, 4]), pointRadius: 0, borderWidth: 1.5 },
     ];
-    if (c.f16_gflops !== null) datasets.push({ ...lineDataset('f16 FMA peak', flat(c.f16_gflops), PALETTE[4], [2, 3]), pointRadius: 0, borderWidth: 1.5 });
+    if (other) datasets.push({ ...lineDataset(other.name, flat(other.gflops), PALETTE[4], [2, 3]), pointRadius: 0, borderWidth: 1.5 });
     if (points.prefill.length)
       datasets.push({
         ...pointDataset(
@@ -300,14 +312,14 @@ export class RooflineChart extends ChartBase {
       roofs
         ? html`<ul class="caption muted" id="roofline-caption" data-decode-side=${side ?? ''}>
               <li>
-                <strong>Roof</strong>: ${num(roofs.bandwidthGBps)} GB/s streaming read × intensity, capped by the f32 FMA peak ${num(roofs.computeGflops)}
-                GFLOP/s; they meet at the ridge point, ${num(roofs.ridge)} FLOP/byte.
+                <strong>Roof</strong>: ${num(roofs.bandwidthGBps)} GB/s streaming read × intensity, capped by the ${roofs.computeName}
+                ${num(roofs.computeGflops)} GFLOP/s; they meet at the ridge point, ${num(roofs.ridge)} FLOP/byte.
               </li>
               <li>
                 <strong>${prefillGemmName(c!)}</strong> (dashed): ${num(roofs.matmulGflops)} GFLOP/s, what our prefill kernel reaches
                 here${roofs.matmulGflops < roofs.computeGflops ? ' — below the FMA peak, so it binds first for prefill' : ''}.
               </li>
-              ${c!.f16_gflops !== null ? html`<li><strong>f16 FMA peak</strong> (dotted): ${num(c!.f16_gflops)} GFLOP/s.</li>` : ''}
+              ${otherPeakLine(c!)}
               ${side ? html`<li><strong>Decode</strong> sits on the <strong>${side}</strong> side of the ridge; a dot far below the roof is losing time to overhead.</li>` : ''}
             </ul>
             <button class="small secondary" id="present" @click=${() => this.togglePresent()}>
@@ -329,6 +341,6 @@ export class RooflineChart extends ChartBase {
       ...(this.latency ? kernelXY(this.latency) : []).map((k) => `${k.label}: ${num(k.x)} FLOP/byte, ${num(k.y)} GFLOP/s`),
       ...(this.batches ?? []).map((b) => `serving decode at B = ${b.batch}: ${num(b.intensity)} FLOP/byte, ${num(b.verdict.achievedFlopsPerS / 1e9)} GFLOP/s`),
     ];
-    return `Roofline chart: bandwidth ${num(roofs.bandwidthGBps)} GB/s, f32 FMA peak ${num(roofs.computeGflops)} GFLOP/s (${prefillGemmName(c)} ${num(roofs.matmulGflops)}), ridge point at ${num(roofs.ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
+    return `Roofline chart: bandwidth ${num(roofs.bandwidthGBps)} GB/s, ${roofs.computeName} ${num(roofs.computeGflops)} GFLOP/s (${prefillGemmName(c)} ${num(roofs.matmulGflops)}), ridge point at ${num(roofs.ridge)} FLOP/byte.${dots.length ? ` Measured: ${dots.join('; ')}.` : ''}`;
   }
 }

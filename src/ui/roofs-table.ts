@@ -1,7 +1,7 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import { roofStatisticText } from '../measure/roof-checks.ts';
-import { CEILING_KEYS, NOT_RUN, type CeilingKey, type Ceilings } from '../measure/schema.ts';
+import { CEILING_KEYS, computeRoof, NOT_RUN, type CeilingKey, type Ceilings } from '../measure/schema.ts';
 import { shared } from './styles.ts';
 import { guarded } from './guard.ts';
 import { humanDate } from './headline.ts';
@@ -10,7 +10,7 @@ const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
   copy_bandwidth_gbps: ['Copy kernel', 'reads and writes every byte (bytes counted both ways)'],
   copy_buffer_to_buffer_gbps: ['copyBufferToBuffer', "the driver's own copy, for reference"],
-  f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic: the compute roof used below'],
+  f32_gflops: ['f32 FMA peak', 'independent FMA chains, no memory traffic'],
   f16_gflops: ['f16 FMA peak', 'the same in half precision (needs shader-f16)'],
   matmul_f32_gflops: [
     'Prefill GEMM (f32 weights)',
@@ -39,6 +39,7 @@ export class RoofsTable extends LitElement {
   private renderSection() {
     const c = this.ceilings;
     if (!c) return html``;
+    const compute = computeRoof(c).key;
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="The device's roofs (scrolls sideways)">
         <table>
@@ -57,8 +58,9 @@ export class RoofsTable extends LitElement {
             ${CEILING_KEYS.map((key) => {
               const m = c.measurements[key];
               const [name, what] = LABELS[key];
+              const roof = key === compute ? ' — the compute roof used below (the faster FMA peak)' : '';
               return html`<tr>
-                <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}</span></th>
+                <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}${roof}</span></th>
                 ${
                   m
                     ? html`<td class="num">${fmt(m.value)} ${m.unit}</td>

@@ -142,7 +142,7 @@ export class VerdictCard extends LitElement {
                   <b>${num(roofs.bandwidthGBps)} GB/s</b><span class="muted">read bandwidth (streaming read roof)</span>
                 </div>
                 <div class="big" id="v-compute">
-                  <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">f32 FMA peak; our prefill GEMM reaches ${num(roofs.matmulGflops)}</span>
+                  <b>${num(roofs.computeGflops)} GFLOP/s</b><span class="muted">${roofs.computeName}; our prefill GEMM reaches ${num(roofs.matmulGflops)}</span>
                 </div>`
             : html`<div class="big"><b>…</b><span class="muted">measuring the roofs</span></div>`
         }
@@ -190,9 +190,9 @@ export class VerdictCard extends LitElement {
       ${h.advice ? html`<p class="say" id="v-advice"><span class="muted">Next:</span> ${h.advice}</p>` : ''}
       ${h.overheadWhy ? html`<p class="muted" id="v-why">Why overhead: ${h.overheadWhy}</p>` : ''}
       ${
-        binding && roofs && binding.name !== 'f32 FMA peak'
+        binding && roofs && binding.name === 'tiled matmul kernel'
           ? html`<p class="muted">
-              Two compute roofs: the f32 FMA peak (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our prefill GEMM reaches
+              Two compute roofs: the ${roofs.computeName} (${num(roofs.computeGflops)} GFLOP/s) is the roofline's and the verdicts'; our prefill GEMM reaches
               ${num(roofs.matmulGflops)} GFLOP/s, so for prefill the kernel binds first.
             </p>`
           : ''

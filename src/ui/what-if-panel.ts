@@ -29,7 +29,7 @@ const CUSTOM = 'custom';
  * What if: device (measured, a spec-sheet preset, or typed in), bandwidth, compute roof, model
  * size, weight format, batch and context → the predicted decode ceiling (bandwidth ÷ bytes per
  * step, times the batch, capped by the compute roof), drawn against this report's measured
- * points. The measured roofs are the roofline's (`roofsOf`): read bandwidth and the f32 FMA
+ * points. The measured roofs are the roofline's (`roofsOf`): read bandwidth and the faster FMA
  * peak; the tiled-matmul kernel's lower figure is shown beside, with the batch where it binds.
  */
 @customElement('ts-what-if')
@@ -212,7 +212,7 @@ export class WhatIfPanel extends LitElement {
         ${
           onMeasured
             ? html`Roofs measured on this device — the same ones the roofline and the verdicts use: streaming read ${num(measured.bandwidthGBps)} GB/s and the
-              f32 FMA peak ${num(measured.computeGflops)} GFLOP/s.`
+              ${measured.computeName} ${num(measured.computeGflops)} GFLOP/s.`
             : DEVICE_PRESETS.some((d) => d.id === this.deviceId)
               ? html`<strong>Spec-sheet figures</strong>, not a measurement: peak bandwidth and peak f32 (non-tensor) FLOP/s as published; real kernels reach
                   less.`
@@ -239,7 +239,7 @@ export class WhatIfPanel extends LitElement {
       ${
         onMeasured && measured.matmulGflops < measured.computeGflops
           ? html`<p class="muted" id="wi-kernel">
-              Two compute roofs here: the f32 FMA peak (${num(measured.computeGflops)} GFLOP/s, above) and what our prefill GEMM reaches
+              Two compute roofs here: the ${measured.computeName} (${num(measured.computeGflops)} GFLOP/s, above) and what our prefill GEMM reaches
               (${num(measured.matmulGflops)} GFLOP/s). The kernel's is lower, so it binds first: against it compute takes over
               ${kernelSwitch === null ? 'at no batch up to 4096' : kernelSwitch === 1 ? 'already at batch 1' : `from batch ${kernelSwitch}`}.
             </p>`

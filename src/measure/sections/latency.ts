@@ -448,7 +448,7 @@ function formatLatency(l: LatencyReport): string {
     );
   }
   if (l.verdicts?.length) {
-    out.push('', 'Roofline verdict (roofs: streaming-read bandwidth and the f32 FMA peak):');
+    out.push('', 'Roofline verdict (roofs: streaming-read bandwidth and the compute roof, the faster FMA peak):');
     for (const v of l.verdicts) {
       out.push(`  prompt ${v.prompt_tokens}: prefill — ${v.prefill.sentence}`);
       if (v.decode) out.push(`  prompt ${v.prompt_tokens}: decode — ${v.decode.sentence}`);

@@ -39,6 +39,11 @@ describe('the GPU check summary line', () => {
     expect(line).toContain('(ceiling 200 tok/s); launch floor 100 dispatches × 4.00 µs = 0.400 of TPOT; prefill 512');
   });
 
+  it('reads prefill against the f32 peak where f16 is slower (a CPU adapter emulates f16), as the report does', () => {
+    const line = summaryLine('lavapipe', { rows: [row({ ...rows[0], prefill_gflops: 20 }), rows[1]] }, { f16_gflops: 12.4, f32_gflops: 50 });
+    expect(line).toContain('prefill 512 tokens 20480 tok/s = 0.400 of the f32 FMA peak (20.0 of 50.0 GFLOP/s)');
+  });
+
   it('falls back to the f32 peak without shader-f16, and says n/a without a decode', () => {
     const line = summaryLine('x', { rows: [row({ ...rows[1], decode_efficiency: null, decode_tokens_per_s: null })] }, { f16_gflops: null, f32_gflops: 2000 });
     expect(line).toBe('x: decode n/a; prefill 16 tokens 1600 tok/s = 0.500 of the f32 FMA peak (1000 of 2000 GFLOP/s)');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { latencyRow, type LengthCosts, type RequestRecord } from '../../../src/measure/latency-summary.ts';
+import { latencyRow, rooflineOf, type LengthCosts, type RequestRecord } from '../../../src/measure/latency-summary.ts';
+import { verdict } from '../../../src/measure/roofline.ts';
 
 const costs: LengthCosts = { prefill: { flops: 1e9, bytes: 1e8 }, decodeStep: { flops: 2e8, bytes: 1e8 } };
 const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50 };
@@ -55,5 +56,18 @@ describe('share of the prefill GEMM roof', () => {
     expect(row(null).prefill_of_matmul_roof).toBeCloseTo(100 / 50, 9);
     expect(row(40).prefill_of_matmul_roof).toBeCloseTo(100 / 50, 9);
     expect(row(200).prefill_of_matmul_roof).toBeCloseTo(100 / 200, 9);
+  });
+});
+
+describe('the compute roof of the verdicts', () => {
+  it('is the faster FMA peak: f16 where its chains ran faster (a GPU), f32 where f16 is slower (a CPU adapter) or absent', () => {
+    expect(rooflineOf({ ...roofs, f16_gflops: 200 }).computeFlopsPerS).toBe(200e9);
+    expect(rooflineOf({ ...roofs, f16_gflops: 25 }).computeFlopsPerS).toBe(100e9);
+    expect(rooflineOf({ ...roofs, f16_gflops: null }).computeFlopsPerS).toBe(100e9);
+    expect(rooflineOf(roofs).computeFlopsPerS).toBe(100e9);
+    // A prefill at 150 GFLOP/s is 75% of the f16 roof, not 150% of the f32 one.
+    const v = verdict({ flops: 1.5e9, bytes: 1e6, ms: 10 }, rooflineOf({ ...roofs, f16_gflops: 200 }));
+    expect(v.computeShare).toBeCloseTo(0.75, 9);
+    expect(v.bound).toBe('compute-bound');
   });
 });

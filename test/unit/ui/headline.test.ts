@@ -5,13 +5,23 @@ import { bindingComputeRoof, headline, humanDate, reportTitle, roofsOf, sideOfRi
 import { largeResult, smallResult } from '../share/fixtures.ts';
 
 describe('verdict card content', () => {
-  it('uses the roofline’s roofs: read bandwidth and the f32 FMA peak, with the matmul kernel beside', () => {
+  it('uses the roofline’s roofs: read bandwidth and the faster FMA peak, with the matmul kernel beside', () => {
     const r = largeResult();
+    const c = r.ceilings!;
     const h = headline(r);
-    expect(h.roofs).toEqual(roofsOf(r.ceilings!));
-    expect(h.roofs!.bandwidthGBps).toBe(r.ceilings!.read_bandwidth_gbps);
-    expect(h.roofs!.computeGflops).toBe(r.ceilings!.f32_gflops);
-    expect(h.roofs!.ridge).toBeCloseTo(r.ceilings!.f32_gflops / r.ceilings!.read_bandwidth_gbps, 9);
+    expect(h.roofs).toEqual(roofsOf(c));
+    expect(h.roofs!.bandwidthGBps).toBe(c.read_bandwidth_gbps);
+    // This device's f16 chains run faster than its f32 ones (a GPU): f16 is the compute roof.
+    expect(c.f16_gflops).toBeGreaterThan(c.f32_gflops);
+    expect(h.roofs!.computeName).toBe('f16 FMA peak');
+    expect(h.roofs!.computeGflops).toBe(c.f16_gflops);
+    expect(h.roofs!.ridge).toBeCloseTo(c.f16_gflops! / c.read_bandwidth_gbps, 9);
+  });
+
+  it('takes the f32 FMA peak as the compute roof where f16 is slower (a CPU adapter) or absent', () => {
+    const c = largeResult().ceilings!;
+    expect(roofsOf({ ...c, f16_gflops: c.f32_gflops / 4 })).toMatchObject({ computeName: 'f32 FMA peak', computeGflops: c.f32_gflops });
+    expect(roofsOf({ ...c, f16_gflops: null })).toMatchObject({ computeName: 'f32 FMA peak', computeGflops: c.f32_gflops });
   });
 
   it('takes the larger prefill GEMM roof as the matmul roof: the 8-bit-activation one where it is faster, the f32 one where it is absent', () => {
@@ -30,7 +40,7 @@ describe('verdict card content', () => {
     expect(h.decode).toEqual({ tokensPerS: rows[0].decode_tokens_per_s, ofCeiling: rows[0].decode_efficiency, promptTokens: rows[0].prompt_tokens });
     const last = rows[rows.length - 1];
     expect(h.prefill!.promptTokens).toBe(last.prompt_tokens);
-    expect(h.prefill!.ofCompute).toBeCloseTo(last.prefill_gflops / r.ceilings!.f32_gflops, 12);
+    expect(h.prefill!.ofCompute).toBeCloseTo(last.prefill_gflops / r.ceilings!.f16_gflops!, 12);
     expect(h.prefill!.ofMatmul).toBeCloseTo(last.prefill_gflops / r.ceilings!.matmul_f32_gflops, 12);
   });
 
@@ -86,8 +96,10 @@ describe('verdict card content', () => {
   });
 
   it('names the lower compute roof as the one that binds, and the side of the ridge', () => {
-    expect(bindingComputeRoof({ bandwidthGBps: 1, computeGflops: 10, matmulGflops: 2, ridge: 10 }).name).toBe('tiled matmul kernel');
-    expect(bindingComputeRoof({ bandwidthGBps: 1, computeGflops: 10, matmulGflops: 20, ridge: 10 }).name).toBe('f32 FMA peak');
+    const roofs = { bandwidthGBps: 1, computeGflops: 10, computeName: 'f32 FMA peak', matmulGflops: 2, ridge: 10 } as const;
+    expect(bindingComputeRoof(roofs).name).toBe('tiled matmul kernel');
+    expect(bindingComputeRoof({ ...roofs, matmulGflops: 20 }).name).toBe('f32 FMA peak');
+    expect(bindingComputeRoof({ ...roofs, computeName: 'f16 FMA peak', matmulGflops: 20 }).name).toBe('f16 FMA peak');
     expect(sideOfRidge(3.6, 50)).toBe('memory');
     expect(sideOfRidge(500, 50)).toBe('compute');
   });
