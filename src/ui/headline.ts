@@ -1,7 +1,8 @@
 /**
  * The verdict card's content, as a pure function of a result: the few numbers a visitor needs,
- * one sentence on what bounds each phase, one on what to try, and why a CPU adapter or a tiny
- * model reads as overhead-bound. Pure (no Lit), so the words are unit-tested.
+ * one sentence on what bounds each phase, one on what to try, and why a phase reads as
+ * overhead-bound (the decode waterfall's largest part where there is one). Pure (no Lit), so the
+ * words are unit-tested.
  *
  * The roofs are the roofline's (one truth, see {@link roofsOf}): streaming-read bandwidth and the
  * faster FMA peak (f32, or f16 where that is faster); the engine's prefill GEMM (the larger of its two measured roofs, prefillGemmRoof) is a
@@ -9,6 +10,7 @@
  */
 import type { Bound, Verdict } from '../measure/roofline.ts';
 import { computeRoof, prefillGemmRoof, type BenchResult, type Ceilings } from '../measure/schema.ts';
+import type { DecodeWaterfall } from '../measure/latency-summary.ts';
 import type { LatencyView } from './series.ts';
 
 /** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */
@@ -74,7 +76,11 @@ export interface Headline {
   bounds: string | null;
   /** What to try, one sentence. */
   advice: string | null;
-  /** Why a CPU adapter or a tiny model reads as overhead-bound (null when neither applies). */
+  /**
+   * Why decode (or prefill) reads as overhead-bound: from the decode waterfall where the result has one
+   * (which part of a token — launches, the kernels, the host — is largest), else why a CPU adapter or a
+   * tiny model does (null when none applies).
+   */
   overheadWhy: string | null;
 }
 
@@ -108,6 +114,55 @@ function boundWords(phase: string, bound: Bound | null, side: 'memory' | 'comput
   if (bound === 'overhead-bound') return `${phase} is overhead-bound: on the ${side ?? 'memory'} side of the ridge, but far below the roof`;
   if (bound === 'launch-bound') return `${phase} is launch-bound: its dispatches' fixed cost outweighs its bytes and FLOPs`;
   return `${phase} is ${bound}`;
+}
+
+/** The largest part of a decode token beyond its bandwidth floor, from the card's waterfall (the first: the shortest prompt's). */
+export interface DecodeLoss {
+  part: 'launch' | 'kernels' | 'host';
+  ms: number;
+  /** Of the token's TPOT. */
+  share: number;
+  waterfall: DecodeWaterfall;
+}
+
+export function decodeLoss(latency: LatencyView | null): DecodeLoss | null {
+  const w = latency?.decode_waterfall?.[0];
+  if (!w || !(w.tpot_ms > 0) || w.floors_exceed_gpu) return null;
+  const parts: [DecodeLoss['part'], number][] = [
+    ['launch', w.launch_ms],
+    ['kernels', w.kernel_ms],
+    ['host', w.host_ms],
+  ];
+  const [part, ms] = parts.reduce((a, b) => (b[1] > a[1] ? b : a));
+  return { part, ms, share: ms / w.tpot_ms, waterfall: w };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
+const ms = (x: number) => `${x >= 10 ? x.toFixed(1) : x.toPrecision(2)} ms`;
+
+/** One or two sentences on the largest loss, in the waterfall's own numbers. */
+function lossWords(loss: DecodeLoss, latency: LatencyView, dispatchUs: number | undefined, cpu: boolean, tiny: boolean): string {
+  const w = loss.waterfall;
+  const of = `Of a decode token's ${ms(w.tpot_ms)} after ${w.prompt_tokens} tokens`;
+  const dispatches = latency.dispatches_per_step?.decode;
+  if (loss.part === 'launch') {
+    const count = dispatches !== undefined && dispatchUs !== undefined ? `: ${dispatches} dependent dispatches × ${dispatchUs.toPrecision(3)} µs` : '';
+    return (
+      `${of}, the launch floor is the largest part${count} = ${ms(w.launch_ms)} (${pct(loss.share)}).` +
+      (cpu ? ' On this CPU implementation of WebGPU every dispatch goes through a software queue.' : '') +
+      (tiny ? ' A model this small does less work per kernel than a launch costs.' : '')
+    );
+  }
+  if (loss.part === 'kernels') {
+    return (
+      `${of}, the kernels' own inefficiency is the largest part: ${ms(w.kernel_ms)} (${pct(loss.share)}) beyond launching them (${pct(w.launch_ms / w.tpot_ms)}) ` +
+      `and streaming the step's bytes at the read roof (${pct(w.stream_ms / w.tpot_ms)}).` +
+      (cpu
+        ? ' This adapter is a CPU implementation of WebGPU: its kernels run on CPU threads, where loads and arithmetic cost far more per byte than on a GPU.'
+        : '')
+    );
+  }
+  return `${of}, the host is the largest part: ${ms(w.host_ms)} (${pct(loss.share)}) between GPU steps — submitting the step, reading the token back (${ms(w.readback_ms)} of it) and the page's own work.`;
 }
 
 /** The card's numbers and sentences for one result (partial results give what they have). */
@@ -152,12 +207,14 @@ export function headline(r: BenchResult): Headline {
   const model = r.model as { parameters?: number } | undefined;
   const tiny = model?.parameters !== undefined && model.parameters < TINY_PARAMETERS;
   const cpu = r.environment.cpu_adapter;
-  const overheadWhy =
-    (cpu || tiny) && (pb === 'overhead-bound' || db === 'overhead-bound')
+  const loss = db === 'overhead-bound' ? decodeLoss(latency) : null;
+  const overheadWhy = loss
+    ? lossWords(loss, latency!, r.ceilings?.launch?.dispatch_us, cpu, tiny)
+    : (cpu || tiny) && (pb === 'overhead-bound' || db === 'overhead-bound')
       ? [
-          cpu ? 'This adapter is a CPU implementation of WebGPU: every dispatch goes through a software queue, so fixed per-kernel costs dwarf the work.' : '',
+          cpu ? 'This adapter is a CPU implementation of WebGPU: its kernels run on CPU threads and every dispatch goes through a software queue.' : '',
           tiny
-            ? `A model this small (${Math.round((model!.parameters! / 1e6) * 10) / 10} M parameters) does microseconds of work per kernel, less than a launch costs, so no roof is reached.`
+            ? `A model this small (${Math.round((model!.parameters! / 1e6) * 10) / 10} M parameters) does little work per kernel, so fixed per-dispatch costs weigh more than on a large one.`
             : '',
         ]
           .filter(Boolean)
@@ -166,7 +223,13 @@ export function headline(r: BenchResult): Headline {
 
   let advice: string | null = null;
   if (db || pb) {
-    if (db === 'overhead-bound' || pb === 'overhead-bound') {
+    if (loss?.part === 'kernels') {
+      advice =
+        'The kernels lose the time, not the launches: a per-kernel profile (tick “per-kernel profile” before the run; --profile in the CLI) shows which kernel class holds it.';
+    } else if (loss?.part === 'host') {
+      advice =
+        'Time between GPU steps binds, not the GPU: keep the tab in the foreground and the machine otherwise idle, and compare with the CLI (npm run bench) on the same device.';
+    } else if (db === 'overhead-bound' || pb === 'overhead-bound') {
       advice = tiny
         ? 'Try a larger model (SmolLM2-135M or Llama 3.2 1B) so the work per kernel outgrows the launch cost; on a GPU, compare with WebLLM.'
         : 'Fewer, larger dispatches help most here: fused kernels, a longer prompt per prefill chunk, or batching decode (Serving mode).';

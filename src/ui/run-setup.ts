@@ -156,7 +156,7 @@ export class RunSetupForm extends LitElement {
         <span class="muted" id="expected">${this.running ? '' : this.expected(s)}</span>
         ${
           s.mode !== 'roofs' && this.reusableRoofs !== null
-            ? html`<label class="inline"
+            ? html`<label class="check"
                 ><input
                   type="checkbox"
                   id="measure-roofs-again"

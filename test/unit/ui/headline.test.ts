@@ -72,6 +72,36 @@ describe('verdict card content', () => {
     expect(h.advice).toMatch(/larger model/);
   });
 
+  it('an overhead-bound decode is explained by its waterfall’s largest part, not by a guess: the kernels, the launches or the host', () => {
+    const overheadBound = (waterfall: { launch_ms: number; stream_ms: number; kernel_ms: number; host_ms: number }, cpu = true) => {
+      const r = smallResult();
+      r.environment = { ...r.environment, cpu_adapter: cpu };
+      (r.model as { parameters: number }).parameters = 24.4e6;
+      r.ceilings = { ...r.ceilings!, launch: { dispatch_us: 16.7, pass_us: 20, roundtrip_us: 600 } as never };
+      const l = r.latency as LatencySection;
+      const slow = verdict({ flops: 1e6, bytes: 1e6, ms: 100 }, { computeFlopsPerS: 1e12, bandwidthBytesPerS: 1e11 });
+      l.verdicts = l.verdicts.map((v) => ({ ...v, prefill: slow, decode: slow }));
+      l.dispatches_per_step = { prefill: 39, decode: 39 };
+      const tpot = waterfall.launch_ms + waterfall.stream_ms + waterfall.kernel_ms + waterfall.host_ms;
+      l.decode_waterfall = [{ prompt_tokens: 16, tpot_ms: tpot, readback_ms: 0.6, ...waterfall }];
+      return headline(r);
+    };
+    // SwiftShader, stories15M: launches 2.3% of the token, the kernels 81.6%: no "launch costs dwarf the work".
+    const kernels = overheadBound({ launch_ms: 0.651, stream_ms: 3.9, kernel_ms: 23.0, host_ms: 0.646 });
+    expect(kernels.overheadWhy).toMatch(/^Of a decode token's 28\.2 ms after 16 tokens, the kernels' own inefficiency is the largest part: 23\.0 ms \(82%\)/);
+    expect(kernels.overheadWhy).toMatch(/launching them \(2\.3%\)/);
+    expect(kernels.overheadWhy).not.toMatch(/less work per kernel than a launch/);
+    expect(kernels.advice).toMatch(/per-kernel profile/);
+    const launches = overheadBound({ launch_ms: 0.65, stream_ms: 0.03, kernel_ms: 0.2, host_ms: 0.1 });
+    expect(launches.overheadWhy).toMatch(/the launch floor is the largest part: 39 dependent dispatches × 16\.7 µs = 0\.65 ms \(66%\)/);
+    expect(launches.overheadWhy).toMatch(/software queue/);
+    expect(launches.advice).toMatch(/larger model/);
+    const host = overheadBound({ launch_ms: 0.2, stream_ms: 0.1, kernel_ms: 0.3, host_ms: 2.5 }, false);
+    expect(host.overheadWhy).toMatch(/the host is the largest part: 2\.5 ms \(81%\) between GPU steps/);
+    expect(host.overheadWhy).not.toMatch(/CPU/);
+    expect(host.advice).toMatch(/foreground/);
+  });
+
   it('a memory-bound decode on a GPU gets no overhead line and advice about bytes per weight or batching', () => {
     const r = smallResult();
     (r.model as { parameters: number }).parameters = 1.2e9;
