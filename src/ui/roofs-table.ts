@@ -58,7 +58,8 @@ export class RoofsTable extends LitElement {
             ${CEILING_KEYS.map((key) => {
               const m = c.measurements[key];
               const [name, what] = LABELS[key];
-              const roof = key === compute ? ' — the compute roof used below (the faster FMA peak)' : '';
+              const roof =
+                key !== compute ? '' : c.f16_gflops != null ? ' — the compute roof used below (the faster FMA peak)' : ' — the compute roof used below';
               return html`<tr>
                 <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}${roof}</span></th>
                 ${
