@@ -1,6 +1,5 @@
-import { localStorageTuneCache } from '../kernels/autotune.ts';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
+import type { BenchJob, JobHooks } from '../jobs/job-spec.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
@@ -122,18 +121,22 @@ export class GpuSession implements ReactiveController {
       const roofsKey = store && this.environment ? store.pageRoofsKey(this.environment, job) : null;
       const reused = store && roofsKey && roofsCache === 'use' ? await store.storedRoofs(roofsKey) : undefined;
       if (reused) job = { ...job, roofs: reused };
-      const running = runJob(ctx, job, this.disabled, {
-        ...jobHooks,
-        signal: abort.signal,
-        onProgress: (step, fraction) => {
-          if (abort.signal.aborted) return;
-          this.progress = { ...this.progress, step, fraction };
-          jobHooks.onProgress?.(step, fraction);
-          this.host.requestUpdate();
-        },
-        waitUntilVisible,
-        tuneCache: localStorageTuneCache(),
-      });
+      // The engine and the job runner load when the first run starts, not with the page; a failed
+      // load fails this run as the run itself would.
+      const running = loadRunner().then(({ runJob, localStorageTuneCache }) =>
+        runJob(ctx, job, this.disabled, {
+          ...jobHooks,
+          signal: abort.signal,
+          onProgress: (step, fraction) => {
+            if (abort.signal.aborted) return;
+            this.progress = { ...this.progress, step, fraction };
+            jobHooks.onProgress?.(step, fraction);
+            this.host.requestUpdate();
+          },
+          waitUntilVisible,
+          tuneCache: localStorageTuneCache(),
+        }),
+      );
       const settled = () => {
         this.windingDown = false;
       };
@@ -174,6 +177,21 @@ export class GpuSession implements ReactiveController {
   /** Destroy the device as a driver reset would (the tests' `loseDevice` hook). */
   loseDevice(): void {
     this.ctx?.destroy();
+  }
+}
+
+/** The job runner (jobs/job.ts, with the engine) and the page's tune cache, loaded on first use. */
+async function loadRunner() {
+  try {
+    const [{ runJob }, { localStorageTuneCache }] = await Promise.all([import('../jobs/job.ts'), import('../kernels/autotune.ts')]);
+    return { runJob, localStorageTuneCache };
+  } catch (e) {
+    throw new TokenscopeError(
+      'io',
+      `The measuring code could not be loaded (${describeError(e)}).`,
+      'Check the connection and reload the page; if the site was just updated, a reload fetches the new version.',
+      { cause: e },
+    );
   }
 }
 

@@ -5,8 +5,8 @@
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../model/catalog.ts';
-import { defaultJob, plannedWork, servePositions, type BenchJob, type LatencyJob } from '../jobs/job.ts';
-import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
+import { defaultJob, plannedWork, servePositions, type BenchJob, type LatencyJob } from '../jobs/job-spec.ts';
+import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-spec.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
