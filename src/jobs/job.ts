@@ -7,7 +7,8 @@ import { describeError, TokenscopeError } from '../errors.ts';
 import type { Fallbacks } from '../gpu/capabilities.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { generate } from '../model/generate.ts';
-import { checkModelFits, configOf, loadModel, type LoadedModel, type ModelChoice } from '../model/load.ts';
+import { configOf, type ModelChoice } from '../model/choice.ts';
+import { checkModelFits, loadModel, type LoadedModel } from '../model/load.ts';
 import type { EngineShape } from '../model/memory.ts';
 import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thread.ts';
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
@@ -22,10 +23,10 @@ import { resolveModel, type ResolvedModel } from './model-source.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import { e2elMs, ttftMs } from '../measure/metrics.ts';
 import { newResult, type BenchResult } from '../measure/schema.ts';
-import { parseModelId } from '../webllm/catalog.ts';
+import { matchingPreset, parseModelId, sameFamily } from '../webllm/catalog.ts';
 import { checkPresetFits, llamaBenchSettings, runContext, type BenchJob, type JobHooks, type LatencyJob } from './job-spec.ts';
 import { sideBySide } from './side-by-side.ts';
-import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
+import { runWebLLMLatency, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
 
 /** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
 const DRIFT_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 };

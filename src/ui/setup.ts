@@ -13,9 +13,8 @@ import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
-import { matchingPreset } from '../jobs/webllm-run.ts';
 import { listProblem, MAX_BATCH, MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS, rangeProblem, type PlannedWork, type SettingName } from '../measure/validate.ts';
-import { parseModelId } from '../webllm/catalog.ts';
+import { matchingPreset, parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';
 export const MODES: readonly Mode[] = ['roofs', 'latency', 'llama-bench', 'serve'];
