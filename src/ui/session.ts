@@ -180,19 +180,29 @@ export class GpuSession implements ReactiveController {
   }
 }
 
-/** The job runner (jobs/job.ts, with the engine) and the page's tune cache, loaded on first use. */
-async function loadRunner() {
+/**
+ * A part of the page loaded on first use (`load` imports it); a failed load — the network gone, or
+ * the site updated since the page was opened — is a typed error saying so.
+ */
+export async function loadPart<T>(what: string, load: () => Promise<T>): Promise<T> {
   try {
-    const [{ runJob }, { localStorageTuneCache }] = await Promise.all([import('../jobs/job.ts'), import('../kernels/autotune.ts')]);
-    return { runJob, localStorageTuneCache };
+    return await load();
   } catch (e) {
     throw new TokenscopeError(
       'io',
-      `The measuring code could not be loaded (${describeError(e)}).`,
+      `The page could not load ${what} (${describeError(e)}).`,
       'Check the connection and reload the page; if the site was just updated, a reload fetches the new version.',
       { cause: e },
     );
   }
+}
+
+/** The job runner (jobs/job.ts, with the engine) and the page's tune cache. */
+async function loadRunner() {
+  const [{ runJob }, { localStorageTuneCache }] = await loadPart('the measuring code', () =>
+    Promise.all([import('../jobs/job.ts'), import('../kernels/autotune.ts')]),
+  );
+  return { runJob, localStorageTuneCache };
 }
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */

@@ -31,7 +31,7 @@ describe('GpuSession: the job runner loads when a run starts', () => {
   it('a runner that fails to load fails the run with a typed error, and frees the session', async () => {
     const session = new GpuSession(host, '');
     const run = session.run(defaultJob({ cpuLike: true }));
-    await expect(run).rejects.toMatchObject({ code: 'io', message: expect.stringMatching(/measuring code could not be loaded/) });
+    await expect(run).rejects.toMatchObject({ code: 'io', message: expect.stringMatching(/could not load the measuring code/) });
     await expect(run).rejects.toHaveProperty('hint', expect.stringMatching(/reload the page/));
     expect(session.status).toBe('ready');
     expect(session.runsStarted).toBe(1);
