@@ -4,7 +4,7 @@
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../src/model/catalog.ts';
 import { parseHfRepoRef } from '../src/model/hf-repo.ts';
-import { defaultJob, plannedWork, servePositions, type BenchJob } from '../src/jobs/job.ts';
+import { defaultJob, plannedWork, servePositions, type BenchJob } from '../src/jobs/job-spec.ts';
 import type { ModelSpec } from '../src/jobs/model-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
 import { parseSlo } from '../src/serve/metrics.ts';
@@ -13,7 +13,7 @@ import { checkClasses, type LengthDistribution, type RequestClass } from '../src
 import { describeError } from '../src/errors.ts';
 import type { LatencyMetric } from '../src/measure/metrics.ts';
 import { arrivalLimitProblem, MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS, MAX_UNCONFIRMED_TOKENS, rangeProblem, workProblem } from '../src/measure/validate.ts';
-import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-run.ts';
+import { LLAMA_BENCH_DEFAULTS, llamaBenchTests } from '../src/measure/llama-bench-spec.ts';
 import { UsageError, type GivenFlags } from './args.ts';
 import { runKind } from './bench-flags.ts';
 

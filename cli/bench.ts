@@ -10,7 +10,7 @@ import { formatReport } from '../src/jobs/report.ts';
 import { table } from '../src/measure/format.ts';
 import { QUANTIZATIONS } from '../src/model/recipes.ts';
 import type { BenchResult, Ceilings } from '../src/measure/schema.ts';
-import type { BenchJob } from '../src/jobs/job.ts';
+import type { BenchJob } from '../src/jobs/job-spec.ts';
 import type { GpuContext } from '../src/gpu/device.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
 import { progressPrinter } from './progress.ts';

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import type { BenchJob } from '../src/jobs/job.ts';
+import type { BenchJob } from '../src/jobs/job-spec.ts';
 import type { BenchResult } from '../src/measure/schema.ts';
 import type { MatvecBenchOptions } from '../src/measure/matvec-bench.ts';
 import type { Page } from 'playwright-core';

@@ -28,7 +28,8 @@ import { acquireNodeGpu } from '../src/gpu/node-gpu.ts';
 import { generate } from '../src/model/generate.ts';
 import { fileSource } from '../src/model/gguf/node-source.ts';
 import type { Quantization } from '../src/model/gpu-weights.ts';
-import { loadModel, presetChoice, type ModelChoice } from '../src/model/load.ts';
+import { presetChoice, type ModelChoice } from '../src/model/choice.ts';
+import { loadModel } from '../src/model/load.ts';
 
 interface Plan {
   models: { id: string; quant: Quantization }[];

@@ -9,7 +9,7 @@ import { keptOrDownload, modelCacheAvailable } from '../model/gguf/model-cache.t
 import { urlSource } from '../model/gguf/url-source.ts';
 import type { Quantization } from '../model/gpu-weights.ts';
 import { fmtBytes } from '../model/memory.ts';
-import { presetChoice, type ModelChoice } from '../model/load.ts';
+import { presetChoice, type ModelChoice } from '../model/choice.ts';
 import { openModel } from '../model/open.ts';
 import type { Tokenizer } from '../model/tokenizer/index.ts';
 

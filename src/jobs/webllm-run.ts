@@ -13,9 +13,7 @@
  */
 import type { Agrees } from '../measure/schema-kit.ts';
 import type { WebLLMSectionData } from '../measure/sections/webllm.ts';
-import { PRESETS, type ModelPreset } from '../model/catalog.ts';
 import { TokenscopeError } from '../errors.ts';
-import type { ModelInfo } from '../model/load.ts';
 import type { WebLLMAdapter } from '../webllm/adapter.ts';
 import type { WebLLMModel } from '../webllm/catalog.ts';
 import { compareSample, toRequestRecord, type SampleComparison, type WebLLMRequestRecord } from '../webllm/mapping.ts';
@@ -84,19 +82,6 @@ export interface WebLLMSection {
 export interface WebLLMHooks extends Omit<LatencyHooks, 'onRequest'> {
   /** Called with the section so far after each timed request and each finished row. */
   onRequest?: (section: WebLLMSection) => void;
-}
-
-/** Letters and digits only, so "Qwen2.5-0.5B" and "qwen2.5-0.5b" compare equal. */
-const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
-
-/** The tokenscope preset of a WebLLM model family, e.g. "Qwen2.5-0.5B" → qwen2.5-0.5b. */
-export function matchingPreset(family: string): ModelPreset | undefined {
-  return PRESETS.find((p) => squash(p.title) === squash(family));
-}
-
-/** Our model is the WebLLM model's family (a preset of it, or a file whose name says so). */
-export function sameFamily(ours: Pick<ModelInfo, 'id' | 'name'>, family: string): boolean {
-  return [ours.id, ours.name].some((s) => squash(s).includes(squash(family)));
 }
 
 function uncostedRow(timing: TimingRow): WebLLMRow {

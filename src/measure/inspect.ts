@@ -12,7 +12,7 @@ import { metaString } from '../model/gguf/metadata.ts';
 import { readGGUF, type GGUF } from '../model/gguf/reader.ts';
 import type { ByteSource } from '../model/gguf/source.ts';
 import { elementCount, ggmlTypeName } from '../model/gguf/types.ts';
-import { checkContext, plannedMatrices } from '../model/load.ts';
+import { checkContext, plannedMatrices } from '../model/choice.ts';
 import { ropeFreqValues } from '../model/open.ts';
 import { checkFits, planMemory, type EngineShape, type MemoryPlan } from '../model/memory.ts';
 import type { KvElement } from '../kernels/select.ts';

@@ -13,7 +13,7 @@
 import type { KvElement } from '../kernels/select.ts';
 import type { ModelConfig } from '../model/config.ts';
 import { weightBytes } from '../kernels/weights.ts';
-import { matricesUnder } from '../model/gpu-weights.ts';
+import { matricesUnder } from '../model/choice.ts';
 import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { costOfStep, decodeRows, weightPlan, type WeightPlan } from '../model/step.ts';
 import { requirePositive } from './stats.ts';

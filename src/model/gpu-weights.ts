@@ -10,14 +10,13 @@ import type { GpuContext } from '../gpu/device.ts';
 import { destroyWeight, interleaveRows, stackRows, syntheticWeight, uploadWeight, type WeightFormat, type WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUFTensorInfo } from './gguf/reader.ts';
-import { GGMLType } from './gguf/types.ts';
 import { formatOfType } from './weight-types.ts';
+import { matricesUnder } from './choice.ts';
 import type { OpenModel } from './open.ts';
 import { joinable, joinableRuns, stackedLabel, weightPlan, type StepMatrix } from './step.ts';
-import { matrixPlan, type MatrixPlan } from './memory.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
-import { tensorTypeFor, uploadType, type Quantization } from './recipes.ts';
+import { uploadType, type Quantization } from './recipes.ts';
 
 export interface LayerWeights {
   attnNorm: GPUBuffer; // (dim) f32
@@ -69,25 +68,6 @@ function concatF32(parts: readonly Float32Array[]): Float32Array<ArrayBuffer> {
     at += p.length;
   }
   return out;
-}
-
-/**
- * The GPU format a synthetic matrix (GGUF name `label`.weight, rows of `cols`) gets under a
- * quantization, as llama-quantize would give it from an F16 file (recipes.ts): so a preset's
- * bytes are the real file's. Rows that fit no block format stay f16.
- */
-export function syntheticFormat(quant: Quantization, label: string, cols: number, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>): WeightFormat {
-  const type = tensorTypeFor(
-    quant,
-    { name: `${label}.weight`, dims: [cols, 1], type: GGMLType.F16 },
-    { nLayers: config.nLayers, hasOutput: !config.tiedEmbeddings },
-  );
-  return formatOfType(type);
-}
-
-/** The matrices of `config` in the formats llama-quantize's `quant` gives them (what a preset uploads). */
-export function matricesUnder(config: ModelConfig, quant: Quantization): MatrixPlan[] {
-  return matrixPlan(config, (label, cols) => syntheticFormat(quant, label, cols, config));
 }
 
 function summarizeFormats(tensors: WeightTensor[]): string {

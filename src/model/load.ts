@@ -3,8 +3,8 @@
  * allocation), upload or synthesise the weights, allocate the engine, compile the pipelines of
  * the common step shapes — timing each cold-start stage apart.
  */
-import { findPreset, parameterCount, type ModelPreset } from './catalog.ts';
-import { TokenscopeError } from '../errors.ts';
+import { parameterCount } from './catalog.ts';
+import { checkContext, configOf, plannedMatrices, type ModelChoice } from './choice.ts';
 import { withErrorScopes } from '../gpu/buffers.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { tuneLinears, type LinearProblem, type TuneCache, type TuneReport } from '../kernels/autotune.ts';
@@ -14,15 +14,9 @@ import { hasLinearPair } from '../kernels/variant-table.ts';
 import { type LinearShape } from '../kernels/linear-shapes.ts';
 import type { WeightTensor } from '../kernels/weights.ts';
 import type { ModelConfig } from './config.ts';
-import { formatOfType } from './weight-types.ts';
 import { Engine } from './engine.ts';
-import { loadGgufWeights, matricesUnder, syntheticWeights, type GpuWeights, type Quantization } from './gpu-weights.ts';
-import { uploadType } from './recipes.ts';
-import { checkFits, matrixPlan, planMemory, type EngineShape, type MatrixPlan, type MemoryPlan } from './memory.ts';
-import type { OpenModel } from './open.ts';
-
-export type ModelChoice =
-  { kind: 'preset'; preset: ModelPreset; quant: Quantization; seed?: number } | { kind: 'gguf'; model: OpenModel; quant?: Quantization; id: string };
+import { loadGgufWeights, syntheticWeights, type GpuWeights } from './gpu-weights.ts';
+import { checkFits, planMemory, type EngineShape, type MemoryPlan } from './memory.ts';
 
 /** What a result says about the model it measured. */
 export interface ModelInfo {
@@ -67,31 +61,6 @@ export interface LoadedModel {
   info: ModelInfo;
   cold: ColdStart;
   plan: MemoryPlan;
-}
-
-/** Resolve "--model X" when X names a preset. */
-export function presetChoice(id: string, quant: Quantization = 'q4_0', seed = 1): ModelChoice {
-  const preset = findPreset(id);
-  if (!preset) throw new TokenscopeError('bad-input', `Unknown model preset "${id}".`, 'List them with --list-models.');
-  return { kind: 'preset', preset, quant, seed };
-}
-
-export function configOf(choice: ModelChoice): ModelConfig {
-  return choice.kind === 'preset' ? choice.preset.config : choice.model.config;
-}
-
-/** The GPU format of every matrix, before anything is read or allocated. */
-export function plannedMatrices(choice: ModelChoice): MatrixPlan[] {
-  const config = configOf(choice);
-  if (choice.kind === 'preset') return matricesUnder(config, choice.quant);
-  const { gguf } = choice.model;
-  const quant = choice.quant;
-  return matrixPlan(config, (label) => {
-    const info = gguf.tensor(`${label}.weight`);
-    if (!info) throw new TokenscopeError('model-format', `${gguf.source.name}: tensor '${label}.weight' is missing.`, 'The file is incomplete; re-convert it.');
-    // Every type the reader accepts has a GPU format (it refused the others, naming them, before anything was allocated).
-    return formatOfType(uploadType(info, config, quant));
-  });
 }
 
 export interface LoadOptions {
@@ -165,13 +134,6 @@ export function checkModelFits(caps: GpuContext['caps'], choice: ModelChoice, sh
   checkFits(plan, caps, config.name, budgetBytes);
   checkContext(config, shape.maxSeq);
   return plan;
-}
-
-/** Refuse a context longer than the model's (the header inspection asks the same). */
-export function checkContext(config: ModelConfig, context: number): void {
-  if (context > config.contextLength) {
-    throw new TokenscopeError('bad-input', `A context of ${context} exceeds ${config.name}'s ${config.contextLength}.`, 'Use a shorter context.');
-  }
 }
 
 export async function loadModel(ctx: GpuContext, choice: ModelChoice, opts: LoadOptions): Promise<LoadedModel> {

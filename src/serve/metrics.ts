@@ -6,7 +6,7 @@
 import { e2elMs, isCompleted, itlsMs, latencyStats, outputTokens, tpotMs, ttftMs, type LatencyStats, type RequestTiming } from '../measure/metrics.ts';
 import { percentileNearestRank, summarize } from '../measure/stats.ts';
 import { TokenscopeError } from '../errors.ts';
-import { FAILURE_CAUSES, requestTiming, type FailureCause, type ServeTrace } from './scheduler.ts';
+import { FAILURE_CAUSES, requestTiming, type FailureCause, type ServeTrace } from './trace.ts';
 import type { PrefixCacheUse } from './gpu-engine.ts';
 
 /** Service-level objectives in ms; a request is good only if it meets every one given. */

@@ -39,7 +39,8 @@ import {
   type ServeResult,
   type Slo,
 } from './metrics.ts';
-import { checkSchedulerOptions, requestTiming, runServe, throwIfFatal, type SchedulerOptions, type ServeTrace } from './scheduler.ts';
+import { checkSchedulerOptions, runServe, type SchedulerOptions } from './scheduler.ts';
+import { requestTiming, throwIfFatal, type ServeTrace } from './trace.ts';
 import { checkClasses, generateWorkload, type LengthDistribution, type RequestClass } from './workload.ts';
 
 export interface ServeSettings {

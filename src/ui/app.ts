@@ -1,6 +1,6 @@
 import { LitElement, html, css } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
-import type { BenchJob } from '../jobs/job.ts';
+import type { BenchJob } from '../jobs/job-spec.ts';
 import type { BenchResult } from '../measure/schema.ts';
 import type { MatvecBenchOptions } from '../measure/matvec-bench.ts';
 import { isTokenscopeError } from '../errors.ts';

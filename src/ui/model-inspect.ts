@@ -4,10 +4,10 @@ import type { Environment } from '../measure/schema.ts';
 import { isKept } from '../model/gguf/model-cache.ts';
 import { urlSource } from '../model/gguf/url-source.ts';
 import { kvElement } from '../kernels/select.ts';
-import { countingSource, inspectSource, type ModelInspection } from '../measure/inspect.ts';
+import type { ModelInspection } from '../measure/inspect.ts';
 import { bytes, count, num, pct } from './format.ts';
 import { lastReadRoof } from './roof-memory.ts';
-import { toShown, type ShownError } from './session.ts';
+import { loadPart, toShown, type ShownError } from './session.ts';
 import { shared } from './styles.ts';
 
 type InspectState =
@@ -61,6 +61,8 @@ export class ModelInspect extends LitElement {
     try {
       const env = this.environment;
       const limits = env ? { maxBufferSize: env.limits.maxBufferSize, maxStorageBufferBindingSize: env.limits.maxStorageBufferBindingSize } : null;
+      // The GGUF reader loads with the first inspection, not with the page.
+      const { countingSource, inspectSource } = await loadPart('the model reader', () => import('../measure/inspect.ts'));
       const { source, stats } = countingSource(await urlSource(url, { rangesOnly: true }));
       const kv = env ? kvElement({ shaderF16: env.features.includes('shader-f16') }) : undefined;
       const inspection = await inspectSource(source, { limits, kvElement: kv, readRoofGBs: lastReadRoof(env)?.gbps ?? null });

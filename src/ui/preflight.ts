@@ -4,7 +4,7 @@
  * after the roofs. Pure, unit-tested.
  */
 import { findPreset } from '../model/catalog.ts';
-import { plannedMatrices, presetChoice } from '../model/load.ts';
+import { plannedMatrices, presetChoice } from '../model/choice.ts';
 import { costOfStep, weightPlan } from '../model/step.ts';
 import { prefillRows } from '../kernels/rows.ts';
 import { FORM_LABELS, plannedWorkOf, type RunSetup } from './setup.ts';

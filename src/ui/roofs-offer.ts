@@ -1,5 +1,5 @@
 import type { ReactiveControllerHost } from 'lit';
-import type { BenchJob } from '../jobs/job.ts';
+import type { BenchJob } from '../jobs/job-spec.ts';
 import type { Environment } from '../measure/schema.ts';
 
 export type RoofsCacheMode = 'use' | 'fresh';

@@ -5,7 +5,7 @@
  * ROOFS_MAX_AGE_MS unless the visitor ticks "measure again". Storage that is blocked or full
  * (private windows, quotas) only means the roofs are measured each time.
  */
-import type { BenchJob } from '../jobs/job.ts';
+import type { BenchJob } from '../jobs/job-spec.ts';
 import type { Ceilings, Environment } from '../measure/schema.ts';
 import { ceilingsSchema } from '../measure/sections/environment.ts';
 import { isFresh, roofsKey } from '../measure/roofs-key.ts';

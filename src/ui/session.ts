@@ -1,6 +1,5 @@
-import { localStorageTuneCache } from '../kernels/autotune.ts';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { runJob, type BenchJob, type JobHooks } from '../jobs/job.ts';
+import type { BenchJob, JobHooks } from '../jobs/job-spec.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import type { BenchResult, Environment } from '../measure/schema.ts';
 import { TokenscopeError, describeError } from '../errors.ts';
@@ -122,18 +121,22 @@ export class GpuSession implements ReactiveController {
       const roofsKey = store && this.environment ? store.pageRoofsKey(this.environment, job) : null;
       const reused = store && roofsKey && roofsCache === 'use' ? await store.storedRoofs(roofsKey) : undefined;
       if (reused) job = { ...job, roofs: reused };
-      const running = runJob(ctx, job, this.disabled, {
-        ...jobHooks,
-        signal: abort.signal,
-        onProgress: (step, fraction) => {
-          if (abort.signal.aborted) return;
-          this.progress = { ...this.progress, step, fraction };
-          jobHooks.onProgress?.(step, fraction);
-          this.host.requestUpdate();
-        },
-        waitUntilVisible,
-        tuneCache: localStorageTuneCache(),
-      });
+      // The engine and the job runner load when the first run starts, not with the page; a failed
+      // load fails this run as the run itself would.
+      const running = loadRunner().then(({ runJob, localStorageTuneCache }) =>
+        runJob(ctx, job, this.disabled, {
+          ...jobHooks,
+          signal: abort.signal,
+          onProgress: (step, fraction) => {
+            if (abort.signal.aborted) return;
+            this.progress = { ...this.progress, step, fraction };
+            jobHooks.onProgress?.(step, fraction);
+            this.host.requestUpdate();
+          },
+          waitUntilVisible,
+          tuneCache: localStorageTuneCache(),
+        }),
+      );
       const settled = () => {
         this.windingDown = false;
       };
@@ -175,6 +178,31 @@ export class GpuSession implements ReactiveController {
   loseDevice(): void {
     this.ctx?.destroy();
   }
+}
+
+/**
+ * A part of the page loaded on first use (`load` imports it); a failed load — the network gone, or
+ * the site updated since the page was opened — is a typed error saying so.
+ */
+export async function loadPart<T>(what: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    throw new TokenscopeError(
+      'io',
+      `The page could not load ${what} (${describeError(e)}).`,
+      'Check the connection and reload the page; if the site was just updated, a reload fetches the new version.',
+      { cause: e },
+    );
+  }
+}
+
+/** The job runner (jobs/job.ts, with the engine) and the page's tune cache. */
+async function loadRunner() {
+  const [{ runJob }, { localStorageTuneCache }] = await loadPart('the measuring code', () =>
+    Promise.all([import('../jobs/job.ts'), import('../kernels/autotune.ts')]),
+  );
+  return { runJob, localStorageTuneCache };
 }
 
 /** Resolves at once while the tab is visible; otherwise when it becomes visible again (true: it had to wait). */

@@ -5,17 +5,16 @@
  * tests keep a run short on SwiftShader without shrinking the visitor's default.
  */
 import { findKnownFile, findPreset, hfFileUrl } from '../model/catalog.ts';
-import { defaultJob, plannedWork, servePositions, type BenchJob, type LatencyJob } from '../jobs/job.ts';
-import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-run.ts';
+import { defaultJob, plannedWork, servePositions, type BenchJob, type LatencyJob } from '../jobs/job-spec.ts';
+import { LLAMA_BENCH_DEFAULTS } from '../measure/llama-bench-spec.ts';
 import type { RepeatProtocol } from '../measure/protocol.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import { QUANTIZATIONS, type Quantization } from '../model/recipes.ts';
 import { parseSlo, type Slo } from '../serve/metrics.ts';
 import type { ServeSettings } from '../serve/run.ts';
 import type { LengthDistribution } from '../serve/workload.ts';
-import { matchingPreset } from '../jobs/webllm-run.ts';
 import { listProblem, MAX_BATCH, MAX_LIST_ENTRIES, MAX_PROMPT_TOKENS, rangeProblem, type PlannedWork, type SettingName } from '../measure/validate.ts';
-import { parseModelId } from '../webllm/catalog.ts';
+import { matchingPreset, parseModelId } from '../webllm/catalog.ts';
 
 export type Mode = 'roofs' | 'latency' | 'llama-bench' | 'serve';
 export const MODES: readonly Mode[] = ['roofs', 'latency', 'llama-bench', 'serve'];

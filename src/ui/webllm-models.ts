@@ -4,8 +4,7 @@
  * of it (test/e2e/webllm-bundle.test.ts, test/e2e/page-webllm.test.ts).
  */
 import type { Environment } from '../measure/schema.ts';
-import { matchingPreset } from '../jobs/webllm-run.ts';
-import type { WebLLMModel } from '../webllm/catalog.ts';
+import { matchingPreset, type WebLLMModel } from '../webllm/catalog.ts';
 
 /** A WebLLM model as the picker lists it: `reason` says why it cannot be chosen. */
 export interface WebLLMChoice {

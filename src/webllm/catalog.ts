@@ -6,6 +6,8 @@
  */
 import type { ModelRecord } from '@mlc-ai/web-llm';
 import type { Capabilities } from '../gpu/capabilities.ts';
+import { PRESETS, type ModelPreset } from '../model/catalog.ts';
+import type { ModelInfo } from '../model/load.ts';
 
 /** Why a model cannot run here, as the error code loading it would raise. */
 export type ExclusionCode = 'feature-missing' | 'model-too-large' | 'model-unsupported';
@@ -55,6 +57,19 @@ export function parseModelId(id: string): { family: string; quantization: string
     .filter((word) => !ROLE_WORDS.has(word.toLowerCase()))
     .join('-');
   return { family, quantization: m[2] };
+}
+
+/** Letters and digits only, so "Qwen2.5-0.5B" and "qwen2.5-0.5b" compare equal. */
+const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/** The tokenscope preset of a WebLLM model family, e.g. "Qwen2.5-0.5B" → qwen2.5-0.5b. */
+export function matchingPreset(family: string): ModelPreset | undefined {
+  return PRESETS.find((p) => squash(p.title) === squash(family));
+}
+
+/** Our model is the WebLLM model's family (a preset of it, or a file whose name says so). */
+export function sameFamily(ours: Pick<ModelInfo, 'id' | 'name'>, family: string): boolean {
+  return [ours.id, ours.name].some((s) => squash(s).includes(squash(family)));
 }
 
 /** f16 model dtype (q4f16_1, q0f16, q3f16_1): WebLLM's shaders then need `shader-f16`. */

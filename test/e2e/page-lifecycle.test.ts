@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchJob } from '../../src/jobs/job-spec.ts';
 import { STORIES_GGUF } from '../unit/model/paths.ts';
 import {
   api,

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchJob } from '../../src/jobs/job-spec.ts';
 import type { LatencySection } from '../../src/measure/latency.ts';
 import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeFragment, toBase64Url } from '../../src/share/codec.ts';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
-import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchJob } from '../../src/jobs/job-spec.ts';
 import type { BenchResult } from '../../src/measure/schema.ts';
 import { percentile } from '../../src/measure/stats.ts';
 import { validateResult } from '../../src/measure/validate.ts';

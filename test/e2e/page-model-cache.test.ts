@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchJob } from '../../src/jobs/job-spec.ts';
 import { serveStatic, type Served, type StaticServer } from '../../cli/static-server.ts';
 import { api, deepText, launch, QUICK_ROOFS, ROOT, runAndWait, waitForReady, watchErrors } from './browser.ts';
 

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { BenchJob } from '../../src/jobs/job.ts';
+import type { BenchJob } from '../../src/jobs/job-spec.ts';
 import type { BenchResult } from '../../src/measure/schema.ts';
 import { encodeComparison } from '../../src/share/compare.ts';
 import { encodeReport } from '../../src/share/permalink.ts';

@@ -72,6 +72,19 @@ describe('the built page loads the heavy parts on demand', () => {
     expect(bytes).toBeLessThanOrEqual(ENTRY_GZIP_BUDGET);
   });
 
+  it('the job runner and the engine are in lazy chunks (the page loads them when a run starts)', () => {
+    // Error messages of jobs/job.ts and model/engine.ts: they survive minification.
+    const MARKERS = ['The latency sweep needs the roofs.', 'KV block copies need a prefix pool'];
+    const initial = new Set(initialChunks());
+    const scripts = readdirSync(ASSETS).filter((name) => name.endsWith('.js'));
+    for (const marker of MARKERS) {
+      const holders = scripts.filter((name) => readFileSync(join(ASSETS, name), 'utf8').includes(marker));
+      expect(holders.length, marker).toBeGreaterThan(0);
+      const inInitial = holders.filter((name) => initial.has(name));
+      expect(inInitial, marker).toEqual([]);
+    }
+  });
+
   it('WGSL and Chart.js are in lazy chunks: one per weight format plus the core kernels, and Chart.js apart', () => {
     const initial = initialChunks().map((name) => readFileSync(join(ASSETS, name), 'utf8'));
     // Markers that survive minification: a variant's part marker (every generated variant has them) and a Chart.js error message.

@@ -5,7 +5,8 @@ import { autotuneLinear, benchLinear, MemoryTuneCache, tuneKey } from '../../src
 import { linear, linearCost } from '../../src/kernels/linear.ts';
 import { linearSpec } from '../../src/kernels/linear-plan.ts';
 import { linearShape, linearShapes, q8dotTokens, type LinearShape } from '../../src/kernels/linear-shapes.ts';
-import { loadModel, presetChoice } from '../../src/model/load.ts';
+import { presetChoice } from '../../src/model/choice.ts';
+import { loadModel } from '../../src/model/load.ts';
 import { destroyWeight, uploadWeight } from '../../src/kernels/weights.ts';
 import { testGpu } from './context.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';

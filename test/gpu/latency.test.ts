@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/jobs/job.ts';
 import { roofFigures, runLatency, type LatencySection } from '../../src/measure/latency.ts';
-import { loadModel, presetChoice } from '../../src/model/load.ts';
+import { presetChoice } from '../../src/model/choice.ts';
+import { loadModel } from '../../src/model/load.ts';
 import { validateResult } from '../../src/measure/validate.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { testGpu } from './context.ts';

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { parseFlags, UsageError } from '../../../cli/args.ts';
 import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 import { jobFromFlags } from '../../../cli/bench-job.ts';
-import type { BenchJob } from '../../../src/jobs/job.ts';
+import type { BenchJob } from '../../../src/jobs/job-spec.ts';
 
 export const parseBench = (argv: string[]) => parseFlags(argv, BENCH_FLAGS, misplacedFlag);
 

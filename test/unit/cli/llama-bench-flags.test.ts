@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseBench, usageError } from './bench-args.ts';
 import { jobFromFlags } from '../../../cli/bench-job.ts';
 import { runKind } from '../../../cli/bench-flags.ts';
-import { llamaBenchTests, LLAMA_BENCH_DEFAULTS } from '../../../src/measure/llama-bench-run.ts';
+import { llamaBenchTests, LLAMA_BENCH_DEFAULTS } from '../../../src/measure/llama-bench-spec.ts';
 import { parseIntRanges } from '../../../src/measure/validate.ts';
 
 const parse = parseBench;

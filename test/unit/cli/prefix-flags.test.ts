@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runContext, servePositions } from '../../../src/jobs/job.ts';
+import { runContext, servePositions } from '../../../src/jobs/job-spec.ts';
 import { checkPrefixWorkload } from '../../../src/serve/run.ts';
 import { benchJob, parseBench, usageError } from './bench-args.ts';
 

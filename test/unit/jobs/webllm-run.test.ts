@@ -12,7 +12,7 @@ import { latencyRow, type LengthCosts } from '../../../src/measure/latency-summa
 import { formatSection } from '../../../src/jobs/report.ts';
 import { newResult } from '../../../src/measure/schema.ts';
 import { sideBySide } from '../../../src/jobs/side-by-side.ts';
-import { matchingPreset, runWebLLMLatency, sameFamily, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
+import { runWebLLMLatency, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from '../../../src/jobs/webllm-run.ts';
 import type { GpuContext } from '../../../src/gpu/device.ts';
 import { validateResult } from '../../../src/measure/validate.ts';
 import { adapterFor, loadWebLLM, type WebLlmLoadOptions, type WebLLMEngine } from '../../../src/webllm/adapter.ts';
@@ -237,17 +237,6 @@ describe('sideBySide', () => {
     const webllmDecode = s.points.filter((p) => p.estimate && p.phase === 'decode');
     expect(webllmDecode.map((p) => p.prompt_tokens)).toEqual([16, 64]);
     expect(webllmDecode[1].gbps).toBeCloseTo(section.rows[1].decode_bandwidth_gbps!, 9);
-  });
-});
-
-describe('matching a WebLLM model to tokenscope', () => {
-  it('finds the preset of a family and recognises our models of it', () => {
-    expect(matchingPreset('Qwen2.5-0.5B')?.id).toBe('qwen2.5-0.5b');
-    expect(matchingPreset('SmolLM2-360M')?.id).toBe('smollm2-360m');
-    expect(matchingPreset('Phi-3.5-mini')).toBeUndefined();
-    expect(sameFamily(MODEL, 'Llama-3.2-1B')).toBe(true);
-    expect(sameFamily({ id: 'qwen2.5-0.5b-instruct-q4_0.gguf', name: 'Qwen2.5 0.5B Instruct' }, 'Qwen2.5-0.5B')).toBe(true);
-    expect(sameFamily(MODEL, 'Llama-3.2-3B')).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findPreset } from '../../../src/model/catalog.ts';
-import { matricesUnder } from '../../../src/model/gpu-weights.ts';
+import { matricesUnder } from '../../../src/model/choice.ts';
 import { weightBytes } from '../../../src/kernels/weights.ts';
 import {
   closestQuantization,

@@ -6,7 +6,7 @@ import { buildTestModel, testModelParts, type TestModelOptions } from '../../../
 import { GGMLType, meta, type GGUFValue } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { openModel } from '../../../src/model/open.ts';
-import { runContext } from '../../../src/jobs/job.ts';
+import { runContext } from '../../../src/jobs/job-spec.ts';
 import type { TokenscopeError } from '../../../src/errors.ts';
 import { expectTokenscopeError } from './helpers.ts';
 import { ropeInvFreq, slidingWindow } from '../../../src/model/variants.ts';

@@ -8,7 +8,7 @@ import { decodeScratchSize } from '../../../src/kernels/attention.ts';
 import { weightBytes } from '../../../src/kernels/weights.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import { findPreset } from '../../../src/model/catalog.ts';
-import { matricesUnder } from '../../../src/model/gpu-weights.ts';
+import { matricesUnder } from '../../../src/model/choice.ts';
 import { checkFits, planMemory } from '../../../src/model/memory.ts';
 
 const limits = { maxComputeInvocationsPerWorkgroup: 256, maxComputeWorkgroupStorageSize: 32768 } as Capabilities['limits'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findPreset } from '../../../src/model/catalog.ts';
-import { plannedMatrices, presetChoice } from '../../../src/model/load.ts';
+import { plannedMatrices, presetChoice } from '../../../src/model/choice.ts';
 import { GGMLType, ggmlTypeName } from '../../../src/model/gguf/types.ts';
 import { weightBytes } from '../../../src/kernels/weights.ts';
 import { parseQuantization, tensorTypeFor, useMoreBits, type Quantization } from '../../../src/model/recipes.ts';

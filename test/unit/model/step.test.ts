@@ -8,7 +8,7 @@ import { prefillRows } from '../../../src/kernels/rows.ts';
 import { weightBytes, type WeightFormat } from '../../../src/kernels/weights.ts';
 import { findPreset } from '../../../src/model/catalog.ts';
 import type { ModelConfig } from '../../../src/model/config.ts';
-import { matricesUnder } from '../../../src/model/gpu-weights.ts';
+import { matricesUnder } from '../../../src/model/choice.ts';
 import { matrixPlan } from '../../../src/model/memory.ts';
 import { bodyOps, costOfStep, decodeRows, headOps, weightPlan, type StepOp } from '../../../src/model/step.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RequestTiming } from '../../../src/measure/metrics.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import { formatServeSummary } from '../../../src/measure/format.ts';
-import type { RequestTrace, ServeTrace } from '../../../src/serve/scheduler.ts';
+import type { RequestTrace, ServeTrace } from '../../../src/serve/trace.ts';
 import {
   availabilityOfTrace,
   capacityFromSweep,

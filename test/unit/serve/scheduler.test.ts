@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isTokenscopeError } from '../../../src/errors.ts';
-import { requestTiming, runServe, throwIfFatal, type SchedulerOptions, type StepPlan } from '../../../src/serve/scheduler.ts';
+import { runServe, type SchedulerOptions, type StepPlan } from '../../../src/serve/scheduler.ts';
+import { requestTiming, throwIfFatal } from '../../../src/serve/trace.ts';
 import {
   availabilityOfTrace,
   batchHistogramOfTrace,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPresetFits, contextFor } from '../../../src/jobs/job.ts';
+import { checkPresetFits, contextFor } from '../../../src/jobs/job-spec.ts';
 import { isTokenscopeError } from '../../../src/errors.ts';
 import { modelFloorSeconds, phasePlan, preflight, stepOf } from '../../../src/ui/preflight.ts';
 import { defaultSetup, jobOf, type RunSetup } from '../../../src/ui/setup.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ReactiveControllerHost } from 'lit';
 import { GpuSession } from '../../../src/ui/session.ts';
-import { defaultJob } from '../../../src/jobs/job.ts';
+import { defaultJob } from '../../../src/jobs/job-spec.ts';
 
 /** A Lit host that records nothing: the session only asks it to re-render. */
 const host = { addController() {}, removeController() {}, requestUpdate() {}, updateComplete: Promise.resolve(true) } as unknown as ReactiveControllerHost;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultJob } from '../../../src/jobs/job.ts';
+import { defaultJob } from '../../../src/jobs/job-spec.ts';
 import { defaultSetup, jobOf, parseLengths, parsePageParams, setupProblem, type RunSetup } from '../../../src/ui/setup.ts';
 
 const cpu = { cpuLike: true };

@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { ModelRecord } from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
-import { catalogEntry, needsShaderF16, parseModelId, webllmCatalog, type CatalogCapabilities } from '../../../src/webllm/catalog.ts';
+import {
+  catalogEntry,
+  matchingPreset,
+  needsShaderF16,
+  parseModelId,
+  sameFamily,
+  webllmCatalog,
+  type CatalogCapabilities,
+} from '../../../src/webllm/catalog.ts';
+import { MODEL } from '../share/fixtures.ts';
 
 const excerpt: { model_list: ModelRecord[] } = JSON.parse(readFileSync(new URL('./fixtures/model-list-excerpt.json', import.meta.url), 'utf8'));
 const MiB = 2 ** 20;
@@ -109,5 +118,16 @@ describe('webllmCatalog on the real prebuiltAppConfig (0.2.86, imported in Node)
     const excluded = webllmCatalog(list, desktop).filter((m) => m.code);
     expect(excluded.length).toBeGreaterThan(0);
     expect(excluded.every((m) => m.id.startsWith('snowflake-arctic-embed'))).toBe(true);
+  });
+});
+
+describe('matching a WebLLM model to tokenscope', () => {
+  it('finds the preset of a family and recognises our models of it', () => {
+    expect(matchingPreset('Qwen2.5-0.5B')?.id).toBe('qwen2.5-0.5b');
+    expect(matchingPreset('SmolLM2-360M')?.id).toBe('smollm2-360m');
+    expect(matchingPreset('Phi-3.5-mini')).toBeUndefined();
+    expect(sameFamily(MODEL, 'Llama-3.2-1B')).toBe(true);
+    expect(sameFamily({ id: 'qwen2.5-0.5b-instruct-q4_0.gguf', name: 'Qwen2.5 0.5B Instruct' }, 'Qwen2.5-0.5B')).toBe(true);
+    expect(sameFamily(MODEL, 'Llama-3.2-3B')).toBe(false);
   });
 });
