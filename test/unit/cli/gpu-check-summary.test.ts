@@ -39,6 +39,25 @@ describe('the GPU check summary line', () => {
     expect(line).toContain('(ceiling 200 tok/s); launch floor 100 dispatches × 4.00 µs = 0.400 of TPOT; prefill 512');
   });
 
+  it('adds the rest of the decode waterfall after the launch floor: the bytes at the read roof, the kernels, the host', () => {
+    const withTpot = [rows[0], row({ ...rows[1], tpot: { p50: 1.0 } as LatencyRow['tpot'] })];
+    const launch = { dispatch_us: 4, pass_us: 6, roundtrip_us: 50 } as never;
+    const decode_waterfall = [{ prompt_tokens: 16, tpot_ms: 1.0, launch_ms: 0.4, stream_ms: 0.35, kernel_ms: 0.2, host_ms: 0.05, readback_ms: 0.05 }];
+    const line = summaryLine(
+      'm',
+      { rows: withTpot, dispatches_per_step: { prefill: 90, decode: 100 }, decode_waterfall },
+      { f16_gflops: null, f32_gflops: 2000, launch },
+    );
+    expect(line).toContain('launch floor 100 dispatches × 4.00 µs = 0.400 of TPOT, stream at the read roof 0.350, kernels 0.200, host 0.050; prefill 512');
+    // Where the probe over-reads the launch cost, no split is printed.
+    const over = summaryLine(
+      'm',
+      { rows: withTpot, dispatches_per_step: { prefill: 90, decode: 100 }, decode_waterfall: [{ ...decode_waterfall[0], floors_exceed_gpu: true }] },
+      { f16_gflops: null, f32_gflops: 2000, launch },
+    );
+    expect(over).not.toContain('kernels');
+  });
+
   it('reads prefill against the f32 peak where f16 is slower (a CPU adapter emulates f16), as the report does', () => {
     const line = summaryLine('lavapipe', { rows: [row({ ...rows[0], prefill_gflops: 20 }), rows[1]] }, { f16_gflops: 12.4, f32_gflops: 50 });
     expect(line).toContain('prefill 512 tokens 20480 tok/s = 0.400 of the f32 FMA peak (20.0 of 50.0 GFLOP/s)');
