@@ -84,6 +84,9 @@ export interface Headline {
   overheadWhy: string | null;
 }
 
+/** A prefill at this share of the GEMM kernel's own roof or above is held back by that kernel, not by overhead. */
+const PREFILL_AT_KERNEL = 0.5;
+
 /** Below this many parameters a model is "tiny": its steps are too short to hide launch costs. */
 export const TINY_PARAMETERS = 50e6;
 
@@ -229,6 +232,11 @@ export function headline(r: BenchResult): Headline {
     } else if (loss?.part === 'host') {
       advice =
         'Time between GPU steps binds, not the GPU: keep the tab in the foreground and the machine otherwise idle, and compare with the CLI (npm run bench) on the same device.';
+    } else if (pb === 'overhead-bound' && db !== 'overhead-bound' && !tiny && prefill && roofs && prefill.ofMatmul >= PREFILL_AT_KERNEL) {
+      // Prefill far below the FMA peak but near what our GEMM kernel reaches alone: the kernel, not the launches.
+      advice =
+        `Prefill reaches ${pct(prefill.ofMatmul)} of what our prefill GEMM does on its own, and that kernel ${pct(roofs.matmulGflops / roofs.computeGflops)} of the ${roofs.computeName}: ` +
+        `a faster GEMM kernel would move prefill${db === 'memory-bound' ? '; decode streams the weights, so fewer bytes per weight or batching raises its tokens/s' : ''}.`;
     } else if (db === 'overhead-bound' || pb === 'overhead-bound') {
       advice = tiny
         ? 'Try a larger model (SmolLM2-135M or Llama 3.2 1B) so the work per kernel outgrows the launch cost; on a GPU, compare with WebLLM.'

@@ -115,6 +115,16 @@ describe('verdict card content', () => {
     expect(h.advice).toMatch(/q4_0|batching/);
   });
 
+  it('a prefill far below the FMA peak but near what the GEMM kernel reaches alone is advised on the kernel, not on dispatches', () => {
+    const r = largeResult();
+    const h = headline(r);
+    expect(h.bounds).toMatch(/^Prefill is overhead-bound.*decode is memory-bound/);
+    expect(h.prefill!.ofMatmul).toBeGreaterThan(0.5);
+    expect(h.advice).toMatch(/^Prefill reaches 58% of what our prefill GEMM does on its own, and that kernel 25% of the f16 FMA peak: a faster GEMM kernel/);
+    expect(h.advice).toMatch(/fewer bytes per weight or batching/);
+    expect(h.advice).not.toMatch(/Fewer, larger dispatches/);
+  });
+
   it('a roofs-only result has the roofs and no phase sentences', () => {
     const r = smallResult();
     delete r.latency;
