@@ -165,7 +165,7 @@ function lossWords(loss: DecodeLoss, latency: LatencyView, dispatchUs: number | 
         : '')
     );
   }
-  return `${of}, the host is the largest part: ${ms(w.host_ms)} (${pct(loss.share)}) between GPU steps — submitting the step, reading the token back (${ms(w.readback_ms)} of it) and the page's own work.`;
+  return `${of}, the host is the largest part: ${ms(w.host_ms)} (${pct(loss.share)}) between GPU steps — submitting the step, reading the token back (${ms(w.readback_ms)} of it) and the runtime's own work (JavaScript, the browser or Node).`;
 }
 
 /** The card's numbers and sentences for one result (partial results give what they have). */
