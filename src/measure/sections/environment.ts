@@ -273,7 +273,7 @@ export function formatCeilings(c: Ceilings): string {
     '',
     `Each roof (value) is ${statistic}. Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
-    `Ridge point (${compute.name}, the compute roof, / read roof): ${(compute.gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / compute.gflops) * 100).toFixed(0)}% of that peak.`,
+    `Compute roof: the ${compute.name}${c.f16_gflops != null ? ' (the faster of the two FMA peaks)' : ''}. Ridge point (compute roof / read roof): ${(compute.gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / compute.gflops) * 100).toFixed(0)}% of that peak.`,
     ...warnings.map((w) => `Warning: ${w}`),
     ...(c.drift
       ? [

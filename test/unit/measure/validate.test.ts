@@ -89,6 +89,16 @@ describe('validateResult', () => {
     // Its permalink (the same codec) decodes and validates too.
     expect((await decodeReport(await encodeReport(r))).ceilings).toEqual(r.ceilings);
   });
+  it('names the compute roof and reads the ridge point against it: f32 without shader-f16, f16 where that is faster', () => {
+    const c = validateResult(sample()).ceilings!;
+    expect(formatCeilings(c)).toContain(
+      'Compute roof: the f32 FMA peak. Ridge point (compute roof / read roof): 10.00 FLOP/byte; the prefill GEMM (f32) reaches 50% of that peak.',
+    );
+    const f16 = { ...c, f16_gflops: 400, measurements: { ...c.measurements, f16_gflops: measurement(400, 'GFLOP/s') } };
+    expect(formatCeilings(f16)).toContain(
+      'Compute roof: the f16 FMA peak (the faster of the two FMA peaks). Ridge point (compute roof / read roof): 40.00 FLOP/byte; the prefill GEMM (f32) reaches 13% of that peak.',
+    );
+  });
   it('states the read roof after the model phases as one sentence, with or without its drift warning', () => {
     const c = validateResult(sample()).ceilings!;
     const steady = formatCeilings({ ...c, drift: readRoofDrift(10, 9.5) });
