@@ -191,7 +191,7 @@ class Runner {
     // GB/s and GFLOP/s: 1e9 per second.
     const values = samples.map((s) => work / (((s.gpuMs ?? s.hostMs) / 1e3) * 1e9));
     return {
-      value: sustainedRoof(values),
+      value: sustainedRoof(values, work),
       statistic: ROOF_STATISTIC,
       median: percentile(values, 50),
       spread: roofSpread(values),

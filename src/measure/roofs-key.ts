@@ -5,8 +5,8 @@
  */
 import type { Ceilings, Environment } from './schema.ts';
 
-/** Bumped whenever the roof probe changes what it measures or how: older entries are then not reused (2: a roof is the best median of 5 consecutive samples, not their p90). */
-export const ROOFS_VERSION = 2;
+/** Bumped whenever the roof probe changes what it measures or how: older entries are then not reused (2: a roof is the best median of 5 consecutive samples, not their p90; 3: of consecutive samples lasting 250 ms). */
+export const ROOFS_VERSION = 3;
 /** How long measured roofs are reused unless the visitor (or `--roofs fresh`) asks to measure again. */
 export const ROOFS_MAX_AGE_MS = 24 * 3600 * 1000;
 

@@ -26,7 +26,7 @@ function fmt(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
-/** The measured roofs (each the best median of 5 consecutive samples; older results: their upper decile or median) with median, spread, sample count, clock and the checks that failed. */
+/** The measured roofs (each the best median of consecutive samples lasting 250 ms; older results: of 5, their upper decile or median) with median, spread, sample count, clock and the checks that failed. */
 @customElement('ts-roofs-table')
 export class RoofsTable extends LitElement {
   static override styles = [shared];

@@ -55,8 +55,8 @@ const roof = () => num(0, 1e7);
 /** One measured roof with the samples behind it. */
 const measurementSchema = object({
   value: roof().describe('The roof: the statistic of `samples` that `statistic` names (the median where it is absent, in older results).'),
-  statistic: optional(oneOf(['best-median-of-5', 'p90', 'median'] as const)).describe(
-    "Which statistic `value` is: 'best-median-of-5', the highest median of 5 consecutive samples, the rate the device sustained at its best; 'p90' (older results), the samples' upper decile (numpy linear); absent in the oldest, whose value is the median.",
+  statistic: optional(oneOf(['best-median-250ms', 'best-median-of-5', 'p90', 'median'] as const)).describe(
+    "Which statistic `value` is: 'best-median-250ms', the highest median of consecutive samples lasting at least 250 ms (at least 5; the median of all where they last less), the rate the device sustained at its best; 'best-median-of-5' (older results), the highest median of 5 consecutive samples; 'p90' (older), the samples' upper decile (numpy linear); absent in the oldest, whose value is the median.",
   ),
   median: optional(roof()).describe('Median of `samples` (absent in older results, where it is `value`).'),
   spread: optional(num(0, 1e7)).describe('(max − min) / median of `samples`; over 0.25 is flagged in `consistency.warnings` (absent in older results).'),
