@@ -177,9 +177,14 @@ export function lengthCosts(engine: Engine, P: number, gen: number, chunk: numbe
   return { prefill, decodeStep: { flops: decode.total.flops, bytes: decode.total.bytes }, byKind: { prefill: prefillByKind, decode: decode.byKind } };
 }
 
+/** The sweep's prompt lengths: the given prompt's where there is one. */
+function sweepLengths(settings: Pick<LatencySettings, 'prompt_lengths' | 'prompt_ids'>): number[] {
+  return settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+}
+
 /** Each prompt length's bytes and FLOPs (lengthCosts), by length. */
 function sweepCosts(engine: Engine, settings: Pick<LatencySettings, 'prompt_lengths' | 'prompt_ids' | 'output_tokens' | 'chunk'>): Map<number, LengthCosts> {
-  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  const lengths = sweepLengths(settings);
   return new Map(lengths.map((P) => [P, lengthCosts(engine, P, settings.output_tokens, settings.chunk)]));
 }
 
@@ -200,7 +205,7 @@ export function roofFigures(
   roofs: Roofs,
   costs: ReadonlyMap<number, LengthCosts> = sweepCosts(engine, settings),
 ): RoofFigures {
-  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  const lengths = sweepLengths(settings);
   const rows = lengths.map((P) =>
     latencyRow(
       requests.filter((r) => r.prompt_tokens === P),
@@ -225,7 +230,7 @@ export function roofFigures(
 export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, settings: LatencySettings, hooks: LatencyHooks = {}): Promise<LatencySection> {
   const c = engine.config;
   const gen = settings.output_tokens;
-  const lengths = settings.prompt_ids ? [settings.prompt_ids.length] : settings.prompt_lengths;
+  const lengths = sweepLengths(settings);
   for (const P of lengths) {
     if (P < 1 || P + gen - 1 > engine.shape.maxSeq) {
       throw new TokenscopeError(

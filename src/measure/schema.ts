@@ -30,6 +30,7 @@ export {
   type CeilingKey,
   type CeilingMeasurement,
   type ComputeRoofKey,
+  type FmaPeak,
   type Ceilings,
   type Environment,
   type PrefillGemmKey,

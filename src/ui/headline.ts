@@ -9,7 +9,7 @@
  * second, lower compute roof for prefill, shown beside.
  */
 import type { Bound, Verdict } from '../measure/roofline.ts';
-import { computeRoof, prefillGemmRoof, type BenchResult, type Ceilings } from '../measure/schema.ts';
+import { computeRoof, prefillGemmRoof, type BenchResult, type Ceilings, type FmaPeak } from '../measure/schema.ts';
 import type { DecodeWaterfall } from '../measure/latency-summary.ts';
 import type { LatencyView } from './series.ts';
 
@@ -19,7 +19,7 @@ export interface ReportRoofs {
   /** The compute roof (computeRoof: the faster FMA peak): the roofline's flat roof and the verdicts'. */
   computeGflops: number;
   /** Which FMA peak it is. */
-  computeName: 'f32 FMA peak' | 'f16 FMA peak';
+  computeName: FmaPeak['name'];
   /**
    * What the engine's own prefill GEMM reaches: the roof prefill meets in practice, the larger of the
    * f32-weight and (where measured) the 8-bit-activation roof (prefillGemmRoof).

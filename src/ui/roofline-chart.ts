@@ -2,7 +2,7 @@ import { css, html } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import type { Chart as ChartJs, ChartConfiguration, Plugin } from 'chart.js';
 import { attainableFlopsPerS } from '../measure/roofline.ts';
-import { prefillGemmRoof, type Ceilings } from '../measure/schema.ts';
+import { computeRoof, prefillGemmRoof, type Ceilings } from '../measure/schema.ts';
 import type { DecodeRoofline } from '../serve/run.ts';
 import { ChartBase, type Theme } from './chart-base.ts';
 import { axis, lineDataset, pointDataset } from './chart-parts.ts';
@@ -111,14 +111,8 @@ function rooflineDecor(decor: Decor): Plugin<'scatter'> {
   };
 }
 
-/** The FMA peak that is not the compute roof (the slower one), or null without shader-f16. */
-function otherFmaPeak(c: Ceilings): { name: string; gflops: number } | null {
-  if (roofsOf(c).computeName === 'f16 FMA peak') return { name: 'f32 FMA peak', gflops: c.f32_gflops };
-  return c.f16_gflops !== null ? { name: 'f16 FMA peak', gflops: c.f16_gflops } : null;
-}
-
 function otherPeakLine(c: Ceilings) {
-  const other = otherFmaPeak(c);
+  const other = computeRoof(c).other;
   return other ? html`<li><strong>${other.name}</strong> (dotted): ${num(other.gflops)} GFLOP/s, below the compute roof.</li>` : '';
 }
 
@@ -219,7 +213,7 @@ export class RooflineChart extends ChartBase {
     const measured = [...points.prefill, ...points.decode, ...batches, ...kernels];
     const lo = 10 ** Math.floor(Math.log10(Math.min(ridge / 100, 1 / 10, ...measured.map((p) => p.x / 2))));
     const hi = 10 ** Math.ceil(Math.log10(Math.max(ridge * 100, 100, ...measured.map((p) => p.x * 2))));
-    const other = otherFmaPeak(c);
+    const other = computeRoof(c).other;
     const ys = [roofs.computeGflops, roofs.matmulGflops, ...(other ? [other.gflops] : []), ...measured.map((p) => p.y), (bw * lo) / 1e9];
     const yLo = 10 ** Math.floor(Math.log10(Math.min(...ys) / 2));
     // Headroom above the highest roof so the flat roof never sits on the top border.

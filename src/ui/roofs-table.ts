@@ -39,7 +39,7 @@ export class RoofsTable extends LitElement {
   private renderSection() {
     const c = this.ceilings;
     if (!c) return html``;
-    const compute = computeRoof(c).key;
+    const compute = computeRoof(c);
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="The device's roofs (scrolls sideways)">
         <table>
@@ -58,8 +58,7 @@ export class RoofsTable extends LitElement {
             ${CEILING_KEYS.map((key) => {
               const m = c.measurements[key];
               const [name, what] = LABELS[key];
-              const roof =
-                key !== compute ? '' : c.f16_gflops != null ? ' — the compute roof used below (the faster FMA peak)' : ' — the compute roof used below';
+              const roof = key !== compute.key ? '' : ` — the compute roof used below${compute.other ? ' (the faster FMA peak)' : ''}`;
               return html`<tr>
                 <th scope="row">${name}<br /><span class="muted" style="font-weight:normal;font-size:0.8rem">${what}${roof}</span></th>
                 ${

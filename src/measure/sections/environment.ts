@@ -175,22 +175,24 @@ export function prefillGemmRoof(c: { matmul_f32_gflops: number; matmul_q8_gflops
 /** The two FMA peaks a compute roof can be. */
 export type ComputeRoofKey = 'f32_gflops' | 'f16_gflops';
 
+export interface FmaPeak {
+  key: ComputeRoofKey;
+  name: 'f32 FMA peak' | 'f16 FMA peak';
+  gflops: number;
+}
+
 /**
  * The compute roof: the faster of the device's FMA peaks — f16 where shader-f16 exists and its
  * chains ran faster than f32's (GPUs, where the prefill GEMM multiplies f16 tiles with f16
  * products), else f32 (CPU adapters, whose f16 is emulated and slower; devices without shader-f16).
  * A roof below a rate the device reaches inflates every share of it, so it is the device's best,
- * like the read roof. Absent (older results) counts as not measured.
+ * like the read roof. Absent (older results) counts as not measured. `other` is the slower peak
+ * (null without shader-f16).
  */
-export function computeRoof(c: { f32_gflops: number; f16_gflops?: number | null }): {
-  key: ComputeRoofKey;
-  name: 'f32 FMA peak' | 'f16 FMA peak';
-  gflops: number;
-} {
-  const f16 = c.f16_gflops ?? null;
-  return f16 !== null && f16 > c.f32_gflops
-    ? { key: 'f16_gflops', name: 'f16 FMA peak', gflops: f16 }
-    : { key: 'f32_gflops', name: 'f32 FMA peak', gflops: c.f32_gflops };
+export function computeRoof(c: { f32_gflops: number; f16_gflops?: number | null }): FmaPeak & { other: FmaPeak | null } {
+  const f32: FmaPeak = { key: 'f32_gflops', name: 'f32 FMA peak', gflops: c.f32_gflops };
+  const f16: FmaPeak | null = c.f16_gflops != null ? { key: 'f16_gflops', name: 'f16 FMA peak', gflops: c.f16_gflops } : null;
+  return f16 !== null && f16.gflops > f32.gflops ? { ...f16, other: f32 } : { ...f32, other: f16 };
 }
 
 /** The environment's lines of the text report (it is no section: every result has one). */
@@ -273,7 +275,7 @@ export function formatCeilings(c: Ceilings): string {
     '',
     `Each roof (value) is ${statistic}. Working set ${(c.working_set_bytes / 2 ** 20).toFixed(0)} MiB; GB/s = 1e9 bytes/s counting bytes read + written.`,
     `Against copyBufferToBuffer: streaming read ×${ratio('read_bandwidth_gbps')}, copy kernel ×${ratio('copy_bandwidth_gbps')}.`,
-    `Compute roof: the ${compute.name}${c.f16_gflops != null ? ' (the faster of the two FMA peaks)' : ''}. Ridge point (compute roof / read roof): ${(compute.gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / compute.gflops) * 100).toFixed(0)}% of that peak.`,
+    `Compute roof: the ${compute.name}${compute.other ? ' (the faster of the two FMA peaks)' : ''}. Ridge point (compute roof / read roof): ${(compute.gflops / c.read_bandwidth_gbps).toFixed(2)} FLOP/byte; the ${CEILING_LABELS[gemm.key]} reaches ${((gemm.gflops / compute.gflops) * 100).toFixed(0)}% of that peak.`,
     ...warnings.map((w) => `Warning: ${w}`),
     ...(c.drift
       ? [

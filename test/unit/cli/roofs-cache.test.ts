@@ -13,6 +13,7 @@ import {
 } from '../../../cli/roofs-cache.ts';
 import { ceilings } from '../share/fixtures.ts';
 import { staleReusedRoofs } from '../../../src/measure/roofs-key.ts';
+import { readRoofDrift } from '../../../src/measure/roof-checks.ts';
 import { parseFlags } from '../../../cli/args.ts';
 import { BENCH_FLAGS, misplacedFlag } from '../../../cli/bench-flags.ts';
 
@@ -150,7 +151,7 @@ describe('--roofs among the flags', () => {
 });
 
 describe('stale reused roofs', () => {
-  const drift = (ratio: number) => ({ read_after_gbps: 4.39 * ratio, ratio, bound: 0.15, warning: null });
+  const drift = (ratio: number) => readRoofDrift(4.39, 4.39 * ratio);
   const cachedAt = { kind: 'cached' as const, measured_at: '2026-12-05T03:44:30.606Z', path: '/x/roofs.json' };
 
   it('are reused roofs whose read was re-measured well above them after the run (measured on a busy device)', () => {
