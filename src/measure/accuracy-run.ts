@@ -12,7 +12,6 @@ import { nonFinite } from '../model/generate.ts';
 import { metaInts } from '../model/gguf/metadata.ts';
 import type { OpenModel } from '../model/open.ts';
 import type { Quantization } from '../model/recipes.ts';
-import { loadReferenceWeights, ReferenceModel } from '../model/reference.ts';
 import { TokenType } from '../model/tokenizer/index.ts';
 import {
   ACCURACY_SEED,
@@ -27,6 +26,7 @@ import {
   type SecondReference,
 } from './accuracy.ts';
 import { throwIfCancelled } from './protocol.ts';
+import { startReference, type ReferenceThread } from './reference-thread.ts';
 
 export interface AccuracyMeasurement extends AccuracySummary {
   /** The reference's arithmetic: weights dequantized to f32, every sum in float64 (model/reference.ts). */
@@ -37,11 +37,17 @@ export interface AccuracyMeasurement extends AccuracySummary {
   kld_per_position?: number[];
   /** Which arithmetic the engine ran: each decode step's linear layers by weight format, and the KV cache's element type. */
   arithmetic: { linears: LinearArithmetic[]; kv_cache: 'f16' | 'f32' };
-  /** What the pass cost: all of it, reading and dequantizing the reference's weights, the reference's forward passes, the engine's steps and readbacks. */
+  /**
+   * What the pass cost: all of it, reading and dequantizing the reference's weights, the
+   * reference's forward passes, the engine's steps and readbacks. In a worker the reference's
+   * passes overlap the engine's steps, so wall_ms may be less than the parts' sum.
+   */
   wall_ms: number;
   reference_load_ms: number;
   reference_ms: number;
   engine_ms: number;
+  /** Where the reference ran: a page's worker, or the calling thread (Node). Absent in results from before it could be a worker. */
+  reference_thread?: ReferenceThread;
   /** `--agreement llama.cpp`: the same ids through a second implementation, beside the f32 reference. */
   agreement?: AgreementMeasurement;
 }
@@ -75,6 +81,10 @@ export interface AccuracyOptions {
   onProgress?: (step: string, fraction: number) => void;
   /** A second reference to run the same ids through (`--agreement llama.cpp`); disposed by the caller. */
   second?: SecondReference;
+  /** Where the CPU reference runs (default: a worker in a page, else this thread). */
+  referenceThread?: ReferenceThread;
+  /** Tests: the worker to run the reference in. */
+  createWorker?: () => Worker;
 }
 
 /** Ordinary tokens of the file's vocabulary: its NORMAL token type where it lists types, else every id. */
@@ -97,27 +107,27 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
   const seed = opts.seed ?? ACCURACY_SEED;
   const ids = accuracySequence(length, seed, config, ordinaryTokens(model));
   opts.onProgress?.('reading the reference weights', 0);
-  const reference = new ReferenceModel(config, await loadReferenceWeights(model.gguf, config, model.tensors, opts.quant), { seqLen: length });
-  const t1 = performance.now();
+  const reference = await startReference({ model, ids, quant: opts.quant, thread: opts.referenceThread, signal: opts.signal, createWorker: opts.createWorker });
   let engineMs = 0;
-  let referenceMs = 0;
   const positions: PositionAccuracy[] = [];
   // Kept only for a second reference: positions × vocabulary floats, twice.
   const kept: { reference: Float32Array; engine: Float32Array }[] = [];
-  for (let pos = 0; pos < length; pos++) {
-    throwIfCancelled(opts.signal);
-    const te = performance.now();
-    await engine.submit({ rows: [{ slot: 0, pos }], tokens: [ids[pos]], sample: [0] });
-    const logits = await engine.readLogits(0);
-    const tr = performance.now();
-    engineMs += tr - te;
-    const bad = logits.findIndex((v) => !Number.isFinite(v));
-    if (bad >= 0) throw nonFinite(`in the logits of accuracy position ${pos} (token ${bad} is ${logits[bad]})`);
-    const expected = reference.forward(ids[pos], pos);
-    referenceMs += performance.now() - tr;
-    positions.push(comparePosition(expected, logits));
-    if (opts.second) kept.push({ reference: Float32Array.from(expected), engine: Float32Array.from(logits) });
-    opts.onProgress?.('comparing logits with the CPU reference', (pos + 1) / length);
+  try {
+    for (let pos = 0; pos < length; pos++) {
+      throwIfCancelled(opts.signal);
+      const te = performance.now();
+      await engine.submit({ rows: [{ slot: 0, pos }], tokens: [ids[pos]], sample: [0] });
+      const logits = await engine.readLogits(0);
+      engineMs += performance.now() - te;
+      const bad = logits.findIndex((v) => !Number.isFinite(v));
+      if (bad >= 0) throw nonFinite(`in the logits of accuracy position ${pos} (token ${bad} is ${logits[bad]})`);
+      const expected = await reference.logits(pos);
+      positions.push(comparePosition(expected, logits));
+      if (opts.second) kept.push({ reference: Float32Array.from(expected), engine: Float32Array.from(logits) });
+      opts.onProgress?.('comparing logits with the CPU reference', (pos + 1) / length);
+    }
+  } finally {
+    reference.dispose();
   }
   // The decode programs the steps ran (cached: built above); their linears are the same at every context class.
   const labels: string[] = [];
@@ -133,9 +143,10 @@ export async function measureAccuracy(engine: Engine, model: OpenModel, opts: Ac
     kld_per_position: positions.map((p) => p.kld),
     arithmetic: { linears: linearArithmetic([...new Set(labels)]), kv_cache: engine.memory.kvElement },
     wall_ms: performance.now() - t0,
-    reference_load_ms: t1 - t0,
-    reference_ms: referenceMs,
+    reference_load_ms: reference.loadMs,
+    reference_ms: reference.forwardMs,
     engine_ms: engineMs,
+    reference_thread: reference.thread,
     ...(agreement ? { agreement } : {}),
   };
 }

@@ -8,7 +8,7 @@
 import { TokenscopeError } from '../errors.ts';
 import { f16BitsToF32, f32ToF16Bits } from '../f16.ts';
 import type { ModelConfig } from './config.ts';
-import type { GGUF, GGUFTensorInfo } from './gguf/reader.ts';
+import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
 import { dequantize } from './quant.ts';
 import { encodeTensor } from './quantize.ts';
@@ -37,6 +37,11 @@ export interface ReferenceLayer {
   postFfnNorm: Float32Array | undefined; // (dim)
 }
 
+/** What loadReferenceWeights reads a file through: a GGUF, or a worker's stand-in that asks the page for the bytes. */
+export interface TensorReader {
+  tensorBytes(tensor: GGUFTensorInfo): Promise<Uint8Array>;
+}
+
 export interface ReferenceWeights {
   tokenEmbd: Float32Array; // (vocabSize, dim)
   layers: ReferenceLayer[];
@@ -49,7 +54,7 @@ export interface ReferenceWeights {
  * the weight matrices are first rounded as the engine re-encodes an F32/F16 file on load
  * (recipes.ts's uploadType), so the reference runs the weights the engine runs.
  */
-export async function loadReferenceWeights(gguf: GGUF, config: ModelConfig, tensors: ModelTensors, quant?: Quantization): Promise<ReferenceWeights> {
+export async function loadReferenceWeights(gguf: TensorReader, config: ModelConfig, tensors: ModelTensors, quant?: Quantization): Promise<ReferenceWeights> {
   const loaded = new Map<string, Float32Array>();
   const load = async (t: GGUFTensorInfo, matrix = false): Promise<Float32Array> => {
     let values = loaded.get(t.name);

@@ -61,6 +61,8 @@ describe('run lifecycle', () => {
       await runAndWait(page);
       expect((await resultRows(page)).map((r) => r[0])).toEqual(['8', '16']);
       expect(await deepText(page, 'ts-run-facts')).toMatch(/293 K parameters, f32.*real weights/);
+      // Real weights get the accuracy pass; in the page its CPU reference runs in a worker (the built chunk).
+      expect(await deepText(page, 'ts-verdict-card')).toMatch(/KLD .*The pass took [\d.]+ s; the reference ran in a worker/s);
       expect(await page.getByRole('alert').count()).toBe(0);
       expect(errors).toEqual([]);
       await page.close();

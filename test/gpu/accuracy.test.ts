@@ -3,7 +3,8 @@
  * reference (top-1 everywhere, mean KLD below 1e-4: only f32 rounding and the KV cache's element
  * type differ); Q8_0/Q4_0 re-encodings with the 8-bit-activation kernels forced onto every decode
  * linear give a small positive KLD, and the section says int8 ran; a file quantized on load is
- * compared against the reference on the same rounded weights.
+ * compared against the reference on the same rounded weights. In a page the reference runs in a
+ * worker, in Node in the test's thread; the figures are the same either way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withErrorScopes } from '../../src/gpu/buffers.ts';
@@ -16,7 +17,7 @@ import { validateResult } from '../../src/measure/validate.ts';
 import { bytesSource } from '../../src/model/gguf/source.ts';
 import { loadModel, type LoadOptions } from '../../src/model/load.ts';
 import type { OpenModel } from '../../src/model/open.ts';
-import { testGpu } from './context.ts';
+import { inBrowser, testGpu } from './context.ts';
 import { HAVE_MODEL, MISSING, openStories, quantizedStories, readTestFile } from './models.ts';
 
 const SHAPE = { maxSeq: 64, slots: 1, maxRows: 16 };
@@ -52,6 +53,25 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'accuracy beside speed on stories260K'
     expect(a.kld_p99).toBeGreaterThanOrEqual(a.kld_mean);
     expect(a.arithmetic.linears.every((l) => l.format === 'f32' && l.precision === 'f32')).toBe(true);
     expect(a.arithmetic.kv_cache).toBe(ctx.caps.shaderF16 ? 'f16' : 'f32');
+  });
+
+  it(`the reference runs ${inBrowser ? 'in a worker, with the same figures as in this thread' : 'in this thread (Node has no page to keep free)'}`, async () => {
+    const model = await openStories();
+    const loaded = await loadModel(ctx, { kind: 'gguf', model, quant: 'q4_0', id: 'stories260k' }, { shape: SHAPE, warmShapes: [[1, 1]] });
+    try {
+      const byDefault = await measureAccuracy(loaded.engine, model, { quant: 'q4_0' });
+      expect(byDefault.reference_thread).toBe(inBrowser ? 'worker' : 'main');
+      expect(byDefault.reference_ms).toBeGreaterThan(0);
+      expect(byDefault.reference_load_ms).toBeGreaterThan(0);
+      if (!inBrowser) return;
+      const inThread = await measureAccuracy(loaded.engine, model, { quant: 'q4_0', referenceThread: 'main' });
+      expect(inThread.reference_thread).toBe('main');
+      // The same JS arithmetic in either thread: the same float64 sums, the same KLD at every position.
+      expect(byDefault.kld_per_position).toEqual(inThread.kld_per_position);
+      expect(byDefault.kld_mean).toBeGreaterThan(0);
+    } finally {
+      await loaded.engine.destroy();
+    }
   });
 
   // Every decode linear forced onto linear_q8dot (as linear-q8dot.test.ts does): X rounded to int8 per 32-block.
@@ -93,7 +113,12 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'accuracy beside speed on stories260K'
     const job = { probe: false, model: {}, generate: { prompt: 'Once upon a time', gen: 4 } };
     const result = await runJob(ctx, job, new Set(), { modelSource: bytesSource(bytes, 'stories260K.gguf') });
     const checked = validateResult(JSON.parse(JSON.stringify(result)));
-    expect(checked.accuracy).toMatchObject({ reference: 'cpu-f32', top1_agreement: 1, first_disagreement: null });
+    expect(checked.accuracy).toMatchObject({
+      reference: 'cpu-f32',
+      top1_agreement: 1,
+      first_disagreement: null,
+      reference_thread: inBrowser ? 'worker' : 'main',
+    });
     const off = await runJob(ctx, { ...job, accuracy: 'off' }, new Set(), { modelSource: bytesSource(bytes, 'stories260K.gguf') });
     expect(off.accuracy).toEqual({ skipped: expect.stringMatching(/turned off/) });
   });

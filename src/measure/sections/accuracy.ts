@@ -51,6 +51,9 @@ const measuredSchema = object({
   reference_load_ms: ms(),
   reference_ms: ms(),
   engine_ms: ms(),
+  reference_thread: optional(oneOf(['worker', 'main'] as const)).describe(
+    "Where the reference ran: a page's worker, its passes overlapping the engine's steps, or the calling thread (Node).",
+  ),
   agreement: optional(agreementSchema),
 });
 const skippedSchema = object({ skipped: str(MAX_SENTENCE).describe('Why nothing was measured.') });
@@ -93,9 +96,15 @@ function formatAccuracy(a: AccuracySection): string {
       [true, true, true, true],
     ),
     `Arithmetic: ${formatArithmetic(a.arithmetic)}.`,
-    `Cost: ${a.wall_ms.toFixed(0)} ms (reference weights ${a.reference_load_ms.toFixed(0)} ms, reference ${a.reference_ms.toFixed(0)} ms, engine ${a.engine_ms.toFixed(0)} ms).`,
+    `Cost: ${a.wall_ms.toFixed(0)} ms (reference weights ${a.reference_load_ms.toFixed(0)} ms, reference ${a.reference_ms.toFixed(0)} ms, engine ${a.engine_ms.toFixed(0)} ms)${referenceWhere(a)}.`,
     ...(a.agreement ? ['', formatAgreement(a)] : []),
   ].join('\n');
+}
+
+/** Where the reference ran, as the cost line's tail. */
+function referenceWhere(a: AccuracyMeasurement): string {
+  if (a.reference_thread === 'worker') return "; the reference ran in a worker, beside the engine's steps";
+  return a.reference_thread === 'main' ? '; the reference ran between the engine steps' : '';
 }
 
 /** The same positions three ways: the engine and llama.cpp each against the f32 reference, and the engine against llama.cpp. */
@@ -173,7 +182,7 @@ export function accuracyHeadline(a: AccuracySection): { figure: string; words: s
   return {
     figure: `KLD ${formatKld(a.kld_mean)}`,
     words: `what ${kernels} cost in accuracy: mean KL from the f32 reference; top-1 the same ${(a.top1_agreement * 100).toFixed(1)}%`,
-    detail: `Accuracy over ${a.positions} teacher-forced positions: KLD p99 ${formatKld(a.kld_p99)}; greedy decoding ${parted}.`,
+    detail: `Accuracy over ${a.positions} teacher-forced positions: KLD p99 ${formatKld(a.kld_p99)}; greedy decoding ${parted}. The pass took ${(a.wall_ms / 1000).toFixed(1)} s${referenceWhere(a)}.`,
     ...(a.agreement ? { agreement: agreementWords(a.agreement) } : {}),
   };
 }

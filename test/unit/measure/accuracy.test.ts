@@ -157,6 +157,14 @@ describe('the accuracy section', () => {
     expect(report({ skipped: 'synthetic weights: speed only' })).toBe('Accuracy: not measured — synthetic weights: speed only.');
   });
 
+  it('says where the reference ran: a worker beside the engine, between its steps, or nothing for older results', () => {
+    expect(accuracySection.report({ ...measured, reference_thread: 'worker' })).toContain("; the reference ran in a worker, beside the engine's steps.");
+    expect(accuracySection.report({ ...measured, reference_thread: 'main' })).toContain('; the reference ran between the engine steps.');
+    expect(accuracySection.report(measured)).toContain('engine 348 ms).');
+    expect(accuracyHeadline({ ...measured, reference_thread: 'worker' }).detail).toMatch(/The pass took 0\.5 s; the reference ran in a worker/);
+    expect(() => accuracySchema.check({ ...measured, reference_thread: 'gpu' }, 'accuracy')).toThrow(/reference_thread/);
+  });
+
   it('gives the verdict card its figure and sentence: what the fast kernels cost, or why not measured', () => {
     const h = accuracyHeadline({ ...measured, first_disagreement: 26, top1_agreement: 0.984375 });
     expect(h.figure).toBe('KLD 2.20e-6');
