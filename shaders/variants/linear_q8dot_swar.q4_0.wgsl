@@ -98,6 +98,82 @@ fn add_block(c: u32) {
   }
 }
 
+// Block c's 8 staged words as SWAR pairs, read by the first 4 lanes of a subgroup of 4 or more (2
+// words each) and broadcast: a value built in registers, where block_pairs builds an array in
+// branches (which Subzero keeps in memory).
+fn shared_pairs(c: u32) -> array<vec2<u32>, 8> {
+  let low = x_pairs(x_quants[2u * c][sg_lane % 4u]);
+  let high = x_pairs(x_quants[2u * c + 1u][sg_lane % 4u]);
+  return array<vec2<u32>, 8>(subgroupBroadcast(low, 0u), subgroupBroadcast(low, 1u), subgroupBroadcast(low, 2u), subgroupBroadcast(low, 3u),
+                             subgroupBroadcast(high, 0u), subgroupBroadcast(high, 1u), subgroupBroadcast(high, 2u), subgroupBroadcast(high, 3u));
+}
+
+// One token (row t0 of X, staged at 0), ROW_BLOCK = 8, subgroups of 4 or more: the same sums as
+// add_block's one-token path, with each row's base, scales and accumulator in a named variable
+// instead of an array indexed by the row loop's counter, and the two scale layouts in two loops
+// rather than a branch per row. SwiftShader in Chrome compiles with Subzero, which keeps such an
+// array in memory and reads or writes it lane by lane, with a branch per lane, like any load whose
+// index it cannot fold (SIMD::Pointer's gather): 4 such accesses per row and block beside the
+// weight block's 4. Named, q4_0 matrices ran 1.1–1.3× faster there than 16 rows in arrays, q4_k
+// 1.1×; lavapipe, whose LLVM keeps the arrays in registers, keeps 16 rows in arrays
+// (docs/KERNEL-CHOICES.md L14). Stores in row order, so a GATED pair's gate comes before its up.
+fn one_token_rows8(row0: u32, t0: u32) {
+  let blocks = params.cols / 32u;
+  let last = params.rows - 1u;
+  let b0 = swar_row_base(min(row0 + 0u, last));
+  let b1 = swar_row_base(min(row0 + 1u, last));
+  let b2 = swar_row_base(min(row0 + 2u, last));
+  let b3 = swar_row_base(min(row0 + 3u, last));
+  let b4 = swar_row_base(min(row0 + 4u, last));
+  let b5 = swar_row_base(min(row0 + 5u, last));
+  let b6 = swar_row_base(min(row0 + 6u, last));
+  let b7 = swar_row_base(min(row0 + 7u, last));
+  var a0 = 0.0; var a1 = 0.0; var a2 = 0.0; var a3 = 0.0;
+  var a4 = 0.0; var a5 = 0.0; var a6 = 0.0; var a7 = 0.0;
+  var sq = 0.0;
+  if (SWAR_GROUPS_OF_8 || blocks % 8u == 0u) {
+    for (var c8 = 0u; c8 < blocks; c8 += 8u) {
+      let g0 = swar_group(b0, c8); let g1 = swar_group(b1, c8); let g2 = swar_group(b2, c8); let g3 = swar_group(b3, c8);
+      let g4 = swar_group(b4, c8); let g5 = swar_group(b5, c8); let g6 = swar_group(b6, c8); let g7 = swar_group(b7, c8);
+      for (var j = 0u; j < 8u; j++) {
+        let c = c8 + j;
+        let x = shared_pairs(c);
+        let xb = x_blocks[c];
+        if (NORM_INPUT) { sq += xb.sum_sq; }
+        a0 = fma(xb.d, swar_term(swar_scale(g0, j), swar_dot(swar_quants(b0, c), x), xb.sum_q), a0);
+        a1 = fma(xb.d, swar_term(swar_scale(g1, j), swar_dot(swar_quants(b1, c), x), xb.sum_q), a1);
+        a2 = fma(xb.d, swar_term(swar_scale(g2, j), swar_dot(swar_quants(b2, c), x), xb.sum_q), a2);
+        a3 = fma(xb.d, swar_term(swar_scale(g3, j), swar_dot(swar_quants(b3, c), x), xb.sum_q), a3);
+        a4 = fma(xb.d, swar_term(swar_scale(g4, j), swar_dot(swar_quants(b4, c), x), xb.sum_q), a4);
+        a5 = fma(xb.d, swar_term(swar_scale(g5, j), swar_dot(swar_quants(b5, c), x), xb.sum_q), a5);
+        a6 = fma(xb.d, swar_term(swar_scale(g6, j), swar_dot(swar_quants(b6, c), x), xb.sum_q), a6);
+        a7 = fma(xb.d, swar_term(swar_scale(g7, j), swar_dot(swar_quants(b7, c), x), xb.sum_q), a7);
+      }
+    }
+  } else {
+    for (var c = 0u; c < blocks; c++) {
+      let x = shared_pairs(c);
+      let xb = x_blocks[c];
+      if (NORM_INPUT) { sq += xb.sum_sq; }
+      a0 = fma(xb.d, swar_term(swar_block_scale(b0, c), swar_dot(swar_quants(b0, c), x), xb.sum_q), a0);
+      a1 = fma(xb.d, swar_term(swar_block_scale(b1, c), swar_dot(swar_quants(b1, c), x), xb.sum_q), a1);
+      a2 = fma(xb.d, swar_term(swar_block_scale(b2, c), swar_dot(swar_quants(b2, c), x), xb.sum_q), a2);
+      a3 = fma(xb.d, swar_term(swar_block_scale(b3, c), swar_dot(swar_quants(b3, c), x), xb.sum_q), a3);
+      a4 = fma(xb.d, swar_term(swar_block_scale(b4, c), swar_dot(swar_quants(b4, c), x), xb.sum_q), a4);
+      a5 = fma(xb.d, swar_term(swar_block_scale(b5, c), swar_dot(swar_quants(b5, c), x), xb.sum_q), a5);
+      a6 = fma(xb.d, swar_term(swar_block_scale(b6, c), swar_dot(swar_quants(b6, c), x), xb.sum_q), a6);
+      a7 = fma(xb.d, swar_term(swar_block_scale(b7, c), swar_dot(swar_quants(b7, c), x), xb.sum_q), a7);
+    }
+  }
+  if (t0 >= params.tokens) { return; }
+  let scale = input_scale(sq);
+  let sums = array<f32, 8>(a0, a1, a2, a3, a4, a5, a6, a7);
+  for (var i = 0u; i < 8u; i++) {
+    if (row0 + i >= params.rows) { break; }
+    store(t0, row0 + i, sums[i] * scale);
+  }
+}
+
 @compute @workgroup_size(LANES)
 fn main(@builtin(local_invocation_index) lane: u32,
         @builtin(subgroup_invocation_id) subgroup_lane: u32,
@@ -110,6 +186,10 @@ fn main(@builtin(local_invocation_index) lane: u32,
   stage_rows(lane, LANES, t0);
   workgroupBarrier();
   let row0 = ((wid.x + wid.y * nwg.x) * LANES + lane) * ROW_BLOCK;
+  if (TOKENS == 1u && ROW_BLOCK == 8u && sg_size >= 4u) {
+    one_token_rows8(row0, t0);
+    return;
+  }
   let blocks = params.cols / 32u;
   // Rows past the shard repeat the last one (never stored), so every loop has a constant trip count.
   for (var i = 0u; i < ROW_BLOCK; i++) { row_base[i] = swar_row_base(min(row0 + i, params.rows - 1u)); }

@@ -221,12 +221,14 @@ function nibbleShapes(caps: Capabilities, subgroups: boolean): LinearShape[] {
 
 /**
  * q4_0 and q4_k on CPU adapters with subgroups and packed_4x8_integer_dot_product:
- * linear_q8dot_swar.wgsl, 16 rows per invocation and 16 invocations per workgroup at R = 1 [L8];
- * 8 rows × 2 tokens up to 8 tokens, 4 × 4 for prefill; SwiftShader one token per workgroup [L9].
- * Where the staged X exceeds workgroup memory, the next candidates run.
+ * linear_q8dot_swar.wgsl, 16 invocations per workgroup: one token with 16 rows per invocation
+ * [L8], on SwiftShader 8 named rows (its one_token_rows8 body) [L14]; 8 rows × 2 tokens up to 8
+ * tokens, 4 × 4 for prefill; SwiftShader one token per workgroup at every R [L9]. Where the staged
+ * X exceeds workgroup memory, the next candidates run.
  */
 function cpuSwarShape(caps: Capabilities, R: number): LinearShape {
-  const [rowBlock, tokens] = R === 1 || caps.kind === 'swiftshader' ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
+  const swiftshader = caps.kind === 'swiftshader';
+  const [rowBlock, tokens] = swiftshader ? [8, 1] : R === 1 ? [16, 1] : R <= MATVEC_MAX_TOKENS ? [8, 2] : [4, 4];
   return { kernel: 'rows', lanes: 16, rowBlock, tokens, q8dot: true, swar: true };
 }
 

@@ -250,6 +250,34 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
     });
   });
 
+  // The one-token body with 8 named rows (one_token_rows8: SwiftShader's decode shape [L13]).
+  const rows8: LinearShape = { kernel: 'rows', lanes: 16, rowBlock: 8, tokens: 1, q8dot: true, swar: true };
+
+  it('q4_0 and q4_k SWAR, one token and 8 named rows: blocks in and out of groups of 8, one row of X per workgroup, every fused case', async () => {
+    if (!ctx.caps.subgroups) return;
+    await withErrorScopes(ctx.device, 'q8dot swar rows8', async () => {
+      // Rows not a multiple of 8 (the last invocation's rows past the end), 3 blocks to 16, and R = 3 and 5 (grid z: the store goes to X's row t0).
+      for (const [i, [rows, cols, R]] of [
+        [75, 96, 1],
+        [130, 512, 1],
+        [9, 256, 3],
+        [300, 160, 5],
+      ].entries()) {
+        await checkLinear(ctx, { format: 'q4_0', rows, cols, R, shape: rows8, seed: 700 + i });
+      }
+      for (const [i, [rows, cols, R]] of [
+        [75, 256, 1],
+        [33, 512, 3],
+      ].entries()) {
+        await checkLinear(ctx, { format: 'q4_k', rows, cols, R, shape: rows8, seed: 720 + i });
+      }
+      for (const [j, c] of FUSED_CASES.entries()) {
+        await checkLinear(ctx, { ...c, format: 'q4_0', cols: j % 2 ? 256 : 96, R: 1, shape: rows8, seed: 740 + j });
+        if (j % 2) await checkLinear(ctx, { ...c, format: 'q4_k', cols: 256, R: 1, shape: rows8, seed: 760 + j });
+      }
+    });
+  });
+
   it('q4_0 and q4_k SWAR with every fused prologue and epilogue', async () => {
     if (!ctx.caps.subgroups) return;
     await withErrorScopes(ctx.device, 'q8dot swar fused', async () => {

@@ -135,9 +135,12 @@ describe('linear shape selection', () => {
     // smollm2-360m's decode shapes: 960 columns (Q|K|V, wo, gate|up, the LM head) and 2560 (down).
     for (const cols of [960, 2560, 8192]) expect(linearShape(swiftshader, 1, 'q4_0', cols)).toEqual(rows);
     expect(linearShape(lava, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
-    // With subgroups both run the SWAR kernel; SwiftShader one token per workgroup at every R.
+    // With subgroups both run the SWAR kernel; SwiftShader one token per workgroup at every R, 8
+    // named rows per invocation (linear_q8dot_swar.wgsl's one_token_rows8) [L14].
     for (const k of [swiftshader, lava]) expect(linearShape({ ...k, subgroups: true }, 1, 'q4_0', 960)).toMatchObject({ swar: true });
-    for (const R of [2, 8, 64]) expect(linearShape({ ...swiftshader, subgroups: true }, R, 'q4_0', 960)).toMatchObject({ swar: true, rowBlock: 16, tokens: 1 });
+    for (const R of [1, 2, 8, 64])
+      expect(linearShape({ ...swiftshader, subgroups: true }, R, 'q4_0', 960)).toMatchObject({ swar: true, rowBlock: 8, tokens: 1 });
+    expect(linearShape({ ...lava, subgroups: true }, 1, 'q4_0', 960)).toMatchObject({ swar: true, rowBlock: 16, tokens: 1 });
     // Another CPU adapter follows lavapipe's measurements; without the language feature, or from R = 2, nothing changes.
     expect(linearShape({ ...lava, kind: 'cpu' }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
     expect(linearShape({ ...swiftshader, packedDot: false }, 1, 'q4_0', 960)).toMatchObject({ nibbles: true });
