@@ -2,7 +2,8 @@
  * The accuracy pass: the fixed sequence (accuracy.ts) teacher-forced through the engine one
  * single-token decode step per position — the kernels greedy decoding runs — reading each step's
  * logits back, and through the CPU reference (model/reference.ts: the same weights dequantized to
- * f32, sums in float64) position by position; then each position's KL divergence and top-1 tokens.
+ * f32, sums in float64) position by position — in a page in a worker, beside the engine's steps
+ * (reference-thread.ts); then each position's KL divergence and top-1 tokens.
  * It writes the engine's KV cache slot 0, so it runs after the timed phases.
  */
 import { TokenscopeError } from '../errors.ts';
