@@ -72,7 +72,7 @@ describe.each(RUNTIMES)('8-bit-activation linear, dot4I8Packed (%s)', (_name, di
       expect(linearShape(gpu, 65, format).kernel).toBe('matmul');
       // CPU adapters' prefill: the 8-bit register tile where 4 tokens' X fits workgroup memory, else linear_rows in f32.
       for (const R of [9, 64, 512]) {
-        const swar = ctx.caps.kind === 'swiftshader' ? { rowBlock: 16, tokens: 1 } : { rowBlock: 4, tokens: 4 };
+        const swar = ctx.caps.kind === 'swiftshader' ? { rowBlock: 8, tokens: 1 } : { rowBlock: 4, tokens: 4 };
         const tile = format === 'q4_0' && ctx.caps.subgroups ? { lanes: 16, swar: true, ...swar } : { lanes: 32, rowBlock: 4, tokens: 4 };
         expect(linearShape(ctx.caps, R, format, 2048)).toEqual({ kernel: 'rows', q8dot: true, ...tile });
         expect(q8dotTokens(linearShape({ ...ctx.caps, packedDot: false }, R, format, 2048), format, R)).toBe(0);
