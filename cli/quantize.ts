@@ -5,7 +5,9 @@
  * (f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k: every weight matrix that type, as
  * `llama-quantize --pure`) or one of llama-quantize's mixes (q4_k_m, q4_k_s, q5_k_m, q6_k, q8_0:
  * per-tensor types as llama.cpp chooses them; src/model/recipes.ts). Norms and 1-D tensors keep
- * their type. Streams tensor by tensor, so memory holds one tensor at a time.
+ * their type; rows no block fits become F16. The tensors are the ones llama-quantize writes, byte
+ * for byte (test/unit/oracle/quantize-ggml.test.ts runs llama.cpp's own quantizer beside it).
+ * Streams tensor by tensor, so memory holds one tensor at a time.
  */
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -99,7 +101,7 @@ async function main(args: string[]): Promise<void> {
     .join(', ');
   console.log(
     `${outPath}: ${wanted.toUpperCase()}: ${s.quantized} tensors converted, ${s.kept.length} kept as they were ` +
-      `(norms, 1-D, or rows no block fits); tensors now ${types}; ${s.inBytes.toLocaleString('en')} → ${s.outBytes.toLocaleString('en')} bytes`,
+      `(norms and other 1-D tensors, or already that type); tensors now ${types}; ${s.inBytes.toLocaleString('en')} → ${s.outBytes.toLocaleString('en')} bytes`,
   );
 }
 

@@ -55,8 +55,7 @@ function makeQkx2Quants(
     L.fill(0, 0, n);
     return [0, -min];
   }
-  const range = fr(max - min);
-  let iscale = fr(nmax / range);
+  let iscale = fr(nmax / fr(max - min));
   let scale = fr(1 / iscale);
   const error = (s: number, m: number, levels: Uint8Array) => {
     let e = 0;
@@ -69,7 +68,8 @@ function makeQkx2Quants(
   for (let i = 0; i < n; i++) L[i] = Math.max(0, Math.min(nmax, nearestInt(fr(iscale * fr(x[i] - min)))));
   let bestError = error(scale, min, L);
   for (let is = 0; is <= nstep; is++) {
-    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / range);
+    // `min` is the best solution's so far, as in C: a better trial moves the range the next ones span.
+    iscale = fr(fr(fr(rmin + fr(rdelta * is)) + nmax) / fr(max - min));
     let sumL = 0;
     let sumL2 = 0;
     let sumXL = 0;

@@ -8,7 +8,7 @@
 import { TokenscopeError } from '../errors.ts';
 import { f32ToF16Bits } from '../f16.ts';
 import { quantizeQ45K, quantizeQ6K } from './quantize-k.ts';
-import { GGMLType, GGML_BLOCK, ggmlTypeName, shapeProblem, type GGMLType as GGMLTypeId } from './gguf/types.ts';
+import { GGMLType, GGML_BLOCK, ggmlTypeName, type GGMLType as GGMLTypeId } from './gguf/types.ts';
 
 const QK = 32;
 
@@ -161,16 +161,6 @@ export function encodeTensor(x: Float32Array, type: GGMLTypeId): Uint8Array<Arra
     case GGMLType.Q6_K:
       return quantizeQ6K(x);
   }
-}
-
-/**
- * The type an F32/F16 tensor gets when a model is quantized to `target` with llama-quantize's
- * --pure: 2-D+ weights become `target`; 1-D tensors (norms, biases) and tensors whose rows do
- * not split into the target's blocks keep their type.
- */
-export function quantizedType(tensor: { name: string; type: GGMLTypeId; dims: readonly number[] }, target: GGMLTypeId): GGMLTypeId {
-  const isMatrix = tensor.dims.length >= 2 && tensor.name.endsWith('.weight');
-  return isMatrix && shapeProblem(target, tensor.dims) === undefined ? target : tensor.type;
 }
 
 function blockCount(x: Float32Array): number {

@@ -5,7 +5,9 @@
  * head (or the tied embedding) in Q6_K, and in the _M mixes attn_v and ffn_down of the layers
  * use_more_bits picks in Q6_K; Q4_K_S gives the first attn_v and ffn_down layers Q5_K. Rows that
  * do not split into a K-quant's 256-weight super-blocks fall back as llama.cpp does
- * (Q4_K → Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, then F16).
+ * (Q4_K → Q5_0, Q5_K → Q5_1, Q6_K → Q8_0), and rows that fit no block at all to F16. A plain
+ * type is `llama-quantize --pure` of its ftype: test/unit/oracle/quantize-ggml.test.ts checks
+ * every tensor's type and bytes against llama.cpp's own quantizer.
  */
 import { TokenscopeError } from '../errors.ts';
 import { GGMLType, GGML_BLOCK } from './gguf/types.ts';
@@ -63,8 +65,6 @@ export function baseType(q: Quantization): GGMLType {
   return q === 'q4_k_m' || q === 'q4_k_s' ? GGMLType.Q4_K : q === 'q5_k_m' ? GGMLType.Q5_K : PLAIN[q];
 }
 
-const isKQuant = (t: GGMLType) => t === GGMLType.Q4_K || t === GGMLType.Q5_K || t === GGMLType.Q6_K;
-
 /** llama.cpp's use_more_bits: the first and last eighth of the layers and every third one between. */
 export function useMoreBits(layer: number, nLayers: number): boolean {
   const eighth = Math.trunc(nLayers / 8);
@@ -85,8 +85,8 @@ export function isQuantizable(name: string, dims: readonly number[]): boolean {
 
 /**
  * The type a tensor (currently `type`) gets under `q`. Tensors llama-quantize leaves alone keep
- * their type; so does a tensor whose rows fit neither a plain legacy type's blocks nor a
- * fallback's (llama-quantize refuses those files; we keep the input type instead).
+ * their type; one whose rows fit neither the type's blocks nor its fallback's becomes F16, as
+ * llama-quantize makes it (tensor_type_fallback; the 172-wide ffn_down of stories260K).
  */
 export function tensorTypeFor(q: Quantization, tensor: { name: string; dims: readonly number[]; type: GGMLType }, model: RecipeModel): GGMLType {
   if (!isQuantizable(tensor.name, tensor.dims)) return tensor.type;
@@ -110,8 +110,7 @@ export function tensorTypeFor(q: Quantization, tensor: { name: string; dims: rea
     }
   }
   if (fits(type)) return type;
-  if (!isKQuant(type)) return tensor.type;
-  const fallback = type === GGMLType.Q4_K ? GGMLType.Q5_0 : type === GGMLType.Q5_K ? GGMLType.Q5_1 : GGMLType.Q8_0;
+  const fallback = type === GGMLType.Q4_K ? GGMLType.Q5_0 : type === GGMLType.Q5_K ? GGMLType.Q5_1 : type === GGMLType.Q6_K ? GGMLType.Q8_0 : type;
   return fits(fallback) ? fallback : GGMLType.F16;
 }
 

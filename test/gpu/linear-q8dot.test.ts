@@ -312,7 +312,7 @@ describe.skipIf(!HAVE_MODEL)(
     afterAll(() => ctx?.destroy());
 
     // Q8_0 and Q4_0 re-encodings of stories260K (the matrices whose rows split into blocks; the
-    // 172-wide down projection stays f32 and ignores the flag). Each decode linear is forced onto
+    // 172-wide down projection, which no block fits, is f16 and ignores the flag). Each decode linear is forced onto
     // linear_q8dot (through the autotuner's candidates: the wide shape where subgroups exist, else the
     // rows one); the 11-token prefill runs the f32 tiles.
     it.each(['q8_0', 'q4_0'] as const)('%s: greedy tokens as the CPU reference, logits within the activation rounding', async (quant) => {

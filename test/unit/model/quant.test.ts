@@ -6,7 +6,7 @@ import { GGMLType } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
 import { f16BitsToF32, f32ToF16Bits } from '../../../src/f16.ts';
 import { dequantize } from '../../../src/model/quant.ts';
-import { encodeF16, quantizeQ4_0, quantizeQ8_0, quantizedType } from '../../../src/model/quantize.ts';
+import { encodeF16, quantizeQ4_0, quantizeQ8_0 } from '../../../src/model/quantize.ts';
 import ggmlBlocks from './fixtures/ggml-quant-blocks.json' with { type: 'json' };
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -176,17 +176,7 @@ describe('quantize → write → read → dequantize', () => {
   });
 });
 
-describe('which tensors a quantized model quantizes', () => {
-  it.each([
-    ['blk.0.attn_q.weight', [64, 64], GGMLType.Q4_0],
-    ['token_embd.weight', [64, 512], GGMLType.Q4_0],
-    ['blk.0.ffn_down.weight', [172, 64], GGMLType.F32], // rows of 172 do not split into 32-blocks
-    ['blk.0.attn_norm.weight', [64], GGMLType.F32], // 1-D
-    ['blk.0.attn_q.bias', [64], GGMLType.F32],
-  ] as const)('%s %j → %i', (name, dims, expected) => {
-    expect(quantizedType({ name, dims, type: GGMLType.F32 }, GGMLType.Q4_0)).toBe(expected);
-  });
-
+describe('block quantization', () => {
   it('refuses to block-quantize a length that is not a multiple of 32', () => {
     expect(() => quantizeQ8_0(new Float32Array(33))).toThrow(/not a multiple of 32/);
   });

@@ -50,8 +50,9 @@ describe("llama-quantize's mixes (llama_tensor_get_type)", () => {
     expect(t('q4_k_m', 'blk.2.attn_v.weight', 64)).toBe('Q8_0'); // use_more_bits → Q6_K → Q8_0
     expect(t('q4_k_m', 'output.weight', 64)).toBe('Q8_0');
     expect(t('q4_k_m', 'blk.0.ffn_down.weight', 172)).toBe('F16');
-    // A plain legacy type keeps a tensor its blocks do not fit (llama-quantize refuses the file).
-    expect(t('q4_0', 'blk.0.ffn_down.weight', 172)).toBe('F32');
+    // A plain legacy type's blocks do not fit either: F16, as llama-quantize writes it.
+    expect(t('q4_0', 'blk.0.ffn_down.weight', 172)).toBe('F16');
+    expect(t('q8_0', 'blk.0.ffn_down.weight', 172)).toBe('F16');
     expect(t('q4_k_m', 'blk.0.attn_norm.weight', 64)).toBe('F32');
   });
 
