@@ -106,7 +106,8 @@ export interface ReferenceOptions {
   /**
    * Round every matrix product's input to int8 as llama.cpp's CPU backend does before it multiplies
    * quantized weights (roundActivations): 'q8_0' (blocks of 32, an f16 scale: its activations for
-   * Q4_0 and Q8_0) or 'q8_k' (super-blocks of 256, an f32 scale: for the K-quants). Default: none,
+   * Q4_0 and Q8_0) or 'q8_k' (super-blocks of 256, an f32 scale: for the K-quants); inputs that do
+   * not split into those groups as roundProductInput says. Default: none,
    * the f32 reference. What that rounding alone costs in KLD is the bar the engine's own 8-bit
    * activations are held to (test/gpu/activation-rounding.test.ts).
    */
@@ -131,6 +132,18 @@ export function roundActivations(out: Float32Array, x: Float32Array, rounding: A
     const inv = d > 0 ? 1 / d : 0;
     for (let i = g; i < g + group; i++) out[i] = Math.max(-127, Math.min(127, nearestInt(Math.fround(x[i] * inv)))) * d;
   }
+}
+
+/**
+ * A product's input rounded as llama.cpp rounds it for the weights llama-quantize gives rows of its
+ * length: `rounding` where the input splits into its groups; else Q8_0 where it splits into 32
+ * (a K-quant's rows fall back to Q5_0/Q5_1/Q8_0, multiplied with Q8_0/Q8_1 inputs); else f16 (rows
+ * no block fits are F16, whose inputs llama.cpp's CPU backend converts to f16).
+ */
+export function roundProductInput(out: Float32Array, x: Float32Array, rounding: ActivationRounding): void {
+  if (x.length % (rounding === 'q8_k' ? 256 : 32) === 0) roundActivations(out, x, rounding);
+  else if (x.length % 32 === 0) roundActivations(out, x, 'q8_0');
+  else for (let i = 0; i < x.length; i++) out[i] = f16BitsToF32(f32ToF16Bits(x[i]));
 }
 
 export class ReferenceModel {
@@ -173,11 +186,11 @@ export class ReferenceModel {
     this.rounded = new Float32Array(options.activations ? Math.max(c.dim, qDim, c.hiddenDim) : 0);
   }
 
-  /** A product's input: `x` itself, or its int8 rounding (options.activations) in scratch. */
+  /** A product's input: `x` itself, or its rounding (options.activations, roundProductInput) in scratch. */
   private input(x: Float32Array): Float32Array {
     if (!this.rounding) return x;
     const out = this.rounded.subarray(0, x.length);
-    roundActivations(out, x, this.rounding);
+    roundProductInput(out, x, this.rounding);
     return out;
   }
 

@@ -17,16 +17,23 @@ import type { GpuContext } from '../../src/gpu/device.ts';
 import type { SecondReference } from '../../src/measure/accuracy.ts';
 import { comparePosition, summarizeAccuracy } from '../../src/measure/accuracy.ts';
 import { measureAccuracy } from '../../src/measure/accuracy-run.ts';
+import { generate } from '../../src/model/generate.ts';
 import { buildTestModel } from '../../src/model/gguf/synthetic.ts';
 import { bytesSource } from '../../src/model/gguf/source.ts';
+import { ggmlTypeName } from '../../src/model/gguf/types.ts';
 import { loadModel } from '../../src/model/load.ts';
 import { openModel, type OpenModel } from '../../src/model/open.ts';
 import { loadReferenceWeights, ReferenceModel, type ActivationRounding } from '../../src/model/reference.ts';
 import type { Quantization } from '../../src/model/recipes.ts';
+import { tinyModel } from '../oracle/tiny-models.ts';
 import { inBrowser, testGpu } from './context.ts';
+import { HAVE_MODEL, MISSING, readTestFile } from './models.ts';
 
 /** Node-only modules, named at run time so the browser build never resolves them. */
 const nodeImport = <T>(path: string): Promise<T> => import(/* @vite-ignore */ path) as Promise<T>;
+
+/** A 256-wide, 8-layer Llama: every K-quant super-block real. */
+const K256 = { architecture: 'llama', dim: 256, hiddenDim: 512, nLayers: 8, nHeads: 4, nKvHeads: 2, vocabSize: 320, seed: 5 } as const;
 
 /**
  * Q8_0 and Q6_K alone gave the same picture (ours 1.18e-5 and 1.21e-5, llama.cpp 1.80e-4 and
@@ -59,7 +66,7 @@ describe.skipIf(inBrowser)(`8-bit activations against llama.cpp's arithmetic${in
     const os = await nodeImport<typeof import('node:os')>('node:os');
     dir = fs.mkdtempSync(`${os.tmpdir()}/tokenscope-rounding-`);
     source = `${dir}/llama-256x8.gguf`;
-    fs.writeFileSync(source, buildTestModel({ architecture: 'llama', dim: 256, hiddenDim: 512, nLayers: 8, nHeads: 4, nKvHeads: 2, vocabSize: 320, seed: 5 }));
+    fs.writeFileSync(source, buildTestModel(K256));
   });
   afterAll(async () => {
     ctx?.destroy();
@@ -104,4 +111,148 @@ describe.skipIf(inBrowser)(`8-bit activations against llama.cpp's arithmetic${in
       }
     },
   );
+});
+
+/** How many leading tokens two greedy runs share. */
+function sharedPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+/**
+ * The issue's last bar: greedy tokens on files llama.cpp's own quantizer made follow llama.cpp at
+ * least as far with the default kernels (8-bit activations) as with f32 activations (`--disable
+ * packed_4x8_integer_dot_product`) — up to the first step where the f32 reference's top two logits
+ * are closer than llama.cpp's own activation rounding moves such a gap on the same path (the
+ * largest shift over the path, the CPU reference run with that rounding). At such a step any
+ * rounding may order the two either way: ours (KLD ~1e-5 here) and llama.cpp's (its 8-bit
+ * activations and f16 products) are independent, so past it agreement is a coin toss, not
+ * accuracy. A bug in an 8-bit path (a wrong scale, a lost block) parts at a clear step instead.
+ * The files are the issue's kinds: Llama 3 with rope_freqs and a real vocabulary in Q4_K_M, Qwen3
+ * in Q6_K (dim 64: llama-quantize falls back to Q5_0/Q8_0 as it does for such rows), a 256-wide
+ * Llama whose K-quant blocks are real, and the trained stories260K. Measured (lavapipe): the
+ * default kernels follow llama.cpp as far as f32 activations on four, further on one (stories
+ * Q4_K_M: 10 against 6), less far on two — at gaps of 0.016 and 0.048 that llama.cpp's rounding
+ * moves by up to 0.029 and 0.108 on those paths.
+ */
+const GREEDY_STEPS = 32;
+
+describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? ' — SKIPPED: node-llama-cpp runs in Node only' : ''}`, () => {
+  let dir: string;
+  let fast: GpuContext;
+  let plain: GpuContext;
+  beforeAll(async () => {
+    fast = await testGpu();
+    plain = await testGpu(new Set(['packed_4x8_integer_dot_product']));
+    const fs = await nodeImport<typeof import('node:fs')>('node:fs');
+    const os = await nodeImport<typeof import('node:os')>('node:os');
+    dir = fs.mkdtempSync(`${os.tmpdir()}/tokenscope-greedy-`);
+  });
+  afterAll(async () => {
+    fast?.destroy();
+    plain?.destroy();
+    if (dir) (await nodeImport<typeof import('node:fs')>('node:fs')).rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The engine's greedy tokens on `model` (32 steps after `prompt`), on the adapter `ctx`. */
+  async function engineGreedy(ctx: GpuContext, model: OpenModel, prompt: number[]): Promise<{ tokens: number[]; eightBit: boolean }> {
+    const loaded = await withErrorScopes(ctx.device, 'load', () =>
+      loadModel(ctx, { kind: 'gguf', model, id: model.gguf.source.name }, { shape: { maxSeq: 64, slots: 1, maxRows: 16 }, warmShapes: [[1, 1]] }),
+    );
+    try {
+      const record = await withErrorScopes(ctx.device, 'generate', () => generate(loaded.engine, prompt, GREEDY_STEPS));
+      const program = await loaded.engine.program(1, 1, 'one-slot');
+      return { tokens: record.outputTokens, eightBit: program.body.some((d) => d.label.includes('linear_q8dot')) };
+    } finally {
+      await loaded.engine.destroy();
+    }
+  }
+
+  /**
+   * The f32 reference's greedy tokens; at each step the gap between its top two logits, and how far
+   * llama.cpp's activation rounding (`rounding`, applied by the same reference on the same path) moves
+   * that gap.
+   */
+  async function referenceGreedy(
+    model: OpenModel,
+    prompt: number[],
+    rounding: ActivationRounding,
+  ): Promise<{ tokens: number[]; margins: number[]; shifts: number[] }> {
+    const weights = await loadReferenceWeights(model.gguf, model.config, model.tensors);
+    const reference = new ReferenceModel(model.config, weights, { seqLen: 64 });
+    const rounded = new ReferenceModel(model.config, weights, { seqLen: 64, activations: rounding });
+    let logits: Float32Array = new Float32Array(0);
+    let logits8: Float32Array = new Float32Array(0);
+    prompt.forEach((id, pos) => {
+      logits = reference.forward(id, pos);
+      logits8 = rounded.forward(id, pos);
+    });
+    const tokens: number[] = [];
+    const margins: number[] = [];
+    const shifts: number[] = [];
+    for (let pos = prompt.length; tokens.length < GREEDY_STEPS; pos++) {
+      let best = 0;
+      for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+      let second = best === 0 ? 1 : 0;
+      for (let i = 0; i < logits.length; i++) if (i !== best && logits[i] > logits[second]) second = i;
+      tokens.push(best);
+      margins.push(logits[best] - logits[second]);
+      shifts.push(Math.abs(logits8[best] - logits8[second] - (logits[best] - logits[second])));
+      logits = reference.forward(best, pos);
+      logits8 = rounded.forward(best, pos);
+    }
+    return { tokens, margins, shifts };
+  }
+
+  const PROMPT = [1, 270, 275, 261, 290, 300, 283, 286, 261, 276, 298];
+  const hfVocab = async (name: 'llama3' | 'qwen3') => (await nodeImport<typeof import('../oracle/hf-vocab.ts')>('../oracle/hf-vocab.ts')).hfVocab(name);
+  const storiesBytes = async () => (HAVE_MODEL ? readTestFile('stories260K.gguf') : undefined);
+  const cases: [string, Quantization, () => Promise<Uint8Array | undefined>][] = [
+    ['llama-3 (rope_freqs, real vocabulary)', 'q4_k_m', async () => tinyModel('llama3', { vocab: await hfVocab('llama3') })],
+    ['qwen3 (real vocabulary)', 'q6_k', async () => tinyModel('qwen3', { vocab: await hfVocab('qwen3') })],
+    ['llama 256×8', 'q4_k_m', async () => buildTestModel(K256)],
+    ['llama 256×8', 'q6_k', async () => buildTestModel(K256)],
+    ['stories260K', 'q4_k_m', storiesBytes],
+    ['stories260K', 'q6_k', storiesBytes],
+  ];
+
+  it.each(cases)('%s %s: the default kernels follow llama.cpp as far as f32 activations, up to a near tie', { timeout: 300_000 }, async (name, quant, make) => {
+    const bytes = await make();
+    if (!bytes) return console.info(`${name}: ${MISSING}`);
+    const native = (await nodeImport<typeof import('../oracle/ggml-native.ts')>('../oracle/ggml-native.ts')).nativeQuantizer();
+    if (typeof native === 'string') return console.info(`${name} ${quant}: SKIPPED — ${native}`);
+    const fs = await nodeImport<typeof import('node:fs')>('node:fs');
+    const { openLlamaCpp } = await nodeImport<typeof import('../oracle/llama-cpp.ts')>('../oracle/llama-cpp.ts');
+    const source = `${dir}/${name.replace(/\W+/g, '-')}.gguf`;
+    const file = `${dir}/${name.replace(/\W+/g, '-')}-${quant}.gguf`;
+    fs.writeFileSync(source, bytes);
+    native.quantizeFile(source, file, quant);
+    const model = await openModel(bytesSource(new Uint8Array(fs.readFileSync(file)), file));
+
+    const oracle = await openLlamaCpp(file, { contextSize: 64 });
+    let theirs: number[];
+    try {
+      theirs = await oracle.greedy(PROMPT, GREEDY_STEPS);
+    } finally {
+      await oracle.dispose();
+    }
+    const ours = await engineGreedy(fast, model, PROMPT);
+    const f32 = await engineGreedy(plain, model, PROMPT);
+    const kQuants = model.gguf.tensors.some((t) => /^Q[456]_K$/.test(ggmlTypeName(t.type) ?? ''));
+    const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
+    const noise = Math.max(...ref.shifts);
+    const firstTie = ref.margins.findIndex((m) => m < noise);
+    const bound = Math.min(sharedPrefix(f32.tokens, theirs), sharedPrefix(ref.tokens, theirs), firstTie < 0 ? GREEDY_STEPS : firstTie);
+    const shared = sharedPrefix(ours.tokens, theirs);
+    console.info(
+      `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
+        `${sharedPrefix(f32.tokens, theirs)} with f32 activations, ${sharedPrefix(ref.tokens, theirs)} by the f32 reference; ` +
+        `llama.cpp's rounding moves the reference's top-2 gap by up to ${noise.toFixed(4)} on this path, the first gap closer than that at ${firstTie < 0 ? 'none' : firstTie}` +
+        (shared < GREEDY_STEPS ? `; the reference's margin where the default kernels part: ${ref.margins[shared].toFixed(4)}` : ''),
+    );
+    expect(ours.eightBit).toBe(true);
+    expect(f32.eightBit).toBe(false);
+    expect(shared).toBeGreaterThanOrEqual(bound);
+  });
 });

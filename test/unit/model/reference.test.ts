@@ -13,6 +13,7 @@ import {
   loadReferenceWeights,
   ReferenceModel,
   roundActivations,
+  roundProductInput,
   rmsnorm,
   rope,
   softmax,
@@ -194,6 +195,19 @@ describe("roundActivations (llama.cpp's Q8_0 and Q8_K activation rounding)", () 
     const b = new Float32Array(256);
     roundActivations(b, x, 'q8_0');
     expect(b[0]).toBeCloseTo(0.01, 4);
+  });
+
+  it("a product's input that does not split into the groups: Q8_0 where it splits into 32 (K-quant fallbacks), else f16 (F16 rows)", () => {
+    const x = Float32Array.from({ length: 64 }, (_, i) => Math.sin(i) * 3);
+    const [viaK, q8] = [new Float32Array(64), new Float32Array(64)];
+    roundProductInput(viaK, x, 'q8_k');
+    roundActivations(q8, x, 'q8_0');
+    expect(viaK).toEqual(q8);
+    const odd = Float32Array.from({ length: 172 }, (_, i) => Math.cos(i) / 7);
+    const half = new Float32Array(172);
+    roundProductInput(half, odd, 'q8_0');
+    for (let i = 0; i < 172; i++) expect(half[i]).toBe(f16BitsToF32(f32ToF16Bits(odd[i])));
+    expect(half[1]).not.toBe(odd[1]);
   });
 
   it('refuses a length that is not whole groups', () => {
