@@ -192,26 +192,37 @@ describe('measured roofs', () => {
     expect(ctx.uncaptured).toEqual([]);
   });
 
-  it('measures the read roof beside two independent one-pass probes over the same bytes (the ratio is reported, not asserted)', async () => {
+  it('measures the read roof beside two independent one-pass probes over the same bytes, interleaved (the ratio is reported, not asserted)', async () => {
     // Timing is the benchmark's business (machines here are shared); the test checks that every read
     // covers every byte and prints the figures. The roof is compared with the faster probe: the
-    // device's best is what either shape reaches (each adapter prefers one of them).
+    // device's best is what either shape reaches (each adapter prefers one of them). Two rounds of
+    // roof, tiles, grid-stride, and the best of each across both: a burst of load from another
+    // process (the other GPU project runs beside this one in `npm test`) then lowers one round of
+    // each side rather than one side alone, so the ratio compares the two under the same load.
     const bytes = 64 * MiB;
-    const roof = await measureReadRoof(ctx, { maxWorkingSetBytes: bytes });
-    // The same statistic over as many samples as the roof took: a best run of 7 samples sits
-    // below one of 29 when the samples spread (lavapipe's span 2×).
-    const reps = Math.max(7, roof.samples.length);
-    const probes = {
-      tiles: sustainedRoof(await probeRead(ctx.device, 'tiles', bytes, reps, ctx.caps.timestampQuery), bytes),
-      'grid-stride': sustainedRoof(await probeRead(ctx.device, 'grid-stride', bytes, reps, ctx.caps.timestampQuery), bytes),
-    };
-    const best = Math.max(probes.tiles, probes['grid-stride']);
-    expect(roof.verified).toBe(true);
-    expect(roof.statistic).toBe('best-median-250ms');
-    expect(roof.value).toBeGreaterThan(0);
+    const roofs: number[] = [];
+    const probes = { tiles: [] as number[], 'grid-stride': [] as number[] };
+    let shape = '';
+    for (let round = 0; round < 2; round++) {
+      const roof = await measureReadRoof(ctx, { maxWorkingSetBytes: bytes });
+      expect(roof.verified).toBe(true);
+      expect(roof.statistic).toBe('best-median-250ms');
+      expect(roof.value).toBeGreaterThan(0);
+      roofs.push(roof.value);
+      shape = roof.shape;
+      // The same statistic over as many samples as the roof took: a best run of 7 samples sits
+      // below one of 29 when the samples spread (lavapipe's span 2×).
+      const reps = Math.max(7, roof.samples.length);
+      for (const probe of ['tiles', 'grid-stride'] as const) {
+        probes[probe].push(sustainedRoof(await probeRead(ctx.device, probe, bytes, reps, ctx.caps.timestampQuery), bytes));
+      }
+    }
+    const roof = Math.max(...roofs);
+    const best = Math.max(...probes.tiles, ...probes['grid-stride']);
+    const gbps = (v: number[]) => v.map((x) => x.toFixed(2)).join(' / ');
     console.log(
-      `read roof ${roof.value.toFixed(2)} GB/s (${roof.shape}) vs one-pass probes over ${bytes / MiB} MiB: ` +
-        `tiles ${probes.tiles.toFixed(2)}, grid-stride ${probes['grid-stride'].toFixed(2)} GB/s (best median over 250 ms, of ${reps}): ratio to the faster ${(roof.value / best).toFixed(2)}`,
+      `read roof ${gbps(roofs)} GB/s (${shape}) vs one-pass probes over ${bytes / MiB} MiB: tiles ${gbps(probes.tiles)}, ` +
+        `grid-stride ${gbps(probes['grid-stride'])} GB/s (best median over 250 ms; two interleaved rounds): ratio of the bests ${(roof / best).toFixed(2)}`,
     );
     expect(ctx.uncaptured).toEqual([]);
   });
