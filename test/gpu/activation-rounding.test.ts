@@ -208,51 +208,56 @@ describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? '
   const PROMPT = [1, 270, 275, 261, 290, 300, 283, 286, 261, 276, 298];
   const hfVocab = async (name: 'llama3' | 'qwen3') => (await nodeImport<typeof import('../oracle/hf-vocab.ts')>('../oracle/hf-vocab.ts')).hfVocab(name);
   const storiesBytes = async () => (HAVE_MODEL ? readTestFile('stories260K.gguf') : undefined);
+  const stories = HAVE_MODEL ? 'stories260K' : `stories260K — ${MISSING}`;
   const cases: [string, Quantization, () => Promise<Uint8Array | undefined>][] = [
     ['llama-3 (rope_freqs, real vocabulary)', 'q4_k_m', async () => tinyModel('llama3', { vocab: await hfVocab('llama3') })],
     ['qwen3 (real vocabulary)', 'q6_k', async () => tinyModel('qwen3', { vocab: await hfVocab('qwen3') })],
     ['llama 256×8', 'q4_k_m', async () => buildTestModel(K256)],
     ['llama 256×8', 'q6_k', async () => buildTestModel(K256)],
-    ['stories260K', 'q4_k_m', storiesBytes],
-    ['stories260K', 'q6_k', storiesBytes],
+    [stories, 'q4_k_m', storiesBytes],
+    [stories, 'q6_k', storiesBytes],
   ];
 
-  it.each(cases)('%s %s: the default kernels follow llama.cpp as far as f32 activations, up to a near tie', { timeout: 300_000 }, async (name, quant, make) => {
-    const bytes = await make();
-    if (!bytes) return console.info(`${name}: ${MISSING}`);
-    const native = (await nodeImport<typeof import('../oracle/ggml-native.ts')>('../oracle/ggml-native.ts')).nativeQuantizer();
-    if (typeof native === 'string') return console.info(`${name} ${quant}: SKIPPED — ${native}`);
-    const fs = await nodeImport<typeof import('node:fs')>('node:fs');
-    const { openLlamaCpp } = await nodeImport<typeof import('../oracle/llama-cpp.ts')>('../oracle/llama-cpp.ts');
-    const source = `${dir}/${name.replace(/\W+/g, '-')}.gguf`;
-    const file = `${dir}/${name.replace(/\W+/g, '-')}-${quant}.gguf`;
-    fs.writeFileSync(source, bytes);
-    native.quantizeFile(source, file, quant);
-    const model = await openModel(bytesSource(new Uint8Array(fs.readFileSync(file)), file));
+  it.for(cases)(
+    '%s %s: the default kernels follow llama.cpp as far as f32 activations, up to a near tie',
+    { timeout: 300_000 },
+    async ([name, quant, make], { skip }) => {
+      const bytes = await make();
+      if (!bytes) return skip(MISSING);
+      const native = (await nodeImport<typeof import('../oracle/ggml-native.ts')>('../oracle/ggml-native.ts')).nativeQuantizer();
+      if (typeof native === 'string') return skip(native);
+      const fs = await nodeImport<typeof import('node:fs')>('node:fs');
+      const { openLlamaCpp } = await nodeImport<typeof import('../oracle/llama-cpp.ts')>('../oracle/llama-cpp.ts');
+      const source = `${dir}/${name.replace(/\W+/g, '-')}.gguf`;
+      const file = `${dir}/${name.replace(/\W+/g, '-')}-${quant}.gguf`;
+      fs.writeFileSync(source, bytes);
+      native.quantizeFile(source, file, quant);
+      const model = await openModel(bytesSource(new Uint8Array(fs.readFileSync(file)), file));
 
-    const oracle = await openLlamaCpp(file, { contextSize: 64 });
-    let theirs: number[];
-    try {
-      theirs = await oracle.greedy(PROMPT, GREEDY_STEPS);
-    } finally {
-      await oracle.dispose();
-    }
-    const ours = await engineGreedy(fast, model, PROMPT);
-    const f32 = await engineGreedy(plain, model, PROMPT);
-    const kQuants = model.gguf.tensors.some((t) => /^Q[456]_K$/.test(ggmlTypeName(t.type) ?? ''));
-    const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
-    const noise = Math.max(...ref.shifts);
-    const firstTie = ref.margins.findIndex((m) => m < noise);
-    const bound = Math.min(sharedPrefix(f32.tokens, theirs), sharedPrefix(ref.tokens, theirs), firstTie < 0 ? GREEDY_STEPS : firstTie);
-    const shared = sharedPrefix(ours.tokens, theirs);
-    console.info(
-      `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
-        `${sharedPrefix(f32.tokens, theirs)} with f32 activations, ${sharedPrefix(ref.tokens, theirs)} by the f32 reference; ` +
-        `llama.cpp's rounding moves the reference's top-2 gap by up to ${noise.toFixed(4)} on this path, the first gap closer than that at ${firstTie < 0 ? 'none' : firstTie}` +
-        (shared < GREEDY_STEPS ? `; the reference's margin where the default kernels part: ${ref.margins[shared].toFixed(4)}` : ''),
-    );
-    expect(ours.eightBit).toBe(true);
-    expect(f32.eightBit).toBe(false);
-    expect(shared).toBeGreaterThanOrEqual(bound);
-  });
+      const oracle = await openLlamaCpp(file, { contextSize: 64 });
+      let theirs: number[];
+      try {
+        theirs = await oracle.greedy(PROMPT, GREEDY_STEPS);
+      } finally {
+        await oracle.dispose();
+      }
+      const ours = await engineGreedy(fast, model, PROMPT);
+      const f32 = await engineGreedy(plain, model, PROMPT);
+      const kQuants = model.gguf.tensors.some((t) => /^Q[456]_K$/.test(ggmlTypeName(t.type) ?? ''));
+      const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
+      const noise = Math.max(...ref.shifts);
+      const firstTie = ref.margins.findIndex((m) => m < noise);
+      const bound = Math.min(sharedPrefix(f32.tokens, theirs), sharedPrefix(ref.tokens, theirs), firstTie < 0 ? GREEDY_STEPS : firstTie);
+      const shared = sharedPrefix(ours.tokens, theirs);
+      console.info(
+        `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
+          `${sharedPrefix(f32.tokens, theirs)} with f32 activations, ${sharedPrefix(ref.tokens, theirs)} by the f32 reference; ` +
+          `llama.cpp's rounding moves the reference's top-2 gap by up to ${noise.toFixed(4)} on this path, the first gap closer than that at ${firstTie < 0 ? 'none' : firstTie}` +
+          (shared < GREEDY_STEPS ? `; the reference's margin where the default kernels part: ${ref.margins[shared].toFixed(4)}` : ''),
+      );
+      expect(ours.eightBit).toBe(true);
+      expect(f32.eightBit).toBe(false);
+      expect(shared).toBeGreaterThanOrEqual(bound);
+    },
+  );
 });

@@ -108,7 +108,10 @@ describe.skipIf(missing)(`our encoders and files against llama.cpp's quantizer${
   const PLAIN: Quantization[] = ['q4_0', 'q4_1', 'q5_0', 'q5_1', 'q4_k', 'q5_k', 'f16', 'bf16'];
   const sources: [string, string | undefined][] = [
     ['256-wide Llama', k256],
-    ['stories260K (rows of 64: K-quants fall back)', STORIES_GGUF],
+    [
+      `stories260K (rows of 64: K-quants fall back)${STORIES_GGUF ? '' : ' — SKIPPED: stories260K.gguf not found in ../shared/models or models/cache'}`,
+      STORIES_GGUF,
+    ],
   ];
 
   async function tensors(path: string) {
