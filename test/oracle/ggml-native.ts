@@ -11,12 +11,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { GGML_BLOCK, type GGMLType } from '../../src/model/gguf/types.ts';
+import { GGML_BLOCK, GGMLType } from '../../src/model/gguf/types.ts';
 import { FILE_TYPE, type Quantization } from '../../src/model/recipes.ts';
 
 export interface NativeQuantizer {
   /** `rows` rows of `x` encoded as `type` by ggml_quantize_chunk (no importance matrix). */
   quantizeRows(type: GGMLType, x: Float32Array, rows: number): Uint8Array;
+  /** `n` values decoded from `type` blocks by ggml's dequantize_row_* (F16/BF16: its *_to_fp32_row). */
+  dequantizeRow(type: GGMLType, bytes: Uint8Array, n: number): Float32Array;
   /**
    * llama-quantize on a whole file: `q`'s llama_ftype, with its mixes unless `pure` (every
    * matrix the ftype's base type, as `llama-quantize --pure`).
@@ -79,7 +81,36 @@ function load(): NativeQuantizer | string {
   const defaults = llama.func('llama_model_quantize_default_params', Params, []);
   const quantize = llama.func('llama_model_quantize', 'uint32_t', ['const char *', 'const char *', koffi.pointer(Params)]);
 
+  const DEQUANTIZE: Partial<Record<GGMLType, string>> = {
+    [GGMLType.Q4_0]: 'dequantize_row_q4_0',
+    [GGMLType.Q4_1]: 'dequantize_row_q4_1',
+    [GGMLType.Q5_0]: 'dequantize_row_q5_0',
+    [GGMLType.Q5_1]: 'dequantize_row_q5_1',
+    [GGMLType.Q8_0]: 'dequantize_row_q8_0',
+    [GGMLType.Q4_K]: 'dequantize_row_q4_K',
+    [GGMLType.Q5_K]: 'dequantize_row_q5_K',
+    [GGMLType.Q6_K]: 'dequantize_row_q6_K',
+    [GGMLType.F16]: 'ggml_fp16_to_fp32_row',
+    [GGMLType.BF16]: 'ggml_bf16_to_fp32_row',
+  };
+  const dequantizers = new Map<GGMLType, (bytes: Uint8Array, out: Float32Array, n: number) => void>();
+  const dequantizer = (type: GGMLType) => {
+    const name = DEQUANTIZE[type];
+    if (!name) throw new Error(`no ggml dequantizer for type ${type}`);
+    let f = dequantizers.get(type);
+    if (!f) {
+      f = ggml.func(`void ${name}(const uint8_t *x, _Out_ float *y, int64_t k)`) as (bytes: Uint8Array, out: Float32Array, n: number) => void;
+      dequantizers.set(type, f);
+    }
+    return f;
+  };
+
   return {
+    dequantizeRow(type, bytes, n) {
+      const out = new Float32Array(n);
+      dequantizer(type)(bytes, out, n);
+      return out;
+    },
     quantizeRows(type, x, rows) {
       const { elements, bytes } = GGML_BLOCK[type];
       const perRow = x.length / rows;

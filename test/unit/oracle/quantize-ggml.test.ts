@@ -2,8 +2,10 @@
  * Our quantizer is llama.cpp's, byte for byte: every type `npm run quantize` writes encodes rows as
  * ggml's `ggml_quantize_chunk` does (no importance matrix: the `_ref` encoders llama-quantize
  * runs), and every quantization writes the tensors `llama_model_quantize` writes for the same F32
- * file — the mixes as llama-quantize makes them, the plain types as `llama-quantize --pure`. Both
- * called in node-llama-cpp's own libraries (test/oracle/ggml-native.ts). A float operation out
+ * file — the mixes as llama-quantize makes them, the plain types as `llama-quantize --pure`; and
+ * every type decodes to the floats ggml's dequantize_row_* gives, bit for bit (what the CPU
+ * reference and the weight upload read). All called in node-llama-cpp's own libraries
+ * (test/oracle/ggml-native.ts). A float operation out
  * of C's order in an encoder shows here as a few percent of blocks with another scale: this test
  * found make_qkx2_quants' trial range fixed where ggml's follows the best minimum so far (Q4_K and
  * Q5_K differed in 117 of 200 random blocks).
@@ -16,7 +18,8 @@ import { quantizeFile } from '../../../cli/quantize.ts';
 import { readGGUF } from '../../../src/model/gguf/reader.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel } from '../../../src/model/gguf/synthetic.ts';
-import { GGMLType, ggmlTypeName } from '../../../src/model/gguf/types.ts';
+import { GGML_BLOCK, GGMLType, ggmlTypeName } from '../../../src/model/gguf/types.ts';
+import { dequantize } from '../../../src/model/quant.ts';
 import { encodeTensor } from '../../../src/model/quantize.ts';
 import type { Quantization } from '../../../src/model/recipes.ts';
 import { mulberry32 } from '../../../src/random.ts';
@@ -97,6 +100,23 @@ describe.skipIf(missing)(`our encoders and files against llama.cpp's quantizer${
     }
     expect(ours.length).toBe(theirs.length);
     expect(differing, `rows that differ: ${differing.slice(0, 12).join(', ')}`).toEqual([]);
+  });
+
+  it.each(TYPES.map((t) => [ggmlTypeName(t)!, t] as const))('%s blocks decode to the floats ggml decodes them to, bit for bit', (_, type) => {
+    // Quantized rows of every character, and blocks of random bytes (any scale bits: subnormal, huge,
+    // negative, ±0; NaN where an f16/bf16 pattern is one).
+    const { elements, bytes } = GGML_BLOCK[type];
+    const n = 256 * 64;
+    const random = mulberry32(3);
+    const noise = Uint8Array.from({ length: (n / elements) * bytes }, () => Math.floor(random() * 256));
+    for (const data of [encodeTensor(rows(64, 5), type), noise]) {
+      const theirs = ggml.dequantizeRow(type, data, n);
+      const ours = dequantize(type, data, n);
+      const differing = [];
+      for (let i = 0; i < n && differing.length < 8; i++)
+        if (!Object.is(ours[i], theirs[i]) && !(Number.isNaN(ours[i]) && Number.isNaN(theirs[i]))) differing.push(`[${i}] ${ours[i]} vs ${theirs[i]}`);
+      expect(differing).toEqual([]);
+    }
   });
 
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-llama-quantize-'));
