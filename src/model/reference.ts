@@ -118,19 +118,37 @@ export interface ReferenceOptions {
 export type ActivationRounding = 'q8_0' | 'q8_k';
 
 /**
- * out = x rounded as llama.cpp quantizes activations: per group of 32 (q8_0) or 256 (q8_k) inputs,
- * d = max|x|/127 (q8_0: d rounded to f16, as it stores it), q = ggml's nearest_int(x/d), out = q·d. A zero group
- * stays zero. `out` may be `x`; x.length must be a multiple of the group.
+ * out = x rounded as llama.cpp's CPU backend quantizes activations, bit for bit (checked against its
+ * library: test/unit/oracle/quantize-ggml.test.ts). q8_0, per group of 32 (quantize_row_q8_0, the
+ * x86 AVX build's): q = round-half-even(x · 127/max|x|), out = q · f16(max|x|/127). q8_k, per 256
+ * (quantize_row_q8_K_ref): with m the input of largest magnitude (the first, on ties),
+ * q = min(127, nearest_int(x · (−127/m))), out = q · 1/(−127/m). A zero group stays zero. `out`
+ * may be `x`; x.length must be a multiple of the group.
  */
 export function roundActivations(out: Float32Array, x: Float32Array, rounding: ActivationRounding): void {
   const group = rounding === 'q8_0' ? 32 : 256;
   if (x.length % group !== 0) throw new RangeError(`roundActivations: ${x.length} inputs are not groups of ${group}`);
+  const fr = Math.fround;
   for (let g = 0; g < x.length; g += group) {
     let amax = 0;
-    for (let i = g; i < g + group; i++) amax = Math.max(amax, Math.abs(x[i]));
-    const d = rounding === 'q8_0' ? f16BitsToF32(f32ToF16Bits(amax / 127)) : Math.fround(amax / 127);
-    const inv = d > 0 ? 1 / d : 0;
-    for (let i = g; i < g + group; i++) out[i] = Math.max(-127, Math.min(127, nearestInt(Math.fround(x[i] * inv)))) * d;
+    let max = 0;
+    for (let i = g; i < g + group; i++) {
+      if (Math.abs(x[i]) > amax) {
+        amax = Math.abs(x[i]);
+        max = x[i];
+      }
+    }
+    if (rounding === 'q8_0') {
+      const d = f16BitsToF32(f32ToF16Bits(fr(amax / 127)));
+      const id = amax !== 0 ? fr(127 / amax) : 0;
+      for (let i = g; i < g + group; i++) out[i] = nearestInt(fr(x[i] * id)) * d;
+    } else if (amax === 0) {
+      out.fill(0, g, g + group);
+    } else {
+      const iscale = fr(-127 / max);
+      const d = fr(1 / iscale);
+      for (let i = g; i < g + group; i++) out[i] = Math.min(127, nearestInt(fr(iscale * x[i]))) * d;
+    }
   }
 }
 

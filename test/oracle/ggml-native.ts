@@ -8,7 +8,7 @@
  *
  * Node only, linux-x64 only: elsewhere `nativeQuantizer()` returns why it is not there.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { GGML_BLOCK, GGMLType } from '../../src/model/gguf/types.ts';
@@ -19,6 +19,12 @@ export interface NativeQuantizer {
   quantizeRows(type: GGMLType, x: Float32Array, rows: number): Uint8Array;
   /** `n` values decoded from `type` blocks by ggml's dequantize_row_* (F16/BF16: its *_to_fp32_row). */
   dequantizeRow(type: GGMLType, bytes: Uint8Array, n: number): Float32Array;
+  /**
+   * x as llama.cpp's CPU backend rounds a product's input before it multiplies quantized weights:
+   * its quantize_row_q8_0 (the AVX2 build's) or quantize_row_q8_K, decoded by dequantize_row_*.
+   * Null where this CPU has no AVX2 (that build cannot run here).
+   */
+  roundActivations: ((x: Float32Array, rounding: 'q8_0' | 'q8_k') => Float32Array) | null;
   /**
    * llama-quantize on a whole file: `q`'s llama_ftype, with its mixes unless `pure` (every
    * matrix the ftype's base type, as `llama-quantize --pure`).
@@ -105,7 +111,34 @@ function load(): NativeQuantizer | string {
     return f;
   };
 
+  // The CPU backend's activation quantizers live in its per-ISA builds; the AVX2 one (haswell)
+  // runs on any x86-64 CPU with AVX2, and every AVX build shares its quantize_row_q8_0.
+  const avx2 = existsSync('/proc/cpuinfo') && /^flags\s*:.*\bavx2\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  const cpu = avx2 && existsSync(join(bins, 'libggml-cpu-haswell.so')) ? koffi.load(join(bins, 'libggml-cpu-haswell.so')) : null;
+  const activationQuantizers = cpu
+    ? {
+        q8_0: cpu.func('void quantize_row_q8_0(const float *x, _Out_ uint8_t *y, int64_t k)') as (x: Float32Array, y: Uint8Array, k: number) => void,
+        q8_k: cpu.func('void quantize_row_q8_K(const float *x, _Out_ uint8_t *y, int64_t k)') as (x: Float32Array, y: Uint8Array, k: number) => void,
+      }
+    : null;
+  const dequantizeQ8K = ggml.func('void dequantize_row_q8_K(const uint8_t *x, _Out_ float *y, int64_t k)') as (
+    x: Uint8Array,
+    y: Float32Array,
+    k: number,
+  ) => void;
+
   return {
+    roundActivations: activationQuantizers
+      ? (x, rounding) => {
+          // block_q8_0: f16 d + 32 int8 (34 bytes); block_q8_K: f32 d + 256 int8 + 16 int16 sums (292).
+          const blocks = new Uint8Array(rounding === 'q8_0' ? (x.length / 32) * 34 : (x.length / 256) * 292);
+          activationQuantizers[rounding](x, blocks, x.length);
+          const out = new Float32Array(x.length);
+          if (rounding === 'q8_0') dequantizer(GGMLType.Q8_0)(blocks, out, x.length);
+          else dequantizeQ8K(blocks, out, x.length);
+          return out;
+        }
+      : null,
     dequantizeRow(type, bytes, n) {
       const out = new Float32Array(n);
       dequantizer(type)(bytes, out, n);

@@ -20,6 +20,7 @@ import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel } from '../../../src/model/gguf/synthetic.ts';
 import { GGML_BLOCK, GGMLType, ggmlTypeName } from '../../../src/model/gguf/types.ts';
 import { dequantize } from '../../../src/model/quant.ts';
+import { roundActivations } from '../../../src/model/reference.ts';
 import { encodeTensor } from '../../../src/model/quantize.ts';
 import type { Quantization } from '../../../src/model/recipes.ts';
 import { mulberry32 } from '../../../src/random.ts';
@@ -118,6 +119,21 @@ describe.skipIf(missing)(`our encoders and files against llama.cpp's quantizer${
       expect(differing).toEqual([]);
     }
   });
+
+  it.for(['q8_0', 'q8_k'] as const)(
+    "the CPU reference's %s activation rounding is llama.cpp's, bit for bit (its CPU backend's quantizer, decoded)",
+    (rounding, { skip }) => {
+      if (!ggml.roundActivations) return skip('this CPU has no AVX2, which the backend build we call needs');
+      const x = rows(96, 9);
+      const ours = new Float32Array(x.length);
+      roundActivations(ours, x, rounding);
+      const theirs = ggml.roundActivations(x, rounding);
+      const differing = [];
+      for (let i = 0; i < x.length && differing.length < 8; i++)
+        if (!Object.is(ours[i], theirs[i])) differing.push(`[${i}] ${x[i]} → ${ours[i]} vs ${theirs[i]}`);
+      expect(differing).toEqual([]);
+    },
+  );
 
   const dir = mkdtempSync(join(tmpdir(), 'tokenscope-llama-quantize-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
