@@ -50,8 +50,8 @@ export function checkContext(config: ModelConfig, context: number): void {
 
 /**
  * The GPU format a synthetic matrix (GGUF name `label`.weight, rows of `cols`) gets under a
- * quantization, as llama-quantize would give it from an F16 file (recipes.ts): so a preset's
- * bytes are the real file's. Rows that fit no block format stay f16.
+ * quantization, as llama-quantize would give it from an F16 file (recipes.ts; a plain type as
+ * `--pure`): so a preset's bytes are that file's. Rows that fit no block format stay f16.
  */
 export function syntheticFormat(quant: Quantization, label: string, cols: number, config: Pick<ModelConfig, 'nLayers' | 'tiedEmbeddings'>): WeightFormat {
   const type = tensorTypeFor(

@@ -75,7 +75,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the engine on stories260K' : `the eng
         const device = noF16 ? await testGpu(new Set(['shader-f16'])) : ctx;
         const loaded = await load(device, model);
         try {
-          expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f32)`);
+          expect(loaded.info.quantization).toBe(quant === 'f32' ? 'f32' : `mixed (${quant}, f16)`); // the 172-wide ffn_down: F16, as llama-quantize writes rows no block fits
           expect(loaded.info.kv_cache).toBe(device.caps.shaderF16 ? 'f16' : 'f32');
           await generate(loaded.engine, prompt, 1);
           const gpu = await loaded.engine.readLogits(0);
