@@ -25,6 +25,7 @@ import { loadModel } from '../../src/model/load.ts';
 import { openModel, type OpenModel } from '../../src/model/open.ts';
 import { loadReferenceWeights, ReferenceModel, type ActivationRounding } from '../../src/model/reference.ts';
 import type { Quantization } from '../../src/model/recipes.ts';
+import { sharedPrefix } from '../oracle/compare.ts';
 import { tinyModel } from '../oracle/tiny-models.ts';
 import { inBrowser, testGpu } from './context.ts';
 import { HAVE_MODEL, MISSING, readTestFile } from './models.ts';
@@ -112,13 +113,6 @@ describe.skipIf(inBrowser)(`8-bit activations against llama.cpp's arithmetic${in
     },
   );
 });
-
-/** How many leading tokens two greedy runs share. */
-function sharedPrefix(a: readonly number[], b: readonly number[]): number {
-  let n = 0;
-  while (n < a.length && n < b.length && a[n] === b[n]) n++;
-  return n;
-}
 
 /**
  * The issue's last bar: greedy tokens on files llama.cpp's own quantizer made follow llama.cpp at

@@ -27,3 +27,10 @@ export function nmse(a: ArrayLike<number>, b: ArrayLike<number>): number {
   }
   return err / ref;
 }
+
+/** How many leading tokens two greedy runs share. */
+export function sharedPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}

@@ -15,7 +15,7 @@ import { fileSource } from '../../../src/model/gguf/node-source.ts';
 import { openModel } from '../../../src/model/open.ts';
 import { loadReferenceWeights, ReferenceModel } from '../../../src/model/reference.ts';
 import type { Quantization } from '../../../src/model/recipes.ts';
-import { logSoftmax, nmse } from '../../oracle/compare.ts';
+import { logSoftmax, nmse, sharedPrefix } from '../../oracle/compare.ts';
 import { openLlamaCpp } from '../../oracle/llama-cpp.ts';
 import { STORIES_GGUF } from '../model/paths.ts';
 
@@ -53,13 +53,6 @@ async function ours(path: string, ids: number[], steps: number): Promise<{ logPr
   } finally {
     await source.close();
   }
-}
-
-/** How many leading tokens two greedy runs share. */
-function sharedPrefix(a: readonly number[], b: readonly number[]): number {
-  let n = 0;
-  while (n < a.length && n < b.length && a[n] === b[n]) n++;
-  return n;
 }
 
 /** Our engine's reference and llama.cpp on the file `input` quantized to `q`: log-prob NMSE and the greedy tokens both draw. */
