@@ -14,9 +14,9 @@ import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thre
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
 import type { AccuracyResult } from '../measure/accuracy-run.ts';
-import { measureCeilings, measureReadRoof, withReadDrift } from '../measure/ceilings.ts';
+import { measureCeilings, measureReadRoof, readSampler, withReadDrift, type ReadSampler } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
-import { lengthCosts, roofFigures, runLatency } from '../measure/latency.ts';
+import { lengthCosts, roofFigures, runLatency, type LatencySection } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
 import { runLlamaBench } from '../measure/llama-bench-run.ts';
 import { resolveModel, type ResolvedModel } from './model-source.ts';
@@ -29,6 +29,26 @@ import { sideBySide } from './side-by-side.ts';
 import { runWebLLMLatency, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
 
 /** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
+/**
+ * The read sampler a latency sweep times beside its requests (decode_of_read_beside), or why the
+ * sweep runs without one: roofs whose shape this version no longer offers, or no memory left beside
+ * the model for its buffer. Cancellation and a lost device still throw.
+ */
+async function besideSampler(
+  ctx: GpuContext,
+  ceilings: NonNullable<BenchResult['ceilings']>,
+  shapes: BenchJob['probeShapes'],
+  signal?: AbortSignal,
+): Promise<ReadSampler | string> {
+  const without = 'The latency sweep ran without the read measured beside each request (no "of read beside" figures):';
+  try {
+    return (await readSampler(ctx, ceilings, { shapes, signal })) ?? `${without} the roofs' streaming-read shape is not among this version's candidates.`;
+  } catch (e) {
+    if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) throw e;
+    return `${without} ${describeError(e)}`;
+  }
+}
+
 const DRIFT_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 };
 
 /** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */
@@ -189,15 +209,23 @@ async function runOpened(
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
       const settings = { ...sweepSettings(job.latency), chunk: engine.shape.maxRows, profile: job.latency.profile ?? false };
       const end = job.llamaBench ? 0.85 : 1;
-      const sweep = await runLatency(engine, cold, result.ceilings, settings, {
-        signal: hooks.signal,
-        waitUntilVisible: hooks.waitUntilVisible,
-        onProgress: progressSlice(hooks, probeEnd + 0.15, probeEnd + 0.15 + (end - probeEnd - 0.15), 'latency'),
-        onRequest: (partial) => {
-          result.latency = partial;
-          hooks.onPartial?.(result);
-        },
-      });
+      const sampler = await besideSampler(ctx, result.ceilings, job.probeShapes, hooks.signal);
+      if (typeof sampler === 'string') result.notes = [...(result.notes ?? []), sampler];
+      let sweep: LatencySection;
+      try {
+        sweep = await runLatency(engine, cold, result.ceilings, settings, {
+          signal: hooks.signal,
+          waitUntilVisible: hooks.waitUntilVisible,
+          readBeside: typeof sampler === 'string' ? undefined : () => sampler.sample(),
+          onProgress: progressSlice(hooks, probeEnd + 0.15, probeEnd + 0.15 + (end - probeEnd - 0.15), 'latency'),
+          onRequest: (partial) => {
+            result.latency = partial;
+            hooks.onPartial?.(result);
+          },
+        });
+      } finally {
+        if (typeof sampler !== 'string') sampler.destroy();
+      }
       result.latency = sweep;
       // The read roof again after the model phases: every "% of roof" above divides by the first
       // reading, so a device that throttled or was shared in between must say so, and one that reads

@@ -40,7 +40,7 @@ export interface WebLLMCostModel {
 }
 
 /** The fields of a row only a cost model gives (and the GPU clock, which WebLLM does not expose). */
-type CostKey = Exclude<keyof LatencyRow, keyof TimingRow>;
+type CostKey = Exclude<keyof LatencyRow, keyof TimingRow | 'decode_of_read_beside'>;
 
 /** A row like ours; the cost-derived fields are null without a cost model. */
 export type WebLLMRow = TimingRow & { [K in CostKey]: LatencyRow[K] | null };

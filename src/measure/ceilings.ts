@@ -121,6 +121,70 @@ export async function measureReadRoof(ctx: GpuContext, opts: Omit<CeilingOptions
   }
 }
 
+/** A streaming read kept ready between a sweep's requests: {@link readSampler}. */
+export interface ReadSampler {
+  /** One short block of the read (a warm-up, then the median of three passes), GB/s. */
+  sample(): Promise<number>;
+  destroy(): void;
+}
+
+/** The largest buffer a read sampler keeps beside the model: beyond any GPU's last-level cache, and small beside the weights it shares memory with. */
+export const SAMPLER_MAX_BYTES = 256 * MiB;
+
+/** The sampler's protocol: a pass to evict the model's data, then three timed passes (their median). */
+const SAMPLER_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 3, minDurationMs: 0 };
+
+/**
+ * The read roof's own kernel (the shape `roof` names, found again among streamReadShapes'
+ * candidates) over its own buffer of up to SAMPLER_MAX_BYTES, ready to be timed between requests: a
+ * sweep divides each request's decode bandwidth by the read measured beside it, so load that slows
+ * both alike cancels (latency-summary's decode_of_read_beside). Null where the roof's shape is not
+ * among today's candidates (roofs cached by another version). Verified as the roof is, once.
+ */
+export async function readSampler(
+  ctx: GpuContext,
+  roof: Pick<Ceilings, 'working_set_bytes' | 'measurements'>,
+  opts: { shapes?: Partial<ProbeShapes>; signal?: AbortSignal } = {},
+): Promise<ReadSampler | null> {
+  const shapes = { ...probeShapes(ctx.caps), ...opts.shapes };
+  const index = streamReadShapes(shapes, roof.working_set_bytes).findIndex((c) => describeStreamRead(c) === roof.measurements.read_bandwidth_gbps.shape);
+  if (index < 0) return null;
+  const bytes = Math.min(roof.working_set_bytes, SAMPLER_MAX_BYTES);
+  const shape = streamReadShapes(shapes, bytes)[index];
+  const seed = 0x5eed;
+  const src = storageBuffer(ctx.device, 'sampler.src', bytes);
+  const partials = storageBuffer(ctx.device, 'sampler.partials', streamReadPartials(ctx, shape) * 4);
+  const timer = GpuTimer.create(ctx.device, 8);
+  const made: Dispatch[] = [];
+  const destroy = () => {
+    releaseDispatches(made);
+    src.destroy();
+    partials.destroy();
+    timer?.destroy();
+  };
+  try {
+    const run = new Runner(ctx, timer, SAMPLER_PROTOCOL, opts.signal);
+    const fill = await fillHash(ctx, src, bytes / 4, seed, 4096);
+    made.push(fill);
+    const read = await streamRead(ctx, src, bytes, partials, shape);
+    made.push(read);
+    await run.once((encoder) => encodeDispatches(encoder, [fill, read]));
+    const got = sumPartials(await readU32(ctx, partials, 0, streamReadPartials(ctx, shape) * 4));
+    if (got !== hashSum(bytes / 4, seed)) throw mismatch('streaming-read', `${describeStreamRead(shape)}: sum ${got} ≠ ${hashSum(bytes / 4, seed)}`);
+    return {
+      sample: async () =>
+        percentile(
+          (await run.repeatDispatches([read])).map((r) => bytes / ((r.gpuMs ?? r.hostMs) / 1e3) / 1e9),
+          50,
+        ),
+      destroy,
+    };
+  } catch (e) {
+    destroy();
+    throw e;
+  }
+}
+
 /** The roofs' checks against each other (roof-checks.ts), from their measurements. */
 function consistencyOf(measurements: Ceilings['measurements'], cpuAdapter: boolean): NonNullable<Ceilings['consistency']> {
   return roofConsistency(

@@ -21,6 +21,11 @@ export interface RequestRecord {
   gpu_decode_ms: number[] | null;
   /** The tab was hidden (or the machine otherwise disturbed) during this request. */
   disturbed: boolean;
+  /**
+   * The streaming read measured beside this request: the mean of the read-roof kernel's blocks timed
+   * just before and just after it, GB/s (decode_of_read_beside). Absent where none was taken.
+   */
+  read_beside_gbps?: number;
 }
 
 /** Work of one phase, from the kernels' cost models. */
@@ -85,6 +90,12 @@ export interface LatencyRow {
   decode_bandwidth_gbps: number | null;
   /** decode tokens/s ÷ ceiling (read roof / bytes per token). */
   decode_efficiency: number | null;
+  /**
+   * Median over requests of (bytes per token ÷ the request's TPOT) ÷ the read measured beside that
+   * request: decode against what the memory system gave at the same moment, the ratio that repeats on
+   * a shared machine. Absent where no request carries read_beside_gbps, null without TPOT.
+   */
+  decode_of_read_beside?: number | null;
   decode_ceiling_tokens_per_s: number;
   gpu_prefill_ms: number | null;
   gpu_decode_ms: number | null;
@@ -184,6 +195,16 @@ function hostOverhead(used: readonly RequestRecord[]): number | null {
   return medianOf(perRequest);
 }
 
+/** decode_of_read_beside of a row's requests (absent where none was paired with a read). */
+function pairedDecode(used: readonly RequestRecord[], bytesPerToken: number): Pick<LatencyRow, 'decode_of_read_beside'> {
+  if (!used.some((r) => r.read_beside_gbps !== undefined)) return {};
+  const ratios = used.flatMap((r) => {
+    const tpot = tpotMs(timingOf(r));
+    return tpot !== undefined && tpot > 0 && r.read_beside_gbps ? [bytesPerToken / (tpot / 1000) / 1e9 / r.read_beside_gbps] : [];
+  });
+  return { decode_of_read_beside: medianOf(ratios) };
+}
+
 /** One length-stratified row from the requests of one prompt length. */
 export function latencyRow(requests: readonly RequestRecord[], costs: LengthCosts, roofs: Roofs): LatencyRow {
   const used = rowRequests(requests);
@@ -202,6 +223,7 @@ export function latencyRow(requests: readonly RequestRecord[], costs: LengthCost
     decode_bytes_per_token: costs.decodeStep.bytes,
     decode_bandwidth_gbps: tpot ? costs.decodeStep.bytes / (tpot.p50 / 1000) / 1e9 : null,
     decode_efficiency: decodeRate !== null ? decodeEfficiency(decodeRate, ceiling) : null,
+    ...pairedDecode(used, costs.decodeStep.bytes),
     decode_ceiling_tokens_per_s: ceiling,
     gpu_prefill_ms: gpuPrefill,
     gpu_decode_ms: gpuDecode,

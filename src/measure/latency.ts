@@ -110,6 +110,11 @@ export interface LatencyHooks {
   onRequest?: (section: LatencyReport) => void;
   /** The page's visibility: resolves at once when visible; true when it had to wait. */
   waitUntilVisible?: () => Promise<boolean>;
+  /**
+   * One block of the streaming read (GB/s), timed before each length's first timed request and after
+   * every timed request: each request's read_beside_gbps is the mean of the blocks on either side.
+   */
+  readBeside?: () => Promise<number>;
 }
 
 /** Seeded random prompt ids in [3, vocab) with BOS first (llama-bench style; ids < 3 are special). */
@@ -281,11 +286,15 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
       const { g } = await run(P, -1 - w, 'phases');
       first ??= g;
     }
+    let readBefore = await hooks.readBeside?.();
     for (let rep = 0; rep < settings.reps; rep++) {
       progress(`prompt ${P} tokens, repetition ${rep + 1}/${settings.reps}`);
       const { g, disturbed } = await run(P, rep, 'phases');
       first ??= g;
-      requests.push(toRecord(g, rep, disturbed));
+      const readAfter = await hooks.readBeside?.();
+      const record = toRecord(g, rep, disturbed);
+      requests.push(readBefore !== undefined && readAfter !== undefined ? { ...record, read_beside_gbps: (readBefore + readAfter) / 2 } : record);
+      readBefore = readAfter;
       hooks.onRequest?.({ requests, rows });
     }
     rows.push(

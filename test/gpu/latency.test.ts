@@ -63,6 +63,26 @@ describe('a latency sweep on a tiny model', () => {
     }
   });
 
+  it('times the read beside the requests: once before each length, once after each timed request; a request gets the mean of its two', async () => {
+    const loaded = await loadModel(ctx, presetChoice('stories260k', 'f32'), { shape: { maxSeq: 64, slots: 1, maxRows: 16 } });
+    try {
+      const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50 };
+      const settings = { prompt_lengths: [4, 12], output_tokens: 3, reps: 2, warmup: 1, cooldown_ms: 0, seed: 1, chunk: 16, profile: false };
+      // Blocks read 1, 2, 3 GB/s … in the order they are taken (warm-ups take none).
+      let blocks = 0;
+      const l = await runLatency(loaded.engine, loaded.cold, roofs, settings, { readBeside: async () => ++blocks });
+      expect(blocks).toBe(6);
+      expect(l.requests.map((r) => [r.prompt_tokens, r.read_beside_gbps])).toEqual([
+        [4, 1.5],
+        [4, 2.5],
+        [12, 4.5],
+        [12, 5.5],
+      ]);
+    } finally {
+      await loaded.engine.destroy();
+    }
+  });
+
   it('yields a schema-valid result: TTFT grows with prompt length, GPU phases within wall time, kernels add up', async () => {
     const result = await runJob(
       ctx,
@@ -91,6 +111,17 @@ describe('a latency sweep on a tiny model', () => {
       for (const w of l.decode_waterfall!) expect(w.launch_ms).toBeCloseTo((l.dispatches_per_step!.decode * c.launch!.dispatch_us) / 1000, 9);
     }
     expect(l.requests).toHaveLength(6);
+    // The read timed beside each request (the roof's kernel, verified on this device), and each row's
+    // decode against it: the median of the requests' own ratios.
+    expect(checked.notes ?? []).toEqual([]);
+    for (const r of l.requests) expect(r.read_beside_gbps!).toBeGreaterThan(0);
+    for (const row of l.rows) {
+      const ratios = l.requests
+        .filter((r) => r.prompt_tokens === row.prompt_tokens)
+        .map((r) => row.decode_bytes_per_token / ((r.token_ms[5] - r.token_ms[0]) / 5 / 1000) / 1e9 / r.read_beside_gbps!)
+        .sort((a, b) => a - b);
+      expect(row.decode_of_read_beside!).toBeCloseTo(ratios[1], 9);
+    }
     // 96 tokens of prefill are 24× the work of 4: the median TTFT must grow.
     expect(l.rows[1].ttft.p50).toBeGreaterThan(l.rows[0].ttft.p50);
     expect(l.rows[1].prefill_flops).toBeGreaterThan(20 * l.rows[0].prefill_flops);

@@ -59,6 +59,9 @@ export const requestShape = {
   gpu_prefill_ms: nullable(ms()),
   gpu_decode_ms: nullable(array(ms(), MAX_TOKENS)),
   disturbed: bool().describe('The tab was hidden (or the machine otherwise disturbed) during this request.'),
+  read_beside_gbps: optional(gbps()).describe(
+    "The streaming read measured beside this request: the mean of the read-roof kernel's blocks timed just before and just after it, GB/s.",
+  ),
 };
 
 /** vLLM's latency aggregates, mean_ttft_ms … p99_e2el_ms. */
@@ -159,7 +162,16 @@ export const latencySchema = object({
     }),
   ),
   requests: array(object(requestShape), MAX_REQUESTS),
-  rows: array(object({ ...timingRowShape, ...costRowShape }), MAX_ROWS),
+  rows: array(
+    object({
+      ...timingRowShape,
+      ...costRowShape,
+      decode_of_read_beside: optional(nullable(ratio())).describe(
+        "Median over requests of (bytes per token ÷ the request's TPOT) ÷ the streaming read measured beside that request: decode against what the memory system gave at the same moment.",
+      ),
+    }),
+    MAX_ROWS,
+  ),
   depth_curve: optional(
     array(
       object({
@@ -313,6 +325,7 @@ const CSV_COLUMNS: readonly [string, (r: LatencyRow) => Cell][] = [
   ['decode_bytes_per_token', (r) => r.decode_bytes_per_token],
   ['decode_bandwidth_gbps', (r) => r.decode_bandwidth_gbps],
   ['decode_efficiency', (r) => r.decode_efficiency],
+  ['decode_of_read_beside', (r) => r.decode_of_read_beside ?? null],
   ['gpu_prefill_ms', (r) => r.gpu_prefill_ms],
   ['gpu_decode_ms', (r) => r.gpu_decode_ms],
   ['host_overhead_ms', (r) => r.host_overhead_ms],
@@ -371,6 +384,11 @@ function formatLatency(l: LatencyReport): string {
     'TTFT = first token − request start; TPOT = (E2EL − TTFT)/(N_out − 1) (vLLM, MLPerf); ms. p99 of fewer than 20 samples is close to the maximum.',
     'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
   ];
+  const paired = l.rows.filter((r) => r.decode_of_read_beside != null);
+  if (paired.length)
+    out.push(
+      `Decode of the read beside it (the streaming read timed just before and after each request; the median of bytes/TPOT ÷ that read over requests — load that slows both cancels, so this ratio repeats on a shared machine): ${paired.map((r) => `prompt ${r.prompt_tokens} ${pctOrDash(r.decode_of_read_beside)}`).join(', ')}.`,
+    );
   if (l.dispatches_per_step)
     out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
   if (l.cold_start)

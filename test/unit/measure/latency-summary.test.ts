@@ -45,6 +45,27 @@ describe('host time per decode token', () => {
   });
 });
 
+describe('decode of the read beside it', () => {
+  it('divides each request by its own read and takes the median, so a request slowed with its read keeps its ratio', () => {
+    // 1e8 bytes a step. Request 0: TPOT 10 ms = 10 GB/s beside a 20 GB/s read (0.5); request 1 ran
+    // under load, TPOT 20 ms = 5 GB/s beside a read that fell to 10 GB/s (0.5 again); request 2
+    // TPOT 12.5 ms = 8 GB/s beside 20 GB/s (0.4). Against the fixed 10 GB/s roof they read 1.0,
+    // 0.5 and 0.8.
+    const calm = { ...request(0, [100, 110, 120], [9, 9]), read_beside_gbps: 20 };
+    const loaded = { ...request(1, [100, 120, 140], [19, 19]), read_beside_gbps: 10 };
+    const third = { ...request(2, [100, 112.5, 125], [12, 12]), read_beside_gbps: 20 };
+    const row = latencyRow([calm, loaded, third], costs, roofs);
+    expect(row.decode_of_read_beside).toBeCloseTo(0.5, 12);
+    expect(row.decode_efficiency).toBeCloseTo(0.8, 12);
+  });
+
+  it('is absent where no request was paired with a read, null where none decoded', () => {
+    expect('decode_of_read_beside' in latencyRow([request(0, [100, 110, 120], [9, 9])], costs, roofs)).toBe(false);
+    const single = { ...request(0, [100], []), read_beside_gbps: 20 };
+    expect(latencyRow([single], costs, roofs).decode_of_read_beside).toBeNull();
+  });
+});
+
 describe('share of the prefill GEMM roof', () => {
   // 1e9 FLOPs in 10 ms of GPU prefill (gpu_prefill_ms is half the first token's 20 ms): 100 GFLOP/s.
   const row = (q8: number | null | undefined) =>

@@ -17,7 +17,7 @@ function withRows(name: string, rows: Partial<LatencyRow>[]): BenchResult {
 const HEADER =
   'model,prompt_tokens,output_tokens,n,mean_ttft_ms,median_ttft_ms,p90_ttft_ms,p95_ttft_ms,p99_ttft_ms,' +
   'mean_tpot_ms,median_tpot_ms,p90_tpot_ms,p95_tpot_ms,p99_tpot_ms,prefill_tokens_per_s,decode_tokens_per_s,' +
-  'decode_bytes_per_token,decode_bandwidth_gbps,decode_efficiency,gpu_prefill_ms,gpu_decode_ms,host_overhead_ms\r\n';
+  'decode_bytes_per_token,decode_bandwidth_gbps,decode_efficiency,decode_of_read_beside,gpu_prefill_ms,gpu_decode_ms,host_overhead_ms\r\n';
 
 describe('rowsToCsv', () => {
   it('writes one line per prompt length, empty cells for what was not measured', () => {
@@ -33,6 +33,7 @@ describe('rowsToCsv', () => {
         decode_bytes_per_token: 700000000,
         decode_bandwidth_gbps: 350,
         decode_efficiency: 0.85,
+        decode_of_read_beside: 0.8125,
         gpu_prefill_ms: 9.5,
         gpu_decode_ms: 1.75,
         host_overhead_ms: -0.125,
@@ -55,8 +56,8 @@ describe('rowsToCsv', () => {
     ]);
     expect(rowsToCsv(r)).toBe(
       HEADER +
-        'Llama-3.2-1B,16,64,5,10.5,10,11,11.5,12,2.25,2,2.5,2.75,3,1600,500,700000000,350,0.85,9.5,1.75,-0.125\r\n' +
-        'Llama-3.2-1B,1024,1,3,300,299,310,320,330.0625,,,,,,3424.749163879599,,733554432,,,,,\r\n',
+        'Llama-3.2-1B,16,64,5,10.5,10,11,11.5,12,2.25,2,2.5,2.75,3,1600,500,700000000,350,0.85,0.8125,9.5,1.75,-0.125\r\n' +
+        'Llama-3.2-1B,1024,1,3,300,299,310,320,330.0625,,,,,,3424.749163879599,,733554432,,,,,,\r\n',
     );
   });
 
