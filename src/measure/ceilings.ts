@@ -123,7 +123,7 @@ export async function measureReadRoof(ctx: GpuContext, opts: Omit<CeilingOptions
 
 /** A streaming read kept ready between a sweep's requests: {@link readSampler}. */
 export interface ReadSampler {
-  /** One short block of the read (a warm-up, then the median of three passes), GB/s. */
+  /** One block of the read (a warm-up, then the median of the passes of SAMPLER_PROTOCOL), GB/s. */
   sample(): Promise<number>;
   destroy(): void;
 }
@@ -131,8 +131,12 @@ export interface ReadSampler {
 /** The largest buffer a read sampler keeps beside the model: beyond any GPU's last-level cache, and small beside the weights it shares memory with. */
 export const SAMPLER_MAX_BYTES = 256 * MiB;
 
-/** The sampler's protocol: a pass to evict the model's data, then three timed passes (their median). */
-const SAMPLER_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 3, minDurationMs: 0 };
+/**
+ * The sampler's protocol: a pass to evict the model's data, then timed passes for at least 200 ms
+ * (3–50 of them; their median). Three passes of 14 ms on lavapipe, whose passes span 2×, moved a
+ * row's ratio by up to ±8% between runs.
+ */
+const SAMPLER_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 50, minDurationMs: 200 };
 
 /**
  * The read roof's own kernel (the shape `roof` names, found again among streamReadShapes'

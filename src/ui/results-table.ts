@@ -29,6 +29,7 @@ export class ResultsTable extends LitElement {
   override render() {
     const rows = [...this.rows].sort((a, b) => a.prompt_tokens - b.prompt_tokens);
     const anyFew = rows.some((r) => isP99FromFewSamples(r.n));
+    const paired = rows.some((r) => r.decode_of_read_beside !== undefined);
     return html`<p class="scroll-hint" aria-hidden="true">Scroll the table sideways for more columns →</p>
       <div class="scroll" tabindex="0" role="region" aria-label="Latency by prompt length (scrolls sideways)">
         <table>
@@ -48,6 +49,7 @@ export class ResultsTable extends LitElement {
               <th scope="col" class="num">Decode tok/s</th>
               <th scope="col" class="num">Decode GB/s</th>
               <th scope="col" class="num">Of ceiling</th>
+              ${paired ? html`<th scope="col" class="num">Of read beside</th>` : ''}
             </tr>
           </thead>
           <tbody>
@@ -65,6 +67,7 @@ export class ResultsTable extends LitElement {
                   <td class="num">${num(r.decode_tokens_per_s)}</td>
                   <td class="num">${num(r.decode_bandwidth_gbps)}</td>
                   <td class="num">${pct(r.decode_efficiency)}</td>
+                  ${paired ? html`<td class="num">${pct(r.decode_of_read_beside)}</td>` : ''}
                 </tr>`,
             )}
           </tbody>
@@ -88,6 +91,16 @@ export class ResultsTable extends LitElement {
         <dd>bytes one decode step must read (weights + scales + KV cache + activations, from the kernels’ cost models) / median TPOT. GB = 10⁹ bytes.</dd>
         <dt>Of ceiling</dt>
         <dd>decode tok/s ÷ ceiling, ceiling = measured streaming-read bandwidth / bytes per token.</dd>
+        ${
+          paired
+            ? html`<dt>Of read beside</dt>
+                <dd>
+                  the median over requests of (bytes per token / the request’s TPOT) ÷ the streaming read timed just before and after that request. Load from
+                  other programs that slows both alike cancels here, so this share moves less between runs on a busy machine; “of ceiling” divides by the
+                  device’s best.
+                </dd>`
+            : ''
+        }
       </dl>`;
   }
 }

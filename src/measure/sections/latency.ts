@@ -387,7 +387,7 @@ function formatLatency(l: LatencyReport): string {
   const paired = l.rows.filter((r) => r.decode_of_read_beside != null);
   if (paired.length)
     out.push(
-      `Decode of the read beside it (the streaming read timed just before and after each request; the median of bytes/TPOT ÷ that read over requests — load that slows both cancels, so this ratio repeats on a shared machine): ${paired.map((r) => `prompt ${r.prompt_tokens} ${pctOrDash(r.decode_of_read_beside)}`).join(', ')}.`,
+      `Decode of the read beside it (the streaming read timed just before and after each request; the median over requests of bytes/TPOT ÷ that read — load that slows both alike cancels in it): ${paired.map((r) => `prompt ${r.prompt_tokens} ${pctOrDash(r.decode_of_read_beside)}`).join(', ')}.`,
     );
   if (l.dispatches_per_step)
     out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);
