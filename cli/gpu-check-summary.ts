@@ -6,10 +6,11 @@ import { computeRoof, type Ceilings } from '../src/measure/schema.ts';
 const gflops = (x: number) => (x >= 100 ? x.toFixed(0) : x.toPrecision(3));
 
 /**
- * Decode from the sweep's shortest prompt (tokens/s and its fraction of the read-roof ceiling, and
- * with the launch roof the launch floor's share of its TPOT, then the rest of the decode waterfall:
- * the bytes at the read roof, the kernels' own inefficiency and the host); prefill from its longest (tokens/s and
- * achieved GFLOP/s over the compute roof the report uses: computeRoof, the faster FMA peak).
+ * Decode from the sweep's shortest prompt (tokens/s, its fraction of the read-roof ceiling and, where
+ * measured, of the read timed beside its requests; with the launch roof the launch floor's share of
+ * its TPOT, then the rest of the decode waterfall: the bytes at the read roof, the kernels' own
+ * inefficiency and the host); prefill from its longest (tokens/s and achieved GFLOP/s over the
+ * compute roof the report uses: computeRoof, the faster FMA peak).
  */
 export function summaryLine(
   name: string,
@@ -23,7 +24,9 @@ export function summaryLine(
   const decode =
     decodeRow.decode_efficiency === null
       ? 'decode n/a'
-      : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s)`;
+      : `decode ${decodeRow.decode_tokens_per_s!.toFixed(1)} tok/s = ${decodeRow.decode_efficiency.toPrecision(3)} of the read roof (ceiling ${decodeRow.decode_ceiling_tokens_per_s.toFixed(0)} tok/s${
+          decodeRow.decode_of_read_beside != null ? `; ${decodeRow.decode_of_read_beside.toPrecision(3)} of the read timed beside it` : ''
+        })`;
   const launch =
     ceilings.launch && latency.dispatches_per_step && decodeRow.tpot
       ? `; launch floor ${latency.dispatches_per_step.decode} dispatches × ${ceilings.launch.dispatch_us.toPrecision(3)} µs = ${((latency.dispatches_per_step.decode * ceilings.launch.dispatch_us) / 1000 / decodeRow.tpot.p50).toFixed(3)} of TPOT`

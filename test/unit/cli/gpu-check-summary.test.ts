@@ -31,6 +31,13 @@ describe('the GPU check summary line', () => {
     );
   });
 
+  it('adds decode against the read timed beside its requests where the sweep measured it', () => {
+    const paired = [rows[0], row({ ...rows[1], decode_of_read_beside: 0.8 })];
+    expect(summaryLine('m', { rows: paired }, { f16_gflops: null, f32_gflops: 2000 })).toContain(
+      'decode 150.0 tok/s = 0.750 of the read roof (ceiling 200 tok/s; 0.800 of the read timed beside it); prefill',
+    );
+  });
+
   it('states the launch floor’s share of the decode TPOT where the launch roof and the dispatch count are known', () => {
     const withTpot = [rows[0], row({ ...rows[1], tpot: { p50: 1.0 } as LatencyRow['tpot'] })];
     const launch = { dispatch_us: 4, pass_us: 6, roundtrip_us: 50 } as never;
