@@ -28,7 +28,6 @@ import { checkPresetFits, llamaBenchSettings, runContext, type BenchJob, type Jo
 import { sideBySide } from './side-by-side.ts';
 import { runWebLLMLatency, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
 
-/** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
 /**
  * The read sampler a latency sweep times beside its requests (decode_of_read_beside), or why the
  * sweep runs without one: roofs whose shape this version no longer offers, or no memory left beside
@@ -49,6 +48,7 @@ async function besideSampler(
   }
 }
 
+/** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
 const DRIFT_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 };
 
 /** The job's model opened and its header, prompt and context checked; nothing is measured or allocated yet. */

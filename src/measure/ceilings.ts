@@ -143,7 +143,8 @@ const SAMPLER_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 50, m
  * candidates) over its own buffer of up to SAMPLER_MAX_BYTES, ready to be timed between requests: a
  * sweep divides each request's decode bandwidth by the read measured beside it, so load that slows
  * both alike cancels (latency-summary's decode_of_read_beside). Null where the roof's shape is not
- * among today's candidates (roofs cached by another version). Verified as the roof is, once.
+ * among today's candidates (roofs cached by another version). Verified as the roof is, once; a
+ * buffer the device cannot allocate beside the model throws (withErrorScopes), its parts released.
  */
 export async function readSampler(
   ctx: GpuContext,
@@ -151,38 +152,52 @@ export async function readSampler(
   opts: { shapes?: Partial<ProbeShapes>; signal?: AbortSignal } = {},
 ): Promise<ReadSampler | null> {
   const shapes = { ...probeShapes(ctx.caps), ...opts.shapes };
-  const index = streamReadShapes(shapes, roof.working_set_bytes).findIndex((c) => describeStreamRead(c) === roof.measurements.read_bandwidth_gbps.shape);
-  if (index < 0) return null;
+  const roofShape = streamReadShapes(shapes, roof.working_set_bytes).find((c) => describeStreamRead(c) === roof.measurements.read_bandwidth_gbps.shape);
   const bytes = Math.min(roof.working_set_bytes, SAMPLER_MAX_BYTES);
-  const shape = streamReadShapes(shapes, bytes)[index];
+  // The same kernel over fewer bytes: a tile grid has as many workgroups as the buffer has tiles.
+  const shape = roofShape
+    ? streamReadShapes(shapes, bytes).find(
+        (c) =>
+          c.layout === roofShape.layout &&
+          c.load === roofShape.load &&
+          c.run === roofShape.run &&
+          c.reduce === roofShape.reduce &&
+          (c.layout === 'tiles' || c.workgroups === roofShape.workgroups),
+      )
+    : undefined;
+  if (!shape) return null;
   const seed = 0x5eed;
-  const src = storageBuffer(ctx.device, 'sampler.src', bytes);
-  const partials = storageBuffer(ctx.device, 'sampler.partials', streamReadPartials(ctx, shape) * 4);
-  const timer = GpuTimer.create(ctx.device, 8);
   const made: Dispatch[] = [];
+  const buffers: GPUBuffer[] = [];
+  const timer = GpuTimer.create(ctx.device, 8);
   const destroy = () => {
     releaseDispatches(made);
-    src.destroy();
-    partials.destroy();
+    for (const b of buffers) b.destroy();
     timer?.destroy();
   };
   try {
-    const run = new Runner(ctx, timer, SAMPLER_PROTOCOL, opts.signal);
-    const fill = await fillHash(ctx, src, bytes / 4, seed, 4096);
-    made.push(fill);
-    const read = await streamRead(ctx, src, bytes, partials, shape);
-    made.push(read);
-    await run.once((encoder) => encodeDispatches(encoder, [fill, read]));
-    const got = sumPartials(await readU32(ctx, partials, 0, streamReadPartials(ctx, shape) * 4));
-    if (got !== hashSum(bytes / 4, seed)) throw mismatch('streaming-read', `${describeStreamRead(shape)}: sum ${got} ≠ ${hashSum(bytes / 4, seed)}`);
-    return {
-      sample: async () =>
-        percentile(
-          (await run.repeatDispatches([read])).map((r) => bytes / ((r.gpuMs ?? r.hostMs) / 1e3) / 1e9),
+    return await withErrorScopes(ctx.device, 'Preparing the read timed beside the requests', async () => {
+      const src = storageBuffer(ctx.device, 'sampler.src', bytes);
+      const partials = storageBuffer(ctx.device, 'sampler.partials', streamReadPartials(ctx, shape) * 4);
+      buffers.push(src, partials);
+      const run = new Runner(ctx, timer, SAMPLER_PROTOCOL, opts.signal);
+      const fill = await fillHash(ctx, src, bytes / 4, seed, 4096);
+      made.push(fill);
+      const read = await streamRead(ctx, src, bytes, partials, shape);
+      made.push(read);
+      await run.once((encoder) => encodeDispatches(encoder, [fill, read]));
+      const got = sumPartials(await readU32(ctx, partials, 0, streamReadPartials(ctx, shape) * 4));
+      const expected = hashSum(bytes / 4, seed);
+      if (got !== expected) throw mismatch('streaming-read', `${describeStreamRead(shape)}: sum ${got} ≠ ${expected}`);
+      const sample = async () => {
+        const reps = await run.repeatDispatches([read]);
+        return percentile(
+          reps.map((r) => bytes / ((r.gpuMs ?? r.hostMs) / 1e3) / 1e9),
           50,
-        ),
-      destroy,
-    };
+        );
+      };
+      return { sample, destroy };
+    });
   } catch (e) {
     destroy();
     throw e;
