@@ -292,6 +292,13 @@ const ROW_METRICS: readonly Metric<LatencyRow>[] = [
   { key: 'prefill_tokens_per_s', metric: 'prefill throughput', unit: 'tok/s', direction: 'higher-is-better', value: (r) => r.prefill_tokens_per_s },
   { key: 'decode_tokens_per_s', metric: 'decode throughput', unit: 'tok/s', direction: 'higher-is-better', value: (r) => r.decode_tokens_per_s },
   { key: 'decode_efficiency', metric: 'decode efficiency', unit: 'of ceiling', direction: 'higher-is-better', value: (r) => r.decode_efficiency },
+  {
+    key: 'decode_of_read_beside',
+    metric: 'decode of the read beside it',
+    unit: 'of read beside',
+    direction: 'higher-is-better',
+    value: (r) => r.decode_of_read_beside ?? undefined,
+  },
 ];
 
 /** The rows at each prompt length both sweeps measured, in a's order. */

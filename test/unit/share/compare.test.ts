@@ -24,7 +24,15 @@ describe('compareResults', () => {
   const a = result(
     { read_bandwidth_gbps: 400, copy_bandwidth_gbps: 300, copy_buffer_to_buffer_gbps: 350, f32_gflops: 2000, matmul_f32_gflops: 1000, f16_gflops: 4000 },
     [
-      { prompt_tokens: 128, ttft: summary(100, 150), tpot: summary(20, 25), prefill_tokens_per_s: 1280, decode_tokens_per_s: 50, decode_efficiency: 0.5 },
+      {
+        prompt_tokens: 128,
+        ttft: summary(100, 150),
+        tpot: summary(20, 25),
+        prefill_tokens_per_s: 1280,
+        decode_tokens_per_s: 50,
+        decode_efficiency: 0.5,
+        decode_of_read_beside: 0.5,
+      },
       { prompt_tokens: 512, ttft: summary(300, 400), tpot: summary(22, 30), prefill_tokens_per_s: 1706.25, decode_tokens_per_s: 45, decode_efficiency: 0.4 },
       { prompt_tokens: 2048, ttft: summary(900, 1000), tpot: summary(25, 30), prefill_tokens_per_s: 2275, decode_tokens_per_s: 40, decode_efficiency: 0.3 },
     ],
@@ -34,7 +42,15 @@ describe('compareResults', () => {
     { read_bandwidth_gbps: 500, copy_bandwidth_gbps: 240, copy_buffer_to_buffer_gbps: 350, f32_gflops: 2010, matmul_f32_gflops: 1000, f16_gflops: null },
     [
       { prompt_tokens: 512, ttft: summary(240, 600), tpot: null, prefill_tokens_per_s: 2133, decode_tokens_per_s: null, decode_efficiency: null },
-      { prompt_tokens: 128, ttft: summary(80, 150), tpot: summary(25, 20), prefill_tokens_per_s: 1600, decode_tokens_per_s: 40, decode_efficiency: 0.625 },
+      {
+        prompt_tokens: 128,
+        ttft: summary(80, 150),
+        tpot: summary(25, 20),
+        prefill_tokens_per_s: 1600,
+        decode_tokens_per_s: 40,
+        decode_efficiency: 0.625,
+        decode_of_read_beside: 0.55,
+      },
     ],
     { request_throughput: 3, median_ttft_ms: 0, p99_ttft_ms: 5 },
   );
@@ -53,6 +69,7 @@ describe('compareResults', () => {
     ['prefill_tokens_per_s', 128, 1280, 1600, 1.25, 'b'],
     ['decode_tokens_per_s', 128, 50, 40, 0.8, 'a'],
     ['decode_efficiency', 128, 0.5, 0.625, 1.25, 'b'],
+    ['decode_of_read_beside', 128, 0.5, 0.55, 1.1, 'b'],
     ['median_ttft_ms', 512, 300, 240, 0.8, 'b'],
     ['p99_ttft_ms', 512, 400, 600, 1.5, 'a'],
     ['request_throughput', null, 2, 3, 1.5, 'b'],
@@ -82,7 +99,9 @@ describe('compareResults', () => {
     expect(rows.filter((r) => r.prompt_tokens === 2048)).toEqual([]);
     expect(pick(rows, 'median_tpot_ms', 512)).toBeUndefined();
     expect(pick(rows, 'output_throughput')).toBeUndefined();
-    expect(rows.filter((r) => r.section === 'latency').map((r) => r.prompt_tokens)).toEqual([128, 128, 128, 128, 128, 128, 128, 512, 512, 512]);
+    // decode_of_read_beside: at 128 only (the 512 rows carry none).
+    expect(rows.filter((r) => r.section === 'latency').map((r) => r.prompt_tokens)).toEqual([128, 128, 128, 128, 128, 128, 128, 128, 512, 512, 512]);
+    expect(pick(rows, 'decode_of_read_beside', 512)).toBeUndefined();
   });
 
   it('a result against itself is the same everywhere', () => {
