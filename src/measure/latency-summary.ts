@@ -23,7 +23,8 @@ export interface RequestRecord {
   disturbed: boolean;
   /**
    * The streaming read measured beside this request: the mean of the read-roof kernel's blocks timed
-   * just before and just after it, GB/s (decode_of_read_beside). Absent where none was taken.
+   * just before and just after it, GB/s to four significant figures (decode_of_read_beside). Absent
+   * where none was taken.
    */
   read_beside_gbps?: number;
 }

@@ -293,7 +293,9 @@ export async function runLatency(engine: Engine, cold: ColdStart, roofs: Roofs, 
       first ??= g;
       const readAfter = await hooks.readBeside?.();
       const record = toRecord(g, rep, disturbed);
-      requests.push(readBefore !== undefined && readAfter !== undefined ? { ...record, read_beside_gbps: (readBefore + readAfter) / 2 } : record);
+      // Four significant figures: a block's median moves more than that between blocks, and a link carries every request.
+      const beside = readBefore !== undefined && readAfter !== undefined ? Number(((readBefore + readAfter) / 2).toPrecision(4)) : undefined;
+      requests.push(beside !== undefined ? { ...record, read_beside_gbps: beside } : record);
       readBefore = readAfter;
       hooks.onRequest?.({ requests, rows });
     }

@@ -60,7 +60,7 @@ export const requestShape = {
   gpu_decode_ms: nullable(array(ms(), MAX_TOKENS)),
   disturbed: bool().describe('The tab was hidden (or the machine otherwise disturbed) during this request.'),
   read_beside_gbps: optional(gbps()).describe(
-    "The streaming read measured beside this request: the mean of the read-roof kernel's blocks timed just before and just after it, GB/s.",
+    "The streaming read measured beside this request: the mean of the read-roof kernel's blocks timed just before and just after it, GB/s to four significant figures.",
   ),
 };
 
