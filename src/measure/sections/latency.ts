@@ -392,9 +392,10 @@ function formatLatency(l: LatencyReport): string {
     'decode GB/s = bytes a decode step must read (weights + scales + KV cache + activations, from the kernels\' cost models) / TPOT; "of read roof" = that / streaming-read bandwidth.',
   ];
   const paired = l.rows.filter((r) => r.decode_of_read_beside != null);
+  const reads = l.requests.flatMap((r) => (r.read_beside_gbps !== undefined ? [r.read_beside_gbps] : []));
   if (paired.length)
     out.push(
-      `Decode of the read beside it (the streaming read timed just before and after each request; the median over requests of bytes/TPOT ÷ that read — load that slows both alike cancels in it): ${paired.map((r) => `prompt ${r.prompt_tokens} ${pctOrDash(r.decode_of_read_beside)}`).join(', ')}.`,
+      `Decode of the read beside it (the streaming read timed just before and after each request; the median over requests of bytes/TPOT ÷ that read — load that slows both alike cancels in it): ${paired.map((r) => `prompt ${r.prompt_tokens} ${pctOrDash(r.decode_of_read_beside)}`).join(', ')}; the reads beside the requests ranged ${Math.min(...reads).toPrecision(3)}–${Math.max(...reads).toPrecision(3)} GB/s.`,
     );
   if (l.dispatches_per_step)
     out.push(`Dispatches per step (from the recorded programs): prefill ${l.dispatches_per_step.prefill}, decode ${l.dispatches_per_step.decode}.`);

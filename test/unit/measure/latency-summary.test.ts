@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { latencyRow, rooflineOf, type LengthCosts, type RequestRecord } from '../../../src/measure/latency-summary.ts';
 import { verdict } from '../../../src/measure/roofline.ts';
+import { formatSection } from '../../../src/jobs/report.ts';
+import { latencyOf, smallResult } from '../share/fixtures.ts';
 
 const costs: LengthCosts = { prefill: { flops: 1e9, bytes: 1e8 }, decodeStep: { flops: 2e8, bytes: 1e8 } };
 const roofs = { read_bandwidth_gbps: 10, f32_gflops: 100, matmul_f32_gflops: 50 };
@@ -90,5 +92,20 @@ describe('the compute roof of the verdicts', () => {
     const v = verdict({ flops: 1.5e9, bytes: 1e6, ms: 10 }, rooflineOf({ ...roofs, f16_gflops: 200 }));
     expect(v.computeShare).toBeCloseTo(0.75, 9);
     expect(v.bound).toBe('compute-bound');
+  });
+});
+
+describe('the text report of the read beside the requests', () => {
+  it('prints each row’s share and the range of the reads, and nothing where no read was taken', () => {
+    const r = smallResult();
+    const l = latencyOf(r);
+    expect(formatSection(r, 'latency')).not.toContain('Decode of the read beside it');
+    const reads = [8.5, 4.25, 9.75];
+    r.latency = {
+      ...l,
+      requests: l.requests.map((q, i) => ({ ...q, read_beside_gbps: reads[i] })),
+      rows: l.rows.map((row) => ({ ...row, decode_of_read_beside: 0.3125 })),
+    };
+    expect(formatSection(r, 'latency')).toContain('prompt 16 31.3%; the reads beside the requests ranged 4.25–9.75 GB/s.');
   });
 });
