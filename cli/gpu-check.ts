@@ -13,7 +13,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { measureCeilings } from '../src/measure/ceilings.ts';
+import { measureCeilings, readSampler } from '../src/measure/ceilings.ts';
 import { describeEnvironment } from '../src/measure/environment.ts';
 import { runLatency, type LatencySection } from '../src/measure/latency.ts';
 import { summaryLine } from './gpu-check-summary.ts';
@@ -114,21 +114,33 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
   const result = newResult(describeEnvironment(ctx));
   result.ceilings = ceilings;
   const loaded = await loadModel(ctx, choice, { shape: { maxSeq, slots: 1, maxRows: Math.min(512, maxSeq) }, autotune: { cache: tuneCache } });
+  // The read roof's kernel timed beside each request, as runJob's sweeps do (decode_of_read_beside).
+  const sampler = await readSampler(ctx, ceilings).catch((e: unknown) => {
+    log(`  (no read beside the requests: ${describeError(e)})`);
+    return null;
+  });
   try {
     result.model = loaded.info;
     result.cold_start = loaded.cold;
     result.kernel_shapes = loaded.kernelShapes;
-    result.latency = await runLatency(loaded.engine, loaded.cold, ceilings, {
-      prompt_lengths: plan.promptLengths,
-      output_tokens: plan.gen,
-      reps: plan.reps,
-      warmup: 1,
-      cooldown_ms: 0,
-      seed: 42,
-      chunk: Math.min(512, maxSeq),
-      profile,
-    });
+    result.latency = await runLatency(
+      loaded.engine,
+      loaded.cold,
+      ceilings,
+      {
+        prompt_lengths: plan.promptLengths,
+        output_tokens: plan.gen,
+        reps: plan.reps,
+        warmup: 1,
+        cooldown_ms: 0,
+        seed: 42,
+        chunk: Math.min(512, maxSeq),
+        profile,
+      },
+      sampler ? { readBeside: () => sampler.sample() } : {},
+    );
   } finally {
+    sampler?.destroy();
     await loaded.engine.destroy();
   }
   return result;
