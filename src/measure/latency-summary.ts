@@ -93,8 +93,9 @@ export interface LatencyRow {
   decode_efficiency: number | null;
   /**
    * Median over requests of (bytes per token ÷ the request's TPOT) ÷ the read measured beside that
-   * request: decode against what the memory system gave at the same moment, the ratio that repeats on
-   * a shared machine. Absent where no request carries read_beside_gbps, null without TPOT.
+   * request: decode against what the memory system gave at the same moment, so load that slows both
+   * alike cancels (docs/METRICS.md says how far it did on lavapipe). Absent where no request carries
+   * read_beside_gbps, null without TPOT.
    */
   decode_of_read_beside?: number | null;
   decode_ceiling_tokens_per_s: number;
