@@ -129,7 +129,7 @@ export interface ReadSampler {
 }
 
 /** The largest buffer a read sampler keeps beside the model: beyond any GPU's last-level cache, and small beside the weights it shares memory with. */
-export const SAMPLER_MAX_BYTES = 256 * MiB;
+const SAMPLER_MAX_BYTES = 256 * MiB;
 
 /**
  * The sampler's protocol: a pass to evict the model's data, then timed passes for at least 200 ms
