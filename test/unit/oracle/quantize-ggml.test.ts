@@ -39,33 +39,31 @@ const ggml = native as NativeQuantizer;
 function rows(n: number, seed: number): Float32Array {
   const random = mulberry32(seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  /** Value i of row r of character `kind`, from its gaussian draw g (drawn first, then any other draw). */
+  const value = (r: number, kind: number, i: number, g: number, scale: number): number => {
+    if (r === 0) return 0;
+    if (r === 1) return 0.75;
+    switch (kind) {
+      case 0:
+        return g;
+      case 1:
+        return (i % 37 === 5 ? 50 : 1) * g; // an outlier every 37
+      case 2:
+        return (Math.floor(random() * 33) - 16) * 0.5; // exact halves
+      case 3:
+        return random() < 0.8 ? 0 : g; // sparse
+      case 4:
+        return Math.abs(g);
+      case 5:
+        return -Math.abs(g) - scale;
+      default:
+        return g + (i % 32 < 16 ? 3 * scale : 0); // an offset half of every block
+    }
+  };
   const x = new Float32Array(256 * n);
   for (let r = 0; r < n; r++) {
     const scale = 10 ** ((r % 10) - 6);
-    const kind = r % 7;
-    for (let i = 0; i < 256; i++) {
-      const g = gauss() * scale;
-      x[256 * r + i] =
-        r === 0
-          ? 0
-          : r === 1
-            ? 0.75
-            : kind === 0
-              ? g
-              : kind === 1
-                ? (i % 37 === 5 ? 50 : 1) * g
-                : kind === 2
-                  ? (Math.floor(random() * 33) - 16) * 0.5
-                  : kind === 3
-                    ? random() < 0.8
-                      ? 0
-                      : g
-                    : kind === 4
-                      ? Math.abs(g)
-                      : kind === 5
-                        ? -Math.abs(g) - scale
-                        : g + (i % 32 < 16 ? 3 * scale : 0);
-    }
+    for (let i = 0; i < 256; i++) x[256 * r + i] = value(r, r % 7, i, gauss() * scale, scale);
   }
   return x;
 }
