@@ -42,7 +42,7 @@ fn main(@builtin(local_invocation_index) lane: u32,
       for (var t = 0u; t < TOKENS; t++) {
         let raw_x = X[min(t0 + t, last_t) * x_stride + k4];
         if (NORM_INPUT) { sum_sq[t] += dot(raw_x, raw_x); }
-        let x = raw_x * x_gain(k4);
+        let x = product_input(raw_x * x_gain(k4));
         for (var i = 0u; i < ROW_BLOCK; i++) { acc[i * TOKENS + t] += dot(w[i], x); }
       }
     }

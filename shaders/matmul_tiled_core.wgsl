@@ -17,7 +17,7 @@ fn stage_tiles(m0: u32, n0: u32, k0: u32, t: u32, threads: u32) {
     let mm = e / (TILE_K / 4u);
     let k4 = e % (TILE_K / 4u);
     var x = vec4<f32>(0.0);
-    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = X[(m0 + mm) * x_stride + k0 / 4u + k4] * x_gain(k0 / 4u + k4); }
+    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = product_input(X[(m0 + mm) * x_stride + k0 / 4u + k4] * x_gain(k0 / 4u + k4)); }
     put_x(4u * k4, mm, x);
   }
   let chunk_elems = 4u * CHUNK_VECS;

@@ -43,7 +43,7 @@ fn partial_dots(row0: u32, lane: u32, stride: u32) -> array<f32, MAX_PARTIALS> {
       for (var t = 0u; t < TOKENS; t++) {
         let x = X[min(token0 + t, params.tokens - 1u) * x_stride + c * CHUNK_VECS + v];
         if (NORM_INPUT) { acc[ROW_BLOCK * TOKENS + t] += dot(x, x); }
-        xv[t] = x * x_gain(c * CHUNK_VECS + v);
+        xv[t] = product_input(x * x_gain(c * CHUNK_VECS + v));
         if (W_HAS_BIAS) { x_sum[t] += dot(xv[t], vec4<f32>(1.0)); }
       }
       for (var i = 0u; i < ROW_BLOCK; i++) {

@@ -222,18 +222,20 @@ fn main(@builtin(local_invocation_index) lane: u32,
 // ---- shaders/linear_q8dot.wgsl ----
 // Linear layer with 8-bit activations (TOKENS ≤ 8 rows of X per workgroup: decode, and prefill as
 // linear_q8dot_rows.wgsl's grid z over groups of TOKENS rows) for the formats whose blocks of 32
-// weights are integers times a scale, plus a bias (q4_0, q8_0, q4_k): each workgroup first quantizes
-// its rows of X, after the RMSNorm gain, to int8 per 32-element block as llama.cpp quantizes
-// activations (q8_0/q8_1: d_x = max|x|/127, q = round(x/d_x)) into workgroup memory; then a block
+// weights are integers times a scale, plus a bias (q4_0, q8_0, q4_k, q6_k): each workgroup first
+// quantizes its rows of X, after the RMSNorm gain, to int8 as llama.cpp quantizes activations for
+// those weights (q = round(x · 127/max|x|): Q8_0's scale per 32 inputs for q4_0 and q8_0, Q8_K's per
+// 256 for the K-quants; X_GROUP) into workgroup memory; then a block
 // of a weight row against a block of X is 8 dot4I8Packed (WGSL language feature
 // packed_4x8_integer_dot_product) on packed i8x4 words, one i32 → f32 conversion and an FMA or two
 // with the scales — instead of 32 u32 → f32 conversions and 32 FMAs. X is quantized inside the
-// matvec (no extra dispatch): every workgroup stages all of its X rows, TOKENS · cols · 11/8 bytes
-// of workgroup memory (X_BLOCKS blocks of 32 + 12 bytes), which select.ts checks against
+// matvec (no extra dispatch): every workgroup stages all of its X rows, TOKENS · cols · (11/8 + 1/64)
+// bytes of workgroup memory (X_BLOCKS blocks of 32 + 12 bytes, a group maximum per 8 blocks), which
+// linear-shapes.ts checks against
 // maxComputeWorkgroupStorageSize before choosing this kernel.
 //
-// The activation rounding adds error: each x is off by ≤ d_x/2 = max|x_block|/254, so a dot
-// product's relative error is ~1/254 of the block's largest |x| per element — an NMSE of 1.5e-5 to
+// The activation rounding adds error: each x is off by ≤ d_x/2 = max|x_group|/254, so a dot
+// product's relative error is ~1/254 of the group's largest |x| per element — an NMSE of 1.5e-5 to
 // 4.7e-5 for random data (linear-check.ts derives its tolerance from it), below q4_0's own error.
 //
 // This part is the staging. Joined after a variant that supplies the entry point (matvec_wide.wgsl:
@@ -249,6 +251,10 @@ override ROW_BLOCK: u32 = 2;    // weight rows a subgroup (wide) or an invocatio
 override ROWS_PER_WG: u32 = 8;  // wide: output features per workgroup, a multiple of ROW_BLOCK
 override TOKENS: u32 = 1;       // rows of X staged and multiplied per workgroup (≤ 8)
 override X_BLOCKS: u32 = 64u;   // TOKENS · cols/32: the blocks of X staged (sizes the workgroup arrays)
+// Blocks of 32 that share one scale: 1 rounds X as llama.cpp's Q8_0 (its activations for q4_0 and
+// q8_0 weights), 8 as its Q8_K (256 per scale: its activations for the K-quants), so the integer
+// products are llama.cpp's own. A group never crosses a row: cols is a multiple of 32 · X_GROUP.
+override X_GROUP: u32 = 1u;
 
 const MAX_ROW_BLOCK = 8u;
 const MAX_TOKENS = 8u;
@@ -264,6 +270,7 @@ struct XBlock {
 
 var<workgroup> x_quants: array<vec4<u32>, 2u * X_BLOCKS>;   // (TOKENS, cols/32, 2): 16 int8 each, element 4k + j in byte j of word k
 var<workgroup> x_blocks: array<XBlock, X_BLOCKS>;          // (TOKENS, cols/32)
+var<workgroup> x_group_max: array<atomic<u32>, (X_BLOCKS + 7u) / 8u>;   // (TOKENS, cols/256) when X_GROUP is 8: the group's max |v| as f32 bits (ordered as u32 for v ≥ 0)
 
 fn workgroup_row0(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROWS_PER_WG;
@@ -281,6 +288,19 @@ fn stage_x(lane: u32) {
 fn stage_rows(lane: u32, lanes: u32, t0: u32) {
   let blocks = params.cols / 32u;
   let x_stride = params.cols / 4u;
+  if (X_GROUP > 1u) {
+    // Q8_K: every block's largest |v| into its group's maximum first (workgroup memory starts at 0).
+    for (var b = lane; b < TOKENS * blocks; b += lanes) {
+      let row = min(t0 + b / blocks, params.tokens - 1u);
+      let c = b % blocks;
+      var amax = vec4<f32>(0.0);
+      for (var k = 0u; k < 8u; k++) {
+        amax = max(amax, abs(X[row * x_stride + 8u * c + k] * x_gain(8u * c + k)));
+      }
+      atomicMax(&x_group_max[b / X_GROUP], bitcast<u32>(max(max(amax.x, amax.y), max(amax.z, amax.w))));
+    }
+    workgroupBarrier();
+  }
   for (var b = lane; b < TOKENS * blocks; b += lanes) {
     let row = min(t0 + b / blocks, params.tokens - 1u);
     let c = b % blocks;
@@ -293,7 +313,8 @@ fn stage_rows(lane: u32, lanes: u32, t0: u32) {
       v[k] = x * x_gain(8u * c + k);
       amax = max(amax, abs(v[k]));
     }
-    let m = max(max(amax.x, amax.y), max(amax.z, amax.w));
+    var m = max(max(amax.x, amax.y), max(amax.z, amax.w));
+    if (X_GROUP > 1u) { m = bitcast<f32>(atomicLoad(&x_group_max[b / X_GROUP])); }
     let inv = select(0.0, 127.0 / m, m > 0.0);
     var words: array<u32, 8>;
     var sum_q = vec4<i32>(0);
@@ -304,7 +325,10 @@ fn stage_rows(lane: u32, lanes: u32, t0: u32) {
     }
     x_quants[2u * b] = vec4<u32>(words[0], words[1], words[2], words[3]);
     x_quants[2u * b + 1u] = vec4<u32>(words[4], words[5], words[6], words[7]);
-    x_blocks[b] = XBlock(m / 127.0, sum_sq, sum_q.x + sum_q.y + sum_q.z + sum_q.w);
+    // Q8_0's d = max/127 stored as f16 (llama.cpp's block_q8_0); Q8_K's d = 1/iscale,
+    // iscale = 127/max, in f32 (llama.cpp's quantize_row_q8_K, up to sign).
+    let d = select(round_f16(vec4<f32>(m / 127.0)).x, select(0.0, 1.0 / inv, m > 0.0), X_GROUP > 1u);
+    x_blocks[b] = XBlock(d, sum_sq, sum_q.x + sum_q.y + sum_q.z + sum_q.w);
   }
 }
 
@@ -432,11 +456,28 @@ override ACCUMULATE: bool = false;   // Y += result (residual fusion)
 override NORM_INPUT: bool = false;   // X rows enter RMS-normalised: x / rms(x) · norm_weight
 override GATED: bool = false;        // Y[t, j] = act(gate_j) · up_j over (gate, up) row pairs
 override ACTIVATION: u32 = 0u;       // GATED: 0 SiLU (Llama, Qwen), 1 GELU-tanh (Gemma)
+override X_F16: bool = false;        // products' inputs rounded to f16 (f16 weights: llama.cpp's vec_dot_type)
 
 // The norm weight of input vector i (ones without NORM_INPUT).
 fn x_gain(i: u32) -> vec4<f32> {
   if (NORM_INPUT) { return norm_weight[i]; }
   return vec4<f32>(1.0);
+}
+
+// x rounded to the nearest f16 value (ties to even; f16's subnormals below 2^-14; no overflow to
+// inf), by its bits: lavapipe folds unpack2x16float(pack2x16float(v)).x back to v.x, and shader-f16
+// is optional.
+fn round_f16(x: vec4<f32>) -> vec4<f32> {
+  let b = bitcast<vec4<u32>>(x);
+  let normal = bitcast<vec4<f32>>((b + vec4<u32>(0xfffu) + ((b >> vec4<u32>(13u)) & vec4<u32>(1u))) & vec4<u32>(0xffffe000u));
+  let subnormal = round(x * 16777216.0) * (1.0 / 16777216.0);
+  return select(normal, subnormal, abs(x) < vec4<f32>(6.103515625e-5));
+}
+
+// A product's input vector as the weights multiply it: rounded to f16 with X_F16, else itself.
+fn product_input(x: vec4<f32>) -> vec4<f32> {
+  if (X_F16) { return round_f16(x); }
+  return x;
 }
 
 // 1/rms of a token's input row from its Σx² (1 without NORM_INPUT).

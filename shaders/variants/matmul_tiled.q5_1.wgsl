@@ -47,7 +47,7 @@ fn stage_tiles(m0: u32, n0: u32, k0: u32, t: u32, threads: u32) {
     let mm = e / (TILE_K / 4u);
     let k4 = e % (TILE_K / 4u);
     var x = vec4<f32>(0.0);
-    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = X[(m0 + mm) * x_stride + k0 / 4u + k4] * x_gain(k0 / 4u + k4); }
+    if (m0 + mm < params.tokens && k0 / 4u + k4 < x_stride) { x = product_input(X[(m0 + mm) * x_stride + k0 / 4u + k4] * x_gain(k0 / 4u + k4)); }
     put_x(4u * k4, mm, x);
   }
   let chunk_elems = 4u * CHUNK_VECS;
@@ -157,11 +157,28 @@ override ACCUMULATE: bool = false;   // Y += result (residual fusion)
 override NORM_INPUT: bool = false;   // X rows enter RMS-normalised: x / rms(x) · norm_weight
 override GATED: bool = false;        // Y[t, j] = act(gate_j) · up_j over (gate, up) row pairs
 override ACTIVATION: u32 = 0u;       // GATED: 0 SiLU (Llama, Qwen), 1 GELU-tanh (Gemma)
+override X_F16: bool = false;        // products' inputs rounded to f16 (f16 weights: llama.cpp's vec_dot_type)
 
 // The norm weight of input vector i (ones without NORM_INPUT).
 fn x_gain(i: u32) -> vec4<f32> {
   if (NORM_INPUT) { return norm_weight[i]; }
   return vec4<f32>(1.0);
+}
+
+// x rounded to the nearest f16 value (ties to even; f16's subnormals below 2^-14; no overflow to
+// inf), by its bits: lavapipe folds unpack2x16float(pack2x16float(v)).x back to v.x, and shader-f16
+// is optional.
+fn round_f16(x: vec4<f32>) -> vec4<f32> {
+  let b = bitcast<vec4<u32>>(x);
+  let normal = bitcast<vec4<f32>>((b + vec4<u32>(0xfffu) + ((b >> vec4<u32>(13u)) & vec4<u32>(1u))) & vec4<u32>(0xffffe000u));
+  let subnormal = round(x * 16777216.0) * (1.0 / 16777216.0);
+  return select(normal, subnormal, abs(x) < vec4<f32>(6.103515625e-5));
+}
+
+// A product's input vector as the weights multiply it: rounded to f16 with X_F16, else itself.
+fn product_input(x: vec4<f32>) -> vec4<f32> {
+  if (X_F16) { return round_f16(x); }
+  return x;
 }
 
 // 1/rms of a token's input row from its Σx² (1 without NORM_INPUT).

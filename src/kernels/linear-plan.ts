@@ -14,7 +14,7 @@ import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
-import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
+import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, activationGroup, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
 import { shader, type ShaderName } from './shaders.ts';
 import { hasLinearPair, type LinearBody } from './variant-table.ts';
 import type { WeightFormat } from './weights.ts';
@@ -105,6 +105,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     NORM_INPUT: opts.norm ? 1 : 0,
     GATED: opts.gate ? 1 : 0,
     ACTIVATION: opts.gate === 'gelu_tanh' ? 1 : 0,
+    ...(format === 'f16' ? { X_F16: 1 } : {}),
   };
   const q8Tokens = q8dotTokens(shape, format, R);
   if (q8Tokens > 0 && (shape.kernel === 'rows' || shape.kernel === 'matvec')) {
@@ -114,6 +115,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
     const swar = shape.kernel === 'rows' && shape.swar === true && SWAR_FORMATS.includes(format);
     const body = shape.kernel === 'rows' ? 'linear_q8dot_rows' : 'linear_q8dot_wide';
     const staged: Record<string, number> = cols === undefined ? {} : { X_BLOCKS: (q8Tokens * cols) / 32 };
+    const group = activationGroup(format);
     const rowsPerWorkgroup: Record<string, number> = shape.kernel === 'matvec' ? { ROWS_PER_WG: shape.rowsPerWorkgroup } : {};
     const name = swar ? (`linear_q8dot_swar+${format as 'q4_0' | 'q4_k'}` as const) : (`${body}+${format as 'q4_0' | 'q8_0' | 'q4_k' | 'q6_k'}` as const);
     return {
@@ -123,6 +125,7 @@ export function linearSpec(format: WeightFormat, shape: LinearShape, R: number, 
         LANES: shape.lanes,
         ROW_BLOCK: swar ? shape.rowBlock : Math.min(shape.rowBlock, 8),
         TOKENS: q8Tokens,
+        ...(group > 1 ? { X_GROUP: group } : {}),
         ...rowsPerWorkgroup,
         ...staged,
         ...io,

@@ -86,9 +86,19 @@ export const Q8DOT_FORMATS = Object.keys(Q8DOT_PARTS) as readonly WeightFormat[]
 /** Formats the SWAR kernel (shaders/linear_q8dot_swar.wgsl) reads: the nibble formats with a part of their own there. */
 export const SWAR_FORMATS = Object.keys(SWAR_PARTS) as readonly WeightFormat[];
 
-/** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock. */
+/** Workgroup bytes of linear_q8dot.wgsl's staged X: per 32-element block of each token, 32 int8 and 12 bytes of XBlock; a u32 group maximum per 8 blocks. */
 export function q8dotWorkgroupBytes(tokens: number, cols: number): number {
-  return (tokens * cols * 44) / 32;
+  const blocks = (tokens * cols) / 32;
+  return blocks * 44 + 4 * Math.ceil(blocks / 8);
+}
+
+/**
+ * Blocks of 32 inputs that share one activation scale in linear_q8dot (its X_GROUP): 8 (256 per
+ * scale, llama.cpp's Q8_K) for the K-quants, 1 (llama.cpp's Q8_0) for q4_0 and q8_0 — the
+ * activations llama.cpp's CPU backend multiplies each of those weights with (its vec_dot_type).
+ */
+export function activationGroup(format: WeightFormat): 1 | 8 {
+  return format === 'q4_k' || format === 'q6_k' ? 8 : 1;
 }
 
 /** The rows of X a q8dot shape stages per workgroup, or 0 when `shape` does not run linear_q8dot for `format`. */

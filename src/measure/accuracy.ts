@@ -50,7 +50,10 @@ export type ActivationPrecision = 'int8' | 'f16' | 'f32';
 export interface LinearArithmetic {
   /** Weight format of the matrices (q4_0, q8_0, f32, …). */
   format: string;
-  /** What X was rounded to before the products: int8 (linear_q8dot*: per-32 blocks with an f32 scale), f16 or f32. */
+  /**
+   * What X was rounded to before the products: int8 (linear_q8dot*: llama.cpp's Q8_0 — 32 inputs per
+   * f16 scale — for q4_0 and q8_0, its Q8_K — 256 per f32 scale — for the K-quants), f16 or f32.
+   */
   precision: ActivationPrecision;
   /** Linear dispatches of one decode step with this format and precision. */
   linears: number;
@@ -159,7 +162,8 @@ const LINEAR_BODY_NAMES = new Set(Object.keys(LINEAR_BODIES));
  * The activation precision of every linear dispatch among `labels` (kernel.ts's `owner:variant:entry{constants}`,
  * a linear variant being `<body>+<format>` of variant-table.ts's LINEAR_BODIES, or `<body>+<a>+<b>`
  * for two matrices in one dispatch, which counts for each format), counted per format and precision:
- * linear_q8dot* round X to int8, matmul_tiled_f16 to f16, the rest multiply in f32.
+ * linear_q8dot* round X to int8, matmul_tiled_f16 and every kernel on f16 weights (linear_io.wgsl's
+ * X_F16) to f16, the rest multiply in f32.
  */
 export function linearArithmetic(labels: readonly string[]): LinearArithmetic[] {
   const counts = new Map<string, LinearArithmetic>();
@@ -167,8 +171,8 @@ export function linearArithmetic(labels: readonly string[]): LinearArithmetic[] 
     const variant = label.split(':')[1] ?? '';
     const [body, ...formats] = variant.split('+');
     if (!formats.length || !LINEAR_BODY_NAMES.has(body)) continue;
-    const precision: ActivationPrecision = body.startsWith('linear_q8dot') ? 'int8' : body === 'matmul_tiled_f16' ? 'f16' : 'f32';
     for (const format of formats) {
+      const precision: ActivationPrecision = body.startsWith('linear_q8dot') ? 'int8' : body === 'matmul_tiled_f16' || format === 'f16' ? 'f16' : 'f32';
       const key = `${format}/${precision}`;
       const entry = counts.get(key) ?? { format, precision, linears: 0 };
       entry.linears++;

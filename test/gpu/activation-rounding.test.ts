@@ -4,12 +4,13 @@
  * llama.cpp's own arithmetic costs on the same file. A 256-wide, 8-layer Llama (every K-quant
  * super-block real) quantized by `npm run quantize` into each format; the engine's default kernels
  * on this adapter (int8 activations on lavapipe, checked), llama.cpp through node-llama-cpp's CPU
- * build. Measured here: ours 1.1–1.2e-5 in every format, llama.cpp's 1.8–1.9e-4 (its f16 rounding
- * inside attention, besides its own 8-bit activations). And against llama.cpp's activation rounding
- * alone (the CPU reference with its Q8_0 / Q8_K applied to every product's input: the issue's bar
- * without the attention term): equal for q4_0 (the same Q8_0 scheme), about half for the K-quants
- * (our scale per 32 inputs against its per 256). node-llama-cpp is a native addon: in Chromium this
- * file is skipped, saying so.
+ * build. Our int8 activations are llama.cpp's own (linear_q8dot.wgsl: Q8_0 — 32 inputs per f16
+ * scale — for q4_0 and q8_0, Q8_K — 256 per f32 scale — for the K-quants). Measured here: ours
+ * 1.10e-5 (q4_0) and 2.31e-5 (q4_k_m), llama.cpp's 1.86e-4 (its f16 rounding inside attention,
+ * besides the same 8-bit activations); llama.cpp's activation rounding alone (the CPU reference
+ * with its Q8_0 / Q8_K applied to every product's input: the issue's bar without the attention
+ * term) 1.15e-5 and 2.32e-5. node-llama-cpp is a native addon: in Chromium this file is skipped,
+ * saying so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withErrorScopes } from '../../src/gpu/buffers.ts';
@@ -37,9 +38,9 @@ const nodeImport = <T>(path: string): Promise<T> => import(/* @vite-ignore */ pa
 const K256 = { architecture: 'llama', dim: 256, hiddenDim: 512, nLayers: 8, nHeads: 4, nKvHeads: 2, vocabSize: 320, seed: 5 } as const;
 
 /**
- * Q8_0 and Q6_K alone gave the same picture (ours 1.18e-5 and 1.21e-5, llama.cpp 1.80e-4 and
- * 1.91e-4); Q4_K_M holds Q6_K. With each, the activation format llama.cpp multiplies those weights
- * with (its vec_dot_type): Q8_0 for q4_0, Q8_K for the K-quants.
+ * Q4_0 stands for the Q8_0-rounded formats (q8_0 rounds its inputs the same way), Q4_K_M for the
+ * K-quants (it holds Q4_K and Q6_K). With each, the activation format llama.cpp multiplies those
+ * weights with (its vec_dot_type): Q8_0 for q4_0, Q8_K for the K-quants.
  */
 const FORMATS: [Quantization, ActivationRounding, string[]][] = [
   ['q4_0', 'q8_0', ['q4_0']],
@@ -99,11 +100,11 @@ describe.skipIf(inBrowser)(`8-bit activations against llama.cpp's arithmetic${in
         for (const format of formats) expect(a.arithmetic.linears).toContainEqual(expect.objectContaining({ format, precision: 'int8' }));
         expect(a.kld_mean).toBeGreaterThan(0);
         expect(a.kld_mean).toBeLessThanOrEqual(g.against_reference.kld_mean);
-        // Against llama.cpp's activation rounding alone, applied to the same f32 reference: for the
-        // K-quants ours (blocks of 32) is finer than its Q8_K (256 per scale), so it must cost less;
-        // for q4_0 it is the same scheme (Q8_0), so the same cost within the f16 KV cache's and the
-        // summation order's share (measured: 1.10e-5 against 1.15e-5; q4_k_m 1.17e-5 against 2.32e-5).
-        expect(a.kld_mean).toBeLessThanOrEqual(rounding === 'q8_k' ? theirRounding : 1.25 * theirRounding);
+        // Against llama.cpp's activation rounding alone, applied to the same f32 reference: the same
+        // scheme, so the same cost within the f16 KV cache's and the summation order's share
+        // (measured: q4_0 1.10e-5 against 1.15e-5, q4_k_m 2.31e-5 against 2.32e-5). A coarser
+        // rounding (a scale per row) or a lost block costs several times more.
+        expect(a.kld_mean).toBeLessThanOrEqual(1.25 * theirRounding);
         // Ours adds little to llama.cpp's own distance from the reference.
         expect(g.engine_against_it.kld_mean).toBeLessThan(1.5 * g.against_reference.kld_mean);
       } finally {
@@ -117,18 +118,17 @@ describe.skipIf(inBrowser)(`8-bit activations against llama.cpp's arithmetic${in
 /**
  * The issue's last bar: greedy tokens on files llama.cpp's own quantizer made follow llama.cpp at
  * least as far with the default kernels (8-bit activations) as with f32 activations (`--disable
- * packed_4x8_integer_dot_product`) — up to the first step where the f32 reference's top two logits
- * are closer than llama.cpp's own activation rounding moves such a gap on the same path (the
- * largest shift over the path, the CPU reference run with that rounding). At such a step any
- * rounding may order the two either way: ours (KLD ~1e-5 here) and llama.cpp's (its 8-bit
- * activations and f16 products) are independent, so past it agreement is a coin toss, not
- * accuracy. A bug in an 8-bit path (a wrong scale, a lost block) parts at a clear step instead.
- * The files are the issue's kinds: Llama 3 with rope_freqs and a real vocabulary in Q4_K_M, Qwen3
- * in Q6_K (dim 64: llama-quantize falls back to Q5_0/Q8_0 as it does for such rows), a 256-wide
- * Llama whose K-quant blocks are real, and the trained stories260K. Measured (lavapipe): the
- * default kernels follow llama.cpp as far as f32 activations on four, further on one (stories
- * Q4_K_M: 10 against 6), less far on two — at gaps of 0.016 and 0.048 that llama.cpp's rounding
- * moves by up to 0.029 and 0.147 on those paths.
+ * packed_4x8_integer_dot_product`). The files are the issue's kinds: Llama 3 with rope_freqs and a
+ * real vocabulary in Q4_K_M, Qwen3 in Q6_K (dim 64: llama-quantize falls back to Q5_0/Q8_0 as it
+ * does for such rows), a 256-wide Llama whose K-quant blocks are real, and the trained stories260K
+ * (its 172-wide ffn_down F16). Measured (lavapipe): default / f32 activations 32/32, 32/32,
+ * 32/32 (256×8 Q4_K_M), 7/7 (256×8 Q6_K: where the f32 reference parts too), 10/6 (stories Q4_K_M),
+ * 32/32 (stories Q6_K). Before the kernels rounded as llama.cpp does, two parted early at near ties
+ * (a top-2 gap of 0.016 and 0.048): 11 with activation scales per 32 inputs where llama.cpp's Q8_K
+ * has one per 256, and 25 with f32 inputs to the F16 ffn_down where llama.cpp rounds them to f16 —
+ * the CPU reference with llama.cpp's Q8_0 alone parts at the same 25, with its f16 inputs as well
+ * it follows all 32. The log line still names the path's nearest tie: how far llama.cpp's own
+ * rounding moves the reference's top-2 gap, and the first step closer than that.
  */
 const GREEDY_STEPS = 32;
 
@@ -213,7 +213,7 @@ describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? '
   ];
 
   it.for(cases)(
-    '%s %s: the default kernels follow llama.cpp as far as f32 activations, up to a near tie',
+    '%s %s: the default kernels follow llama.cpp as far as f32 activations',
     { timeout: 300_000 },
     async ([name, quant, make], { skip }) => {
       const bytes = await make();
@@ -241,7 +241,6 @@ describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? '
       const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
       const noise = Math.max(...ref.shifts);
       const firstTie = ref.margins.findIndex((m) => m < noise);
-      const bound = Math.min(sharedPrefix(f32.tokens, theirs), sharedPrefix(ref.tokens, theirs), firstTie < 0 ? GREEDY_STEPS : firstTie);
       const shared = sharedPrefix(ours.tokens, theirs);
       console.info(
         `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
@@ -251,7 +250,7 @@ describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? '
       );
       expect(ours.eightBit).toBe(true);
       expect(f32.eightBit).toBe(false);
-      expect(shared).toBeGreaterThanOrEqual(bound);
+      expect(shared).toBeGreaterThanOrEqual(sharedPrefix(f32.tokens, theirs));
     },
   );
 });

@@ -4,10 +4,11 @@
  * output, bias and residual accumulate. Shared by linear-fused.test.ts and linear-nibbles.test.ts.
  */
 import { expect } from 'vitest';
+import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
 import { storageBufferWith } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
-import { q8dotFits, q8dotTokens, type LinearShape } from '../../src/kernels/linear-shapes.ts';
+import { activationGroup, q8dotFits, q8dotTokens, type LinearShape } from '../../src/kernels/linear-shapes.ts';
 import { destroyWeight, uploadWeight, type WeightFormat } from '../../src/kernels/weights.ts';
 import { nmse, randomTensor, referenceLinear, runAndRead, uniforms } from './weights-reference.ts';
 
@@ -35,25 +36,39 @@ function roundEven(v: number): number {
 }
 
 /**
- * X as linear_q8dot.wgsl's staging sees it, dequantized: per 32-element block of each row,
- * v = x · gain in f32, d = max|v|/127, q = round(v · f32(127/max)); then (NORM_INPUT) × 1/rms.
+ * X as linear_q8dot.wgsl's staging sees it, dequantized: per group of `group` inputs of each row
+ * (32, Q8_0's, or 256, Q8_K's: activationGroup), v = x · gain in f32, q = round(v · f32(127/max|v|)),
+ * d = f16(max/127) (Q8_0) or f32(1/f32(127/max)) (Q8_K); then (NORM_INPUT) × 1/rms.
  */
-function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Array | undefined, eps: number): Float64Array {
+function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Array | undefined, eps: number, group: number): Float64Array {
   const out = new Float64Array(R * cols);
-  const v = new Float32Array(32);
+  const v = new Float32Array(group);
   for (let t = 0; t < R; t++) {
     let ss = 0;
     for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
     const scale = gain ? 1 / Math.sqrt(ss / cols + eps) : 1;
-    for (let c = 0; c < cols; c += 32) {
+    for (let c = 0; c < cols; c += group) {
       let m = 0;
-      for (let j = 0; j < 32; j++) {
+      for (let j = 0; j < group; j++) {
         v[j] = x[t * cols + c + j] * (gain ? gain[c + j] : 1);
         m = Math.max(m, Math.abs(v[j]));
       }
       const inv = m > 0 ? Math.fround(127 / m) : 0;
-      for (let j = 0; j < 32; j++) out[t * cols + c + j] = roundEven(Math.fround(v[j] * inv)) * (m / 127) * scale;
+      const d = group > 32 ? (m > 0 ? Math.fround(1 / inv) : 0) : f16BitsToF32(f32ToF16Bits(Math.fround(m / 127)));
+      for (let j = 0; j < group; j++) out[t * cols + c + j] = roundEven(Math.fround(v[j] * inv)) * d * scale;
     }
+  }
+  return out;
+}
+
+/** X as the kernels on f16 weights multiply it (linear_io.wgsl's X_F16): f16(x · gain), then (NORM_INPUT) × 1/rms. */
+function emulateF16X(x: Float32Array, R: number, cols: number, gain: Float32Array | undefined, eps: number): Float64Array {
+  const out = new Float64Array(R * cols);
+  for (let t = 0; t < R; t++) {
+    let ss = 0;
+    for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
+    const scale = gain ? 1 / Math.sqrt(ss / cols + eps) : 1;
+    for (let k = 0; k < cols; k++) out[t * cols + k] = f16BitsToF32(f32ToF16Bits(Math.fround(x[t * cols + k] * (gain ? gain[k] : 1)))) * scale;
   }
   return out;
 }
@@ -138,11 +153,18 @@ export async function checkLinear(ctx: GpuContext, c: LinearCase): Promise<void>
     const want = expected(c.norm ? rmsnormRows(x, c.R, c.cols, normWeight, 1e-5) : x);
     if (q8dotTokens(c.shape, c.format, c.R) > 0 && q8dotFits(ctx.caps, c.shape, c.format, c.R, c.cols)) {
       expect(nmse(got, want), what).toBeLessThan(Q8_TOLERANCE);
-      const rounded = emulate8BitX(x, c.R, c.cols, c.norm ? normWeight : undefined, 1e-5) as unknown as Float32Array;
+      const rounded = emulate8BitX(x, c.R, c.cols, c.norm ? normWeight : undefined, 1e-5, 32 * activationGroup(c.format)) as unknown as Float32Array;
       expect(nmse(got, expected(rounded)), `${what} (X rounded as the kernel does)`).toBeLessThan(Q8_EMULATED_TOLERANCE);
       return;
     }
     const tolerance = c.shape.kernel === 'matmul' && c.shape.f16 ? F16_TOLERANCE : F32_TOLERANCE;
+    if (c.format === 'f16') {
+      // f16 weights multiply f16 inputs: ≈ 4e-8 from the exact result, f32 summation from X so rounded.
+      expect(nmse(got, want), what).toBeLessThan(F16_TOLERANCE);
+      const rounded = emulateF16X(x, c.R, c.cols, c.norm ? normWeight : undefined, 1e-5) as unknown as Float32Array;
+      expect(nmse(got, expected(rounded)), `${what} (X rounded to f16 as the kernel does)`).toBeLessThan(tolerance);
+      return;
+    }
     expect(nmse(got, want), what).toBeLessThan(tolerance);
   } finally {
     destroyWeight(w);

@@ -91,8 +91,9 @@ describe('linear shape selection', () => {
     expect(linearShape(dot, 1, 'q5_k', 2048)).not.toHaveProperty('q8dot');
     expect(linearShape(dot, 9, 'q4_0', 2048)).toMatchObject({ kernel: 'matvec', wide: true, q8dot: true });
     expect(linearShape(dot, GROUPED_MAX_TOKENS + 1, 'q4_0', 2048).kernel).toBe('matmul');
-    // Llama-3.1-8B's down projection: 14336 columns stage 19.7 KB at R = 1, 39.4 KB at R = 2 (over 32 KiB).
-    expect(q8dotWorkgroupBytes(1, 14336)).toBe(19712);
+    // Llama-3.1-8B's down projection: 14336 columns stage 19.9 KB at R = 1 (448 blocks of 44 bytes
+    // and 56 group maxima), 39.9 KB at R = 2 (over 32 KiB).
+    expect(q8dotWorkgroupBytes(1, 14336)).toBe(448 * 44 + 56 * 4);
     expect(linearShape(dot, 1, 'q4_0', 14336)).toMatchObject({ q8dot: true });
     expect(linearShape(dot, 2, 'q4_0', 14336)).not.toHaveProperty('q8dot');
     expect(linearShapes(dot, 2, 'q4_0', 14336).some((s) => q8dotTokens(s, 'q4_0', 2) > 0)).toBe(false);

@@ -101,6 +101,8 @@ describe('which arithmetic the linears ran, from dispatch labels', () => {
       'blk.0.attn_qkv:linear_q8dot_wide+q4_0:main{LANES=64}',
       'blk.0.attn_output:linear_q8dot_rows+q4_0:main{LANES=8}',
       'blk.0.ffn_down:matvec+f32:main{LANES=32}',
+      // f16 weights take f16 inputs in every kernel (linear_io.wgsl's X_F16), as in llama.cpp's CPU backend.
+      'blk.1.ffn_down:linear_rows+f16:main{LANES=8}',
       'blk.0.attn:attention_decode+kv_load_f16:main{}',
       'embedding:embedding+q4_0:main{}',
       'output:linear_q8dot_swar+q8_0:main{}',
@@ -110,6 +112,7 @@ describe('which arithmetic the linears ran, from dispatch labels', () => {
       'layer1.qkv:linear_q8dot_wide+q4_k+q6_k:main{LANES=128}',
     ];
     expect(linearArithmetic(labels)).toEqual([
+      { format: 'f16', precision: 'f16', linears: 1 },
       { format: 'f32', precision: 'f32', linears: 1 },
       { format: 'q4_0', precision: 'f16', linears: 1 },
       { format: 'q4_0', precision: 'int8', linears: 2 },
