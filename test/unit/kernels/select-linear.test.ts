@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { adapterKind, type Capabilities } from '../../../src/gpu/capabilities.ts';
-import { GROUPED_MAX_TOKENS, linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/linear-shapes.ts';
+import { activationGroup, GROUPED_MAX_TOKENS, linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/linear-shapes.ts';
+import { LINEAR_PAIRS } from '../../../src/kernels/variant-table.ts';
 
 function caps(over: Partial<Capabilities>): Capabilities {
   return {
@@ -127,6 +128,12 @@ describe('linear shape selection', () => {
     expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 8192)).toMatchObject({ kernel: 'rows', q8dot: true });
     expect(linearShape({ ...lava, subgroups: false }, 1, 'q4_0', 8192)).not.toHaveProperty('swar');
     expect(linearShape(lava, 3, 'q8_0', 2048)).not.toHaveProperty('q8dot');
+  });
+
+  it("rounds activations per format as llama.cpp does (Q8_0 for q4_0/q8_0, Q8_K for the K-quants), and a pair's two matrices share one rounding", () => {
+    expect(['q4_0', 'q8_0', 'q4_k', 'q6_k'].map((f) => activationGroup(f as 'q4_0'))).toEqual([1, 1, 8, 8]);
+    // A pair variant stages X once for both matrices, with its first format's X_GROUP.
+    for (const [a, b] of LINEAR_PAIRS) expect(activationGroup(a), `${a}+${b}`).toBe(activationGroup(b));
   });
 
   it('chooses per CPU adapter kind: without subgroups SwiftShader runs q4_0 decode with 8-bit activations at every width, lavapipe from 4096 columns', () => {
