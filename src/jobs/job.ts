@@ -14,6 +14,7 @@ import { canEncodeOffThread, encodeOffThread } from '../model/tokenizer/off-thre
 import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
 import type { AccuracyResult } from '../measure/accuracy-run.ts';
+import { isMeasured } from '../measure/sections/accuracy.ts';
 import { measureCeilings, measureReadRoof, readSampler, withReadDrift, type ReadSampler } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, roofFigures, runLatency, type LatencySection } from '../measure/latency.ts';
@@ -370,7 +371,8 @@ async function runWithWebLLM(ctx: GpuContext, job: BenchJob, disabled: Fallbacks
   }
   result.webllm = section;
   if (costModel && result.latency && result.model) {
-    result.side_by_side = sideBySide({ latency: result.latency, model: result.model }, section);
+    const linears = result.accuracy && isMeasured(result.accuracy) ? result.accuracy.arithmetic.linears : undefined;
+    result.side_by_side = sideBySide({ latency: result.latency, model: result.model, linears }, section);
   }
   hooks.onPartial?.(result);
   return result;

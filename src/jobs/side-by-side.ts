@@ -8,6 +8,7 @@ import type { Agrees } from '../measure/schema-kit.ts';
 import type { SideBySideData } from '../measure/sections/webllm.ts';
 import type { ModelInfo } from '../model/load.ts';
 import { describeDifferences } from '../webllm/differences.ts';
+import type { LinearArithmetic } from '../measure/accuracy.ts';
 import type { ComparedMetric, ComparedMetrics } from '../webllm/mapping.ts';
 import type { LatencySection } from '../measure/latency.ts';
 import type { LatencyReport } from '../measure/schema.ts';
@@ -81,7 +82,7 @@ function pointsOf(engine: RooflinePoint['engine'], verdicts: LatencySection['ver
   );
 }
 
-export function sideBySide(ours: { latency: LatencyReport; model: ModelInfo }, webllm: WebLLMSection): SideBySide {
+export function sideBySide(ours: { latency: LatencyReport; model: ModelInfo; linears?: readonly LinearArithmetic[] }, webllm: WebLLMSection): SideBySide {
   const rows = ours.latency.rows.flatMap((row): SideBySideRow[] => {
     const theirs = webllm.rows.find((r) => r.prompt_tokens === row.prompt_tokens);
     if (!theirs) return [];
@@ -95,7 +96,7 @@ export function sideBySide(ours: { latency: LatencyReport; model: ModelInfo }, w
     tokenscope_model: ours.model.id,
     webllm_model: webllm.model.id,
     rows,
-    differences: describeDifferences(ours.model, webllm.model),
+    differences: describeDifferences(ours.model, webllm.model, ours.linears),
     points: [...pointsOf('tokenscope', ours.latency.verdicts ?? []), ...pointsOf('webllm', webllm.verdicts)],
   };
 }

@@ -3,6 +3,7 @@
  * The WebLLM statements are about 0.2.86 as read from its source (lib/index.js) and MLC-LLM's
  * quantization registry (python/mlc_llm/quantization/quantization.py); ours from this repo.
  */
+import type { LinearArithmetic } from '../measure/accuracy.ts';
 import type { ModelInfo } from '../model/load.ts';
 import type { WebLLMModel } from './catalog.ts';
 
@@ -18,7 +19,7 @@ const MLC_FORMATS: Record<string, string> = {
   q0f32: 'q0f32: unquantized f32 weights, f32 activations and KV cache',
 };
 
-/** Our GPU weight formats (src/kernels/weights.ts); activations and KV cache are always f32. */
+/** Our GPU weight formats (src/kernels/weights.ts); the activations and KV cache they run with: ourArithmetic. */
 const OUR_FORMATS: Record<string, string> = {
   q4_0: 'GGUF Q4_0: blocks of 32 weights with one f16 scale each: w = (q − 8)·d with d = m / −8, m the signed weight of largest magnitude, so all 16 codes are used; 18 bytes per block, 4.5 bits per weight',
   q8_0: 'GGUF Q8_0: blocks of 32 int8 weights with one f16 scale each, w = q·d with d = max|w| / 127; 8.5 bits per weight',
@@ -35,10 +36,35 @@ function ourFormat(quantization: string): string {
   return described.length > 0 ? described.join('; ') : quantization;
 }
 
-/** Plain-language differences between our model and the WebLLM model measured beside it. */
+const ROUNDING: Record<LinearArithmetic['precision'], string> = {
+  int8: 'int8 as llama.cpp rounds them (Q8_0 blocks of 32 for q4_0/q8_0, Q8_K blocks of 256 for the K-quants)',
+  f16: 'f16',
+  f32: 'f32',
+};
+
+/**
+ * The activations and KV cache our run used: per weight format from the accuracy pass's record of
+ * the decode step (`linears`), else what the kernels do where the device allows it.
+ */
+function ourArithmetic(kvCache: ModelInfo['kv_cache'], linears: readonly LinearArithmetic[] | undefined): string {
+  const kv = kvCache ? `an ${kvCache} KV cache` : 'its KV cache';
+  if (!linears?.length) {
+    return `with activations rounded to int8 as llama.cpp rounds them where the device has packed 8-bit dot products (Q8_0 blocks for q4_0/q8_0, Q8_K for the K-quants), to f16 for f16 weights, else f32, and ${kv}`;
+  }
+  const byPrecision = [...new Set(linears.map((l) => l.precision))].map(
+    (p) => `${ROUNDING[p]} for ${[...new Set(linears.filter((l) => l.precision === p).map((l) => l.format))].join(', ')} weights`,
+  );
+  return `with activations ${byPrecision.join('; ')}, and ${kv}`;
+}
+
+/**
+ * Plain-language differences between our model and the WebLLM model measured beside it; `linears`:
+ * the precision each weight format's products ran in (the accuracy section's arithmetic), where measured.
+ */
 export function describeDifferences(
-  ourModel: Pick<ModelInfo, 'id' | 'name' | 'quantization' | 'synthetic'>,
+  ourModel: Pick<ModelInfo, 'id' | 'name' | 'quantization' | 'synthetic' | 'kv_cache'>,
   webllmModel: Pick<WebLLMModel, 'id' | 'family' | 'quantization'>,
+  linears?: readonly LinearArithmetic[],
 ): string[] {
   const lines: string[] = [];
   const family = squash(webllmModel.family);
@@ -51,7 +77,7 @@ export function describeDifferences(
     'Kernels: tokenscope runs its own hand-written WGSL kernels (shaders/*.wgsl), chosen per device in one visible switch; WebLLM runs kernels that MLC-LLM generated and tuned with Apache TVM ahead of time, shipped as a WebAssembly model library that creates the WGSL pipelines, with a paged KV cache.',
   );
   lines.push(
-    `Weights: tokenscope ${ourFormat(ourModel.quantization)}, with f32 activations and an f32 KV cache. WebLLM ${MLC_FORMATS[webllmModel.quantization] ?? `MLC quantization ${webllmModel.quantization}`}.`,
+    `Weights: tokenscope ${ourFormat(ourModel.quantization)}, ${ourArithmetic(ourModel.kv_cache, linears)}. WebLLM ${MLC_FORMATS[webllmModel.quantization] ?? `MLC quantization ${webllmModel.quantization}`}.`,
   );
   if (ourModel.synthetic) {
     lines.push(
