@@ -14,7 +14,16 @@ import { TokenscopeError } from '../errors.ts';
 import type { Capabilities } from '../gpu/capabilities.ts';
 import type { KernelSpec } from './shaders.ts';
 import { grid1d } from './grid.ts';
-import { GROUPED_MAX_TOKENS, MATVEC_MAX_TOKENS, SWAR_FORMATS, activationGroup, linearShape, q8dotFits, q8dotTokens, type LinearShape } from './linear-shapes.ts';
+import {
+  GROUPED_MAX_TOKENS,
+  MATVEC_MAX_TOKENS,
+  SWAR_FORMATS,
+  activationGroup,
+  linearShape,
+  q8dotFits,
+  q8dotTokens,
+  type LinearShape,
+} from './linear-shapes.ts';
 import { shader, type ShaderName } from './shaders.ts';
 import { hasLinearPair, type LinearBody } from './variant-table.ts';
 import type { WeightFormat } from './weights.ts';

@@ -212,45 +212,41 @@ describe.skipIf(inBrowser)(`greedy tokens on llama.cpp-made files${inBrowser ? '
     [stories, 'q6_k', storiesBytes],
   ];
 
-  it.for(cases)(
-    '%s %s: the default kernels follow llama.cpp as far as f32 activations',
-    { timeout: 300_000 },
-    async ([name, quant, make], { skip }) => {
-      const bytes = await make();
-      if (!bytes) return skip(MISSING);
-      const native = (await nodeImport<typeof import('../oracle/ggml-native.ts')>('../oracle/ggml-native.ts')).nativeQuantizer();
-      if (typeof native === 'string') return skip(native);
-      const fs = await nodeImport<typeof import('node:fs')>('node:fs');
-      const { openLlamaCpp } = await nodeImport<typeof import('../oracle/llama-cpp.ts')>('../oracle/llama-cpp.ts');
-      const source = `${dir}/${name.replace(/\W+/g, '-')}.gguf`;
-      const file = `${dir}/${name.replace(/\W+/g, '-')}-${quant}.gguf`;
-      fs.writeFileSync(source, bytes);
-      native.quantizeFile(source, file, quant);
-      const model = await openModel(bytesSource(new Uint8Array(fs.readFileSync(file)), file));
+  it.for(cases)('%s %s: the default kernels follow llama.cpp as far as f32 activations', { timeout: 300_000 }, async ([name, quant, make], { skip }) => {
+    const bytes = await make();
+    if (!bytes) return skip(MISSING);
+    const native = (await nodeImport<typeof import('../oracle/ggml-native.ts')>('../oracle/ggml-native.ts')).nativeQuantizer();
+    if (typeof native === 'string') return skip(native);
+    const fs = await nodeImport<typeof import('node:fs')>('node:fs');
+    const { openLlamaCpp } = await nodeImport<typeof import('../oracle/llama-cpp.ts')>('../oracle/llama-cpp.ts');
+    const source = `${dir}/${name.replace(/\W+/g, '-')}.gguf`;
+    const file = `${dir}/${name.replace(/\W+/g, '-')}-${quant}.gguf`;
+    fs.writeFileSync(source, bytes);
+    native.quantizeFile(source, file, quant);
+    const model = await openModel(bytesSource(new Uint8Array(fs.readFileSync(file)), file));
 
-      const oracle = await openLlamaCpp(file, { contextSize: 64 });
-      let theirs: number[];
-      try {
-        theirs = await oracle.greedy(PROMPT, GREEDY_STEPS);
-      } finally {
-        await oracle.dispose();
-      }
-      const ours = await engineGreedy(fast, model, PROMPT);
-      const f32 = await engineGreedy(plain, model, PROMPT);
-      const kQuants = model.gguf.tensors.some((t) => /^Q[456]_K$/.test(ggmlTypeName(t.type) ?? ''));
-      const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
-      const noise = Math.max(...ref.shifts);
-      const firstTie = ref.margins.findIndex((m) => m < noise);
-      const shared = sharedPrefix(ours.tokens, theirs);
-      console.info(
-        `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
-          `${sharedPrefix(f32.tokens, theirs)} with f32 activations, ${sharedPrefix(ref.tokens, theirs)} by the f32 reference; ` +
-          `llama.cpp's rounding moves the reference's top-2 gap by up to ${noise.toFixed(4)} on this path, the first gap closer than that at ${firstTie < 0 ? 'none' : firstTie}` +
-          (shared < GREEDY_STEPS ? `; the reference's margin where the default kernels part: ${ref.margins[shared].toFixed(4)}` : ''),
-      );
-      expect(ours.eightBit).toBe(true);
-      expect(f32.eightBit).toBe(false);
-      expect(shared).toBeGreaterThanOrEqual(sharedPrefix(f32.tokens, theirs));
-    },
-  );
+    const oracle = await openLlamaCpp(file, { contextSize: 64 });
+    let theirs: number[];
+    try {
+      theirs = await oracle.greedy(PROMPT, GREEDY_STEPS);
+    } finally {
+      await oracle.dispose();
+    }
+    const ours = await engineGreedy(fast, model, PROMPT);
+    const f32 = await engineGreedy(plain, model, PROMPT);
+    const kQuants = model.gguf.tensors.some((t) => /^Q[456]_K$/.test(ggmlTypeName(t.type) ?? ''));
+    const ref = await referenceGreedy(model, PROMPT, kQuants ? 'q8_k' : 'q8_0');
+    const noise = Math.max(...ref.shifts);
+    const firstTie = ref.margins.findIndex((m) => m < noise);
+    const shared = sharedPrefix(ours.tokens, theirs);
+    console.info(
+      `${name} ${quant} (llama-quantize): llama.cpp's greedy tokens followed for ${shared} of ${GREEDY_STEPS} by the default kernels, ` +
+        `${sharedPrefix(f32.tokens, theirs)} with f32 activations, ${sharedPrefix(ref.tokens, theirs)} by the f32 reference; ` +
+        `llama.cpp's rounding moves the reference's top-2 gap by up to ${noise.toFixed(4)} on this path, the first gap closer than that at ${firstTie < 0 ? 'none' : firstTie}` +
+        (shared < GREEDY_STEPS ? `; the reference's margin where the default kernels part: ${ref.margins[shared].toFixed(4)}` : ''),
+    );
+    expect(ours.eightBit).toBe(true);
+    expect(f32.eightBit).toBe(false);
+    expect(shared).toBeGreaterThanOrEqual(sharedPrefix(f32.tokens, theirs));
+  });
 });
