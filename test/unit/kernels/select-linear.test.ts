@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { adapterKind, type Capabilities } from '../../../src/gpu/capabilities.ts';
-import { activationGroup, GROUPED_MAX_TOKENS, linearShape, linearShapes, MATVEC_MAX_TOKENS, q8dotTokens, q8dotWorkgroupBytes } from '../../../src/kernels/linear-shapes.ts';
+import {
+  activationGroup,
+  GROUPED_MAX_TOKENS,
+  linearShape,
+  linearShapes,
+  MATVEC_MAX_TOKENS,
+  q8dotTokens,
+  q8dotWorkgroupBytes,
+} from '../../../src/kernels/linear-shapes.ts';
 import { LINEAR_PAIRS } from '../../../src/kernels/variant-table.ts';
 
 function caps(over: Partial<Capabilities>): Capabilities {

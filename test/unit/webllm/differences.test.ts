@@ -30,18 +30,28 @@ describe('describeDifferences', () => {
     expect(line(lines, 'Different models')).toBeUndefined();
     expect(line(lines, 'Weight values')).toBeUndefined();
     // Without the accuracy pass's record: what the kernels do where the device allows it.
-    expect(line(lines, 'Weights')).toMatch(/Q4_0: .*; f16 weights, with activations rounded to int8 as llama\.cpp rounds them where the device has packed 8-bit dot products .*, to f16 for f16 weights, else f32, and its KV cache\. WebLLM/);
+    expect(line(lines, 'Weights')).toMatch(
+      /Q4_0: .*; f16 weights, with activations rounded to int8 as llama\.cpp rounds them where the device has packed 8-bit dot products .*, to f16 for f16 weights, else f32, and its KV cache\. WebLLM/,
+    );
   });
 
   it("states the activations and KV cache our run used, from the accuracy pass's record of the decode step", () => {
-    const gguf = { id: 'qwen2.5-0.5b-instruct-q4_0.gguf', name: 'Qwen2.5 0.5B Instruct', quantization: 'mixed (q4_0, f16)', synthetic: false, kv_cache: 'f16' as const };
+    const gguf = {
+      id: 'qwen2.5-0.5b-instruct-q4_0.gguf',
+      name: 'Qwen2.5 0.5B Instruct',
+      quantization: 'mixed (q4_0, f16)',
+      synthetic: false,
+      kv_cache: 'f16' as const,
+    };
     const linears = [
       { format: 'f16', precision: 'f16' as const, linears: 1 },
       { format: 'q4_0', precision: 'int8' as const, linears: 20 },
       { format: 'q8_0', precision: 'int8' as const, linears: 4 },
     ];
     const weights = line(describeDifferences(gguf, qwenWebLLM, linears), 'Weights')!;
-    expect(weights).toMatch(/with activations f16 for f16 weights; int8 as llama\.cpp rounds them \(Q8_0 blocks of 32 for q4_0\/q8_0, Q8_K blocks of 256 for the K-quants\) for q4_0, q8_0 weights, and an f16 KV cache\. WebLLM/);
+    expect(weights).toMatch(
+      /with activations f16 for f16 weights; int8 as llama\.cpp rounds them \(Q8_0 blocks of 32 for q4_0\/q8_0, Q8_K blocks of 256 for the K-quants\) for q4_0, q8_0 weights, and an f16 KV cache\. WebLLM/,
+    );
     expect(weights.split('. WebLLM')[0]).not.toMatch(/f32/);
   });
 
