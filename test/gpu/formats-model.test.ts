@@ -31,7 +31,10 @@ async function bothLogits(ctx: GpuContext, model: OpenModel): Promise<{ gpu: Flo
       gpu: await loaded.engine.readLogits(0),
       ref,
       weightBytes: loaded.info.weight_bytes,
-      tolerance: Math.max(logitsTolerance(loaded.info.kv_cache ?? 'f32', model.config.nLayers), eightBit ? Q8_LOGITS_TOLERANCE : 0),
+      tolerance: Math.max(
+        logitsTolerance(loaded.info.kv_cache ?? 'f32', model.config.nLayers, typesOf(model).includes('F16')),
+        eightBit ? Q8_LOGITS_TOLERANCE : 0,
+      ),
     };
   } finally {
     await loaded.engine.destroy();

@@ -92,13 +92,6 @@ export class GpuScope {
 }
 
 /**
- * NMSE a whole model's logits may show against the CPU reference. Both sides dequantize the same
- * weights to f32; with an f32 KV cache only summation order and WGSL's exp/inverseSqrt differ
- * (~1e-12), so 1e-8 catches any real mistake. With the f16 cache (Node/lavapipe has shader-f16),
- * each K/V element is off by ≤ u = 2⁻¹⁰ relative, which moves each layer's attention output by
- * NMSE ≤ 2u²/3 ≈ 6.4e-7 (attention.test.ts): 8e-7 per layer (a wrong key or head gives ≥ 1e-3).
- */
-/**
  * NMSE a whole model's logits may show against the CPU reference where its linears run with 8-bit
  * activations (linear_q8dot*.wgsl): each such linear rounds its input to NMSE ≤ 4.7e-5
  * (linear-check.ts), which through a few layers' residual stream adds up to ~16 · 4.7e-5 ≈ 7.5e-4
@@ -106,6 +99,18 @@ export class GpuScope {
  */
 export const Q8_LOGITS_TOLERANCE = 1e-3;
 
-export function logitsTolerance(kvCache: 'f16' | 'f32', layers: number): number {
-  return kvCache === 'f16' ? 8e-7 * layers : 1e-8;
+/**
+ * NMSE a whole model's logits may show against the CPU reference. Both sides dequantize the same
+ * weights to f32; with an f32 KV cache and no f16 weights only summation order and WGSL's
+ * exp/inverseSqrt differ (~1e-12), so 1e-8 catches any real mistake. With the f16 cache
+ * (Node/lavapipe has shader-f16), each K/V element is off by ≤ u = 2⁻¹⁰ relative, which moves each
+ * layer's attention output by NMSE ≤ 2u²/3 ≈ 6.4e-7 (attention.test.ts): 8e-7 per layer. With f16
+ * weights (`f16Weights`), every linear on them rounds its input to f16 (linear_io.wgsl's X_F16, as
+ * llama.cpp does): NMSE ≈ (2⁻¹¹)²/3 ≈ 8e-8 per linear, seven a layer: another 8e-7 per layer
+ * (Chromium, f32 cache, the F16 tiny models of architectures.test.ts: 1.7e-7 and 3.2e-7 at 2 layers, 9.5e-7 at 6). A wrong key,
+ * head or row gives ≥ 1e-3.
+ */
+export function logitsTolerance(kvCache: 'f16' | 'f32', layers: number, f16Weights = false): number {
+  const perLayer = (kvCache === 'f16' ? 8e-7 : 0) + (f16Weights ? 8e-7 : 0);
+  return perLayer > 0 ? perLayer * layers : 1e-8;
 }
