@@ -13,7 +13,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { measureCeilings, readSampler } from '../src/measure/ceilings.ts';
+import { besideSampler, measureCeilings } from '../src/measure/ceilings.ts';
 import { describeEnvironment } from '../src/measure/environment.ts';
 import { runLatency, type LatencySection } from '../src/measure/latency.ts';
 import { summaryLine } from './gpu-check-summary.ts';
@@ -115,10 +115,9 @@ async function runModel(ctx: GpuContext, ceilings: Ceilings, choice: ModelChoice
   result.ceilings = ceilings;
   const loaded = await loadModel(ctx, choice, { shape: { maxSeq, slots: 1, maxRows: Math.min(512, maxSeq) }, autotune: { cache: tuneCache } });
   // The read roof's kernel timed beside each request, as runJob's sweeps do (decode_of_read_beside).
-  const sampler = await readSampler(ctx, ceilings).catch((e: unknown) => {
-    log(`  (no read beside the requests: ${describeError(e)})`);
-    return null;
-  });
+  const beside = await besideSampler(ctx, ceilings);
+  if (typeof beside === 'string') log(`  (${beside})`);
+  const sampler = typeof beside === 'string' ? null : beside;
   try {
     result.model = loaded.info;
     result.cold_start = loaded.cold;

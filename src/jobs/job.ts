@@ -15,7 +15,7 @@ import { checkPromptLength } from '../model/tokenizer/vocab.ts';
 import { accuracySkipReason, type AccuracyMode } from '../measure/accuracy.ts';
 import type { AccuracyResult } from '../measure/accuracy-run.ts';
 import { isMeasured } from '../measure/sections/accuracy.ts';
-import { measureCeilings, measureReadRoof, readSampler, withReadDrift, type ReadSampler } from '../measure/ceilings.ts';
+import { besideSampler, measureCeilings, measureReadRoof, withReadDrift } from '../measure/ceilings.ts';
 import { describeEnvironment } from '../measure/environment.ts';
 import { lengthCosts, roofFigures, runLatency, type LatencySection } from '../measure/latency.ts';
 import type { LengthCosts } from '../measure/latency-summary.ts';
@@ -28,26 +28,6 @@ import { matchingPreset, parseModelId, sameFamily } from '../webllm/catalog.ts';
 import { checkPresetFits, llamaBenchSettings, runContext, type BenchJob, type JobHooks, type LatencyJob } from './job-spec.ts';
 import { sideBySide } from './side-by-side.ts';
 import { runWebLLMLatency, type WebLLMCostModel, type WebLLMSection, type WebLLMSettings } from './webllm-run.ts';
-
-/**
- * The read sampler a latency sweep times beside its requests (decode_of_read_beside), or why the
- * sweep runs without one: roofs whose shape this version no longer offers, or no memory left beside
- * the model for its buffer. Cancellation and a lost device still throw.
- */
-async function besideSampler(
-  ctx: GpuContext,
-  ceilings: NonNullable<BenchResult['ceilings']>,
-  shapes: BenchJob['probeShapes'],
-  signal?: AbortSignal,
-): Promise<ReadSampler | string> {
-  const without = 'The latency sweep ran without the read measured beside each request (no "of read beside" figures):';
-  try {
-    return (await readSampler(ctx, ceilings, { shapes, signal })) ?? `${without} the roofs' streaming-read shape is not among this version's candidates.`;
-  } catch (e) {
-    if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) throw e;
-    return `${without} ${describeError(e)}`;
-  }
-}
 
 /** The read roof's re-measurement after the model phases: fewer repetitions than the roofs' own (it is a check, not the roof). */
 const DRIFT_PROTOCOL: RepeatProtocol = { warmup: 1, minReps: 3, maxReps: 10, minDurationMs: 200 };
@@ -210,7 +190,7 @@ async function runOpened(
       if (!result.ceilings) throw new TokenscopeError('bad-input', 'The latency sweep needs the roofs.', 'Run with the probe (do not pass --no-probe).');
       const settings = { ...sweepSettings(job.latency), chunk: engine.shape.maxRows, profile: job.latency.profile ?? false };
       const end = job.llamaBench ? 0.85 : 1;
-      const sampler = await besideSampler(ctx, result.ceilings, job.probeShapes, hooks.signal);
+      const sampler = await besideSampler(ctx, result.ceilings, { shapes: job.probeShapes, signal: hooks.signal });
       if (typeof sampler === 'string') result.notes = [...(result.notes ?? []), sampler];
       let sweep: LatencySection;
       try {

@@ -8,7 +8,7 @@
  * min–max the spread. Each kernel's output is checked against the CPU first: a kernel that
  * computes the wrong thing fails the run instead of reporting a number.
  */
-import { TokenscopeError } from '../errors.ts';
+import { describeError, TokenscopeError } from '../errors.ts';
 import { f16BitsToF32 } from '../f16.ts';
 import { mulberry32 } from '../random.ts';
 import { readBuffer, storageBuffer, storageBufferWith, withErrorScopes } from '../gpu/buffers.ts';
@@ -201,6 +201,25 @@ export async function readSampler(
   } catch (e) {
     destroy();
     throw e;
+  }
+}
+
+/**
+ * readSampler for a latency sweep, or the sentence its notes carry where there is none (the roof's
+ * shape not among this version's candidates, or its buffer refused beside the model): the sweep
+ * then runs without "of read beside". A lost device or a cancel still throws.
+ */
+export async function besideSampler(
+  ctx: GpuContext,
+  roof: Pick<Ceilings, 'working_set_bytes' | 'measurements'>,
+  opts: { shapes?: Partial<ProbeShapes>; signal?: AbortSignal } = {},
+): Promise<ReadSampler | string> {
+  const without = 'The latency sweep ran without the read measured beside each request (no "of read beside" figures):';
+  try {
+    return (await readSampler(ctx, roof, opts)) ?? `${without} the roofs' streaming-read shape is not among this version's candidates.`;
+  } catch (e) {
+    if (ctx.isLost() || (e instanceof TokenscopeError && e.code === 'cancelled')) throw e;
+    return `${without} ${describeError(e)}`;
   }
 }
 

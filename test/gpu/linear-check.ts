@@ -35,6 +35,14 @@ function roundEven(v: number): number {
   return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+/** The factor a row's products take after the rounding: 1/rms of row t of X with NORM_INPUT (a gain), else 1. */
+function inputScale(x: Float32Array, t: number, cols: number, gain: Float32Array | undefined, eps: number): number {
+  if (!gain) return 1;
+  let ss = 0;
+  for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
+  return 1 / Math.sqrt(ss / cols + eps);
+}
+
 /**
  * X as linear_q8dot.wgsl's staging sees it, dequantized: per group of `group` inputs of each row
  * (32, Q8_0's, or 256, Q8_K's: activationGroup), v = x · gain in f32, q = round(v · f32(127/max|v|)),
@@ -44,9 +52,7 @@ function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Arr
   const out = new Float64Array(R * cols);
   const v = new Float32Array(group);
   for (let t = 0; t < R; t++) {
-    let ss = 0;
-    for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
-    const scale = gain ? 1 / Math.sqrt(ss / cols + eps) : 1;
+    const scale = inputScale(x, t, cols, gain, eps);
     for (let c = 0; c < cols; c += group) {
       let m = 0;
       for (let j = 0; j < group; j++) {
@@ -65,9 +71,7 @@ function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Arr
 function emulateF16X(x: Float32Array, R: number, cols: number, gain: Float32Array | undefined, eps: number): Float64Array {
   const out = new Float64Array(R * cols);
   for (let t = 0; t < R; t++) {
-    let ss = 0;
-    for (let k = 0; k < cols; k++) ss += x[t * cols + k] ** 2;
-    const scale = gain ? 1 / Math.sqrt(ss / cols + eps) : 1;
+    const scale = inputScale(x, t, cols, gain, eps);
     for (let k = 0; k < cols; k++) out[t * cols + k] = f16BitsToF32(f32ToF16Bits(Math.fround(x[t * cols + k] * (gain ? gain[k] : 1)))) * scale;
   }
   return out;
