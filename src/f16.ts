@@ -40,3 +40,8 @@ export function f16BitsToF32(h: number): number {
   if (exp === 0x1f) return mant ? NaN : sign * Infinity;
   return sign * (1 + mant / 1024) * 2 ** (exp - 15);
 }
+
+/** x rounded to the nearest f16 (ties to even), as an f32 value: what storing it as f16 keeps. */
+export function roundF16(x: number): number {
+  return f16BitsToF32(f32ToF16Bits(x));
+}

@@ -6,7 +6,7 @@
  * within f32 rounding of any f32 implementation.
  */
 import { TokenscopeError } from '../errors.ts';
-import { f16BitsToF32, f32ToF16Bits } from '../f16.ts';
+import { roundF16 } from '../f16.ts';
 import type { ModelConfig } from './config.ts';
 import type { GGUFTensorInfo } from './gguf/reader.ts';
 import { elementCount } from './gguf/types.ts';
@@ -139,7 +139,7 @@ export function roundActivations(out: Float32Array, x: Float32Array, rounding: A
       }
     }
     if (rounding === 'q8_0') {
-      const d = f16BitsToF32(f32ToF16Bits(fr(amax / 127)));
+      const d = roundF16(fr(amax / 127));
       const id = amax !== 0 ? fr(127 / amax) : 0;
       for (let i = g; i < g + group; i++) out[i] = nearestInt(fr(x[i] * id)) * d;
     } else if (amax === 0) {
@@ -161,7 +161,7 @@ export function roundActivations(out: Float32Array, x: Float32Array, rounding: A
 export function roundProductInput(out: Float32Array, x: Float32Array, rounding: ActivationRounding): void {
   if (x.length % (rounding === 'q8_k' ? 256 : 32) === 0) roundActivations(out, x, rounding);
   else if (x.length % 32 === 0) roundActivations(out, x, 'q8_0');
-  else for (let i = 0; i < x.length; i++) out[i] = f16BitsToF32(f32ToF16Bits(x[i]));
+  else for (let i = 0; i < x.length; i++) out[i] = roundF16(x[i]);
 }
 
 export class ReferenceModel {

@@ -4,7 +4,7 @@
  * output, bias and residual accumulate. Shared by linear-fused.test.ts and linear-nibbles.test.ts.
  */
 import { expect } from 'vitest';
-import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
+import { roundF16 } from '../../src/f16.ts';
 import { storageBufferWith } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
 import { linear, type GateActivation, type LinearOptions } from '../../src/kernels/linear.ts';
@@ -60,7 +60,7 @@ function emulate8BitX(x: Float32Array, R: number, cols: number, gain: Float32Arr
         m = Math.max(m, Math.abs(v[j]));
       }
       const inv = m > 0 ? Math.fround(127 / m) : 0;
-      const d = group > 32 ? (m > 0 ? Math.fround(1 / inv) : 0) : f16BitsToF32(f32ToF16Bits(Math.fround(m / 127)));
+      const d = group > 32 ? (m > 0 ? Math.fround(1 / inv) : 0) : roundF16(Math.fround(m / 127));
       for (let j = 0; j < group; j++) out[t * cols + c + j] = roundEven(Math.fround(v[j] * inv)) * d * scale;
     }
   }
@@ -72,7 +72,7 @@ function emulateF16X(x: Float32Array, R: number, cols: number, gain: Float32Arra
   const out = new Float64Array(R * cols);
   for (let t = 0; t < R; t++) {
     const scale = inputScale(x, t, cols, gain, eps);
-    for (let k = 0; k < cols; k++) out[t * cols + k] = f16BitsToF32(f32ToF16Bits(Math.fround(x[t * cols + k] * (gain ? gain[k] : 1)))) * scale;
+    for (let k = 0; k < cols; k++) out[t * cols + k] = roundF16(Math.fround(x[t * cols + k] * (gain ? gain[k] : 1))) * scale;
   }
   return out;
 }

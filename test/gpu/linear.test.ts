@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { f16BitsToF32, f32ToF16Bits } from '../../src/f16.ts';
+import { roundF16 } from '../../src/f16.ts';
 import type { Fallbacks } from '../../src/gpu/capabilities.ts';
 import { storageBuffer, storageBufferWith, withErrorScopes } from '../../src/gpu/buffers.ts';
 import type { GpuContext } from '../../src/gpu/device.ts';
@@ -86,7 +86,7 @@ async function check(
     const got = await runAndRead(ctx, await linear(ctx, 'test.linear', w, X, Y, R, linearOpts), Y, R * rows);
     // f16 weights multiply f16 inputs in every kernel (linear_io.wgsl's X_F16, llama.cpp's choice):
     // the reference takes X so rounded (missing the rounding is NMSE ≈ 4e-8, over F32_TOLERANCE).
-    const xin = format === 'f16' ? x.map((v) => f16BitsToF32(f32ToF16Bits(v))) : x;
+    const xin = format === 'f16' ? x.map((v) => roundF16(v)) : x;
     const err = nmse(got, referenceLinear(values, rows, cols, xin, R, bias, y0));
     const tolerance = shape.kernel === 'matmul' && shape.f16 ? F16_TOLERANCE : F32_TOLERANCE;
     expect(err, `${format} ${rows}×${cols} R=${R} ${JSON.stringify(shape)}`).toBeLessThan(tolerance);

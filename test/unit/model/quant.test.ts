@@ -4,7 +4,7 @@ import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { mulberry32 } from '../../../src/random.ts';
 import { GGMLType } from '../../../src/model/gguf/types.ts';
 import { encodeGGUF } from '../../../src/model/gguf/writer.ts';
-import { f16BitsToF32, f32ToF16Bits } from '../../../src/f16.ts';
+import { f16BitsToF32, f32ToF16Bits, roundF16 } from '../../../src/f16.ts';
 import { dequantize } from '../../../src/model/quant.ts';
 import { encodeF16, quantizeQ4_0, quantizeQ8_0 } from '../../../src/model/quantize.ts';
 import ggmlBlocks from './fixtures/ggml-quant-blocks.json' with { type: 'json' };
@@ -49,6 +49,14 @@ describe('f16', () => {
     expect(f32ToF16Bits(-0)).toBe(0x8000);
     expect(f32ToF16Bits(NaN) & 0x7e00).toBe(0x7e00);
     expect(hex(encodeF16(Float32Array.of(1, -2)))).toBe('003c00c0');
+  });
+
+  it('roundF16 keeps what an f16 store keeps: the nearest half, ties to even, as an f32 value', () => {
+    expect(roundF16(1 + 2 ** -11)).toBe(1);
+    expect(roundF16(1 + 3 * 2 ** -11)).toBe(1 + 2 ** -9);
+    expect(roundF16(0.1)).toBe(0.0999755859375);
+    expect(roundF16(1.5 * 2 ** -25)).toBe(2 ** -24);
+    expect(roundF16(70000)).toBe(Infinity);
   });
 });
 
@@ -171,7 +179,7 @@ describe('quantize → write → read → dequantize', () => {
 
   it('F16 stores the nearest half of each value', async () => {
     const y = await roundTrip(GGMLType.F16, encodeF16(x));
-    for (let i = 0; i < x.length; i += 97) expect(y[i]).toBe(f16BitsToF32(f32ToF16Bits(x[i])));
+    for (let i = 0; i < x.length; i += 97) expect(y[i]).toBe(roundF16(x[i]));
     expect(() => dequantize(GGMLType.F16, new Uint8Array(3), 2)).toThrow(/3 bytes cannot hold 2 F16 values/);
   });
 });

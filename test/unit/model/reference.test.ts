@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/model/config.ts';
-import { f16BitsToF32, f32ToF16Bits } from '../../../src/f16.ts';
+import { roundF16 } from '../../../src/f16.ts';
 import { fileSource } from '../../../src/model/gguf/node-source.ts';
 import { bytesSource } from '../../../src/model/gguf/source.ts';
 import { buildTestModel, type TestModelOptions } from '../../../src/model/gguf/synthetic.ts';
@@ -175,7 +175,7 @@ describe("roundActivations (llama.cpp's Q8_0 and Q8_K activation rounding)", () 
     for (let i = 0; i < 32; i++) x[i] = (i - 16) / 10; // max |x| 1.6
     const out = new Float32Array(64);
     roundActivations(out, x, 'q8_0');
-    const d = f16BitsToF32(f32ToF16Bits(1.6 / 127));
+    const d = roundF16(1.6 / 127);
     expect(d).not.toBe(Math.fround(1.6 / 127)); // the f16 scale is not the f32 one
     for (let i = 0; i < 32; i++) expect(out[i]).toBeCloseTo(Math.round(x[i] / d) * d, 6);
     expect(Math.abs(out[0])).toBeCloseTo(127 * d, 6); // the largest input maps to ±127
@@ -206,7 +206,7 @@ describe("roundActivations (llama.cpp's Q8_0 and Q8_K activation rounding)", () 
     const odd = Float32Array.from({ length: 172 }, (_, i) => Math.cos(i) / 7);
     const half = new Float32Array(172);
     roundProductInput(half, odd, 'q8_0');
-    for (let i = 0; i < 172; i++) expect(half[i]).toBe(f16BitsToF32(f32ToF16Bits(odd[i])));
+    for (let i = 0; i < 172; i++) expect(half[i]).toBe(roundF16(odd[i]));
     expect(half[1]).not.toBe(odd[1]);
   });
 
