@@ -11,47 +11,24 @@
  *   … --candidates   to time, besides, every candidate select.ts lists for the problem
  *   … --dispatch-cost   first print the fixed cost of one dispatch (a tiny one, 256 in a pass)
  */
-import { parseArgs } from 'node:util';
+import { describeError } from '../src/errors.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
-import type { LinearShape } from '../src/kernels/linear-shapes.ts';
-import type { WeightFormat } from '../src/kernels/weights.ts';
-import type { MatvecBenchOptions } from '../src/measure/matvec-bench.ts';
+import { parseMatvecArgs, USAGE, UsageError } from './matvec-args.ts';
 
-const { values } = parseArgs({
-  options: {
-    runtime: { type: 'string', default: 'node' },
-    browser: { type: 'string' },
-    format: { type: 'string', default: 'q4_0' },
-    shapes: { type: 'string', default: '2048x2048,8192x2048,2048x8192' },
-    rows: { type: 'string', default: '1' },
-    reps: { type: 'string', default: '7' },
-    copies: { type: 'string', default: '' },
-    'shape-json': { type: 'string', multiple: true, default: [] },
-    disable: { type: 'string', default: '' },
-    q8dot: { type: 'boolean', default: false },
-    candidates: { type: 'boolean', default: false },
-    'dispatch-cost': { type: 'boolean', default: false },
-  },
-});
-
-const opts: MatvecBenchOptions = {
-  format: values.format as WeightFormat,
-  shapes: values.shapes.split(',').map((d) => d.split('x').map(Number) as [number, number]),
-  rows: values.rows.split(',').map(Number),
-  reps: Number(values.reps),
-  copies: Number(values.copies) || 0,
-  extra: values['shape-json'].map((j) => JSON.parse(j) as LinearShape),
-  q8dot: values.q8dot,
-  candidates: values.candidates,
-  dispatchCost: values['dispatch-cost'],
-};
-const disable = values.disable ? values.disable.split(',') : [];
 const log = (line: string) => console.log(line);
 
-if (values.runtime === 'browser') {
-  const { matvecBenchInBrowser } = await import('./browser-runner.ts');
-  await matvecBenchInBrowser(opts, { browser: values.browser, disable, onLog: log });
-} else {
+async function main(argv: string[]): Promise<number> {
+  const parsed = parseMatvecArgs(argv);
+  if (!parsed) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { opts, runtime, browser, disable } = parsed;
+  if (runtime === 'browser') {
+    const { matvecBenchInBrowser } = await import('./browser-runner.ts');
+    await matvecBenchInBrowser(opts, { browser, disable, onLog: log });
+    return 0;
+  }
   const { acquireNodeGpu } = await import('../src/gpu/node-gpu.ts');
   const { matvecBench } = await import('../src/measure/matvec-bench.ts');
   const ctx = await acquireNodeGpu({ disable: new Set(disable) as Fallbacks, onError: (m) => console.error(m) });
@@ -68,4 +45,14 @@ if (values.runtime === 'browser') {
   } finally {
     ctx.destroy();
   }
+  return 0;
 }
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(`error: ${describeError(e)}`);
+    if (e instanceof UsageError) console.error(`\n${USAGE}`);
+    process.exit(e instanceof UsageError ? 2 : 1);
+  },
+);
