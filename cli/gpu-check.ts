@@ -76,8 +76,10 @@ interface Args {
   budgetMs: number;
 }
 
+const USAGE = 'usage: gpu-check OUTDIR [--quick] [--models ID:QUANT,…] [--stories DIR] [--budget-s S]';
+
 function parseArgs(argv: string[], here: string): Args {
-  const usage = 'usage: gpu-check OUTDIR [--quick] [--models ID:QUANT,…] [--stories DIR] [--budget-s S]';
+  const usage = USAGE;
   let out: string | undefined;
   let plan = FULL;
   let quick = false;
@@ -184,6 +186,10 @@ async function golden(ctx: GpuContext, dir: string): Promise<{ line: string; ok:
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n(what each step measures: the README's section "A prepared GPU check")\n`);
+    return 0;
+  }
   const args = parseArgs(argv, import.meta.dirname ?? process.cwd());
   mkdirSync(args.out, { recursive: true });
   const started = performance.now();
