@@ -1,6 +1,7 @@
 /** `npm run bench:matvec`'s arguments: parsed and checked before any GPU work (cli/matvec-bench.ts runs them). */
 import { parseArgs } from 'node:util';
 import { describeError } from '../src/errors.ts';
+import { parseFallbacks } from '../src/gpu/capabilities.ts';
 import type { LinearShape } from '../src/kernels/linear-shapes.ts';
 import { WEIGHT_FORMATS, type WeightFormat } from '../src/kernels/weight-formats.ts';
 import type { MatvecBenchOptions } from '../src/measure/matvec-bench.ts';
@@ -87,5 +88,11 @@ export function parseMatvecArgs(argv: string[]): { opts: MatvecBenchOptions; run
     candidates: values.candidates,
     dispatchCost: values['dispatch-cost'],
   };
-  return { opts, runtime: values.runtime, browser: values.browser, disable: values.disable ? values.disable.split(',') : [] };
+  let disable: string[];
+  try {
+    disable = [...parseFallbacks(values.disable)];
+  } catch (e) {
+    throw new UsageError(`--disable ${values.disable}: ${describeError(e)}`);
+  }
+  return { opts, runtime: values.runtime, browser: values.browser, disable };
 }

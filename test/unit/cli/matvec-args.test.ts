@@ -19,6 +19,8 @@ describe('bench:matvec arguments', () => {
     expect(parsed?.runtime).toBe('node');
     expect(parseMatvecArgs([])?.opts).toMatchObject({ format: 'q4_0', rows: [1], reps: 7 });
     expect(parseMatvecArgs(['--shape-json', '{"kernel":"matvec"}'])?.opts.extra).toEqual([{ kernel: 'matvec' }]);
+    expect(parseMatvecArgs(['--disable', 'subgroups,shader-f16'])?.disable).toEqual(['subgroups', 'shader-f16']);
+    expect(parseMatvecArgs([])?.disable).toEqual([]);
   });
 
   it('--help asks for the usage instead of a run', () => {
@@ -37,6 +39,7 @@ describe('bench:matvec arguments', () => {
       [['--runtime', 'gpu'], /--runtime gpu: expected node or browser/],
       [['--shape-json', '{nope'], /--shape-json \{nope: not JSON/],
       [['--bogus'], /Unknown option '--bogus'/],
+      [['--disable', 'subgroups,warp-drive'], /--disable subgroups,warp-drive: Unknown feature "warp-drive"/],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseMatvecArgs(argv), argv.join(' ')).toThrow(UsageError);
