@@ -28,6 +28,7 @@ Options:
 /** A usage mistake: printed with the usage, exit status 2. */
 export class UsageError extends Error {}
 
+/** `text` as comma-separated integers ≥ `min` (exactly one unless `list`). */
 function integers(flag: string, text: string, min: number, list: boolean): number[] {
   const values = text.split(',').map((t) => (/^\s*\d+\s*$/.test(t) ? Number(t) : NaN));
   if ((!list && values.length !== 1) || values.some((v) => !Number.isSafeInteger(v) || v < min)) {
@@ -36,6 +37,7 @@ function integers(flag: string, text: string, min: number, list: boolean): numbe
   return values;
 }
 
+/** The run `argv` asks for, or null for --help; a mistake throws a UsageError naming the flag. */
 export function parseMatvecArgs(argv: string[]): { opts: MatvecBenchOptions; runtime: string; browser?: string; disable: string[] } | null {
   let values;
   try {
