@@ -214,9 +214,6 @@ export interface AttentionShapes {
   tiledPrefill: boolean;
 }
 
-/** CPU adapters split decode attention only below this many workgroups per step [A5]. */
-const CPU_DECODE_WORKGROUPS = 2;
-
 /** Teams of the GPUs' subgroup decode kernel: a workgroup of 256 invocations. */
 const GPU_DECODE_WG = 256;
 
@@ -237,10 +234,9 @@ const GPU_SHORT_STEPS = 6;
  * pass (decodeAttentionClass), a longer one split across enough workgroups to fill the device (~512
  * in all, ≤ 32 per (row, kv head)), each split taking at least GPU_KEYS_PER_TEAM keys per team —
  * so at 512 keys of Llama-3.2-1B (8 kv heads, 16 teams) 16 splits of 32 keys work [A2]. CPU
- * adapters run one workgroup per (row, kv head) and no combine pass, split only where a step would
- * otherwise have a single workgroup (two, the fewest threads a multi-core CPU has) [A5]. Prefill:
- * the largest row tile (≤ 32 query vectors) and key block that fit workgroup memory; where none
- * fits, prefill steps run with the decode kernel. CPU adapters never stage K/V
+ * adapters split by their thread count, not the context (≥ 8 workgroups per step, ≤ 4 per (row,
+ * kv head)). Prefill: the largest row tile (≤ 32 query vectors) and key block that fit workgroup
+ * memory; where none fits, prefill steps run with the decode kernel. CPU adapters never stage K/V
  * in workgroup memory (it buys nothing on a CPU, and Dawn zero-initialises workgroup memory, which
  * SwiftShader compiles at ~1 ms per 16 bytes: ≈ 3 s for one tiled pipeline): with subgroups they
  * run attention_prefill_rows [A4], without them the decode kernel.
@@ -263,10 +259,10 @@ export function attentionShapes(caps: Capabilities, heads: AttentionHeads, R: nu
   const decodeWg = subgroups ? subgroupWg : wgSize;
   // Keys a workgroup scores at once: its teams, or its key block.
   const keyStep = subgroups ? decodeWg / lanes : decodeBlock;
-  // CPU adapters: the subgroup kernel in workgroups of one subgroup (one SIMD batch), one per (row,
-  // kv head) where a step has two or more of them — a split's partials and the combine pass cost
-  // more than an idle thread saves [A5] — else two splits; the workgroup kernel always unsplit.
-  const cpuSplits = subgroups ? Math.ceil(CPU_DECODE_WORKGROUPS / (R * heads.nKvHeads)) : 1;
+  // CPU adapters: the subgroup kernel in workgroups of one subgroup (one SIMD batch), and enough
+  // workgroups that every thread of the CPU gets some (≥ 8 per step, ≤ 4 per (row, kv head)); the
+  // workgroup kernel as one workgroup per (row, kv head).
+  const cpuSplits = subgroups ? Math.min(4, Math.ceil(8 / (R * heads.nKvHeads))) : 1;
   const gpuSplits = keys <= keyStep * GPU_SHORT_STEPS ? 1 : Math.min(32, Math.max(2, Math.ceil(512 / (R * heads.nKvHeads))));
   const splits = caps.cpuLike ? cpuSplits : gpuSplits;
   const minChunk = caps.cpuLike ? keyStep : keyStep * GPU_KEYS_PER_TEAM;

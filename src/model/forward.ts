@@ -6,9 +6,8 @@
  * Fused: each RMSNorm is the prologue of the matvec that reads its output, Q|K|V and gate|up are
  * one matvec each (joined at upload), SwiGLU is gate|up's epilogue, each residual add is the
  * epilogue of wo / down; RoPE and the KV-cache store are one pass — inside decode attention
- * where a step's rows are distinct sequences. A decode layer is 5 dispatches (6 where attention
- * is split and the splits merged: a long context on a GPU, a lone workgroup on a CPU adapter), the
- * head 2 (3 with a two-pass argmax).
+ * where a step's rows are distinct sequences. A decode layer is 5 dispatches (6 where a long
+ * context splits attention and merges the splits), the head 2 (3 with a two-pass argmax).
  */
 import { TokenscopeError } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';

@@ -30,7 +30,7 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K
   });
   afterAll(() => ctx?.destroy());
 
-  it('records ≤ 5 dispatches per decode layer + 4 (embedding, LM head, sampling), a combine only where attention is split; prefill chunks add RoPE’s pass', async () => {
+  it('records ≤ 5 dispatches per decode layer + 4 (embedding, LM head, sampling), a combine where CPU threads split attention; prefill chunks add RoPE’s pass', async () => {
     const model = await openStories();
     const loaded = await load(ctx, model);
     try {
@@ -40,12 +40,10 @@ describe.skipIf(!HAVE_MODEL)(HAVE_MODEL ? 'the fused forward pass on stories260K
         return p.body.length + p.head.length;
       };
       const decode = await count(1, 1, 'distinct');
-      // embedding + per layer Q|K|V, attention (RoPE and the KV store inside; + a combine where it
-      // is split), wo, gate|up, down + LM head, argmax. stories260K's 4 kv heads are enough
-      // workgroups that no adapter splits its decode attention at this context.
+      // embedding + per layer Q|K|V, attention (RoPE and the KV store inside; + a combine where this
+      // CPU adapter splits it across its threads), wo, gate|up, down + LM head, argmax
       const combine = attentionShapes(ctx.caps, model.config, 1).decode.splits > 1 ? 1 : 0;
       expect(decode).toBe(1 + (5 + combine) * L + 2);
-      expect(decode).toBeLessThanOrEqual(5 * L + 4);
       expect(await count(4, 4, 'distinct')).toBeLessThanOrEqual(6 * L + 4); // batched decode of 4 sequences
       expect(await count(4, 4, 'any')).toBeLessThanOrEqual(7 * L + 4); // rows of one sequence among others: RoPE apart
       expect(await count(32, 1, 'one-slot')).toBeLessThanOrEqual(6 * L + 4); // a prefill chunk
