@@ -79,7 +79,6 @@ interface Args {
 const USAGE = 'usage: gpu-check OUTDIR [--quick] [--models ID:QUANT,…] [--stories DIR] [--budget-s S]';
 
 function parseArgs(argv: string[], here: string): Args {
-  const usage = USAGE;
   let out: string | undefined;
   let plan = FULL;
   let quick = false;
@@ -101,10 +100,10 @@ function parseArgs(argv: string[], here: string): Args {
     else if (a === '--stories') storiesDir = resolve(argv[++i] ?? '.');
     else if (a === '--budget-s') budgetS = Number(argv[++i]);
     else if (!a.startsWith('--') && out === undefined) out = resolve(a);
-    else throw new Error(`${usage}\nunexpected argument ${a}`);
+    else throw new Error(`${USAGE}\nunexpected argument ${a}`);
   }
-  if (!out) throw new Error(usage);
-  if (!(budgetS > 0)) throw new Error(`--budget-s must be a positive number of seconds\n${usage}`);
+  if (!out) throw new Error(USAGE);
+  if (!(budgetS > 0)) throw new Error(`--budget-s must be a positive number of seconds\n${USAGE}`);
   return { out, plan: models ? { ...plan, models } : plan, quick, storiesDir, budgetMs: budgetS * 1000 };
 }
 

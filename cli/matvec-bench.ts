@@ -13,7 +13,8 @@
  */
 import { describeError } from '../src/errors.ts';
 import type { Fallbacks } from '../src/gpu/capabilities.ts';
-import { parseMatvecArgs, USAGE, UsageError } from './matvec-args.ts';
+import { UsageError } from './args.ts';
+import { parseMatvecArgs, USAGE } from './matvec-args.ts';
 
 const log = (line: string) => console.log(line);
 

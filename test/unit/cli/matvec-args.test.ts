@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseMatvecArgs, UsageError } from '../../../cli/matvec-args.ts';
+import { UsageError } from '../../../cli/args.ts';
+import { parseMatvecArgs } from '../../../cli/matvec-args.ts';
 
 describe('bench:matvec arguments', () => {
   it('reads the documented flags, with their defaults', () => {
@@ -29,17 +30,17 @@ describe('bench:matvec arguments', () => {
 
   it('a mistake is a usage error naming the flag, before any GPU work', () => {
     const cases: [string[], RegExp][] = [
-      [['--format', 'q9'], /--format q9: expected one of f32, f16/],
-      [['--shapes', '64x'], /--shapes 64x: expected ROWSxCOLS/],
-      [['--shapes', '0x64'], /--shapes 0x64/],
-      [['--rows', '1,x'], /--rows 1,x: expected integers of at least 1/],
-      [['--reps', '0'], /--reps 0: expected an integer of at least 1/],
-      [['--reps', '3,4'], /--reps 3,4: expected an integer/],
-      [['--copies=-1'], /--copies -1: expected an integer of at least 0/],
-      [['--runtime', 'gpu'], /--runtime gpu: expected node or browser/],
+      [['--format', 'q9'], /--format must be one of f32, f16.*got "q9"/],
+      [['--shapes', '64x'], /--shapes: "64x" is not ROWSxCOLS/],
+      [['--shapes', '0x64'], /--shapes: "0x64"/],
+      [['--rows', '1,x'], /--rows must be an integer from 1 to/],
+      [['--reps', '0'], /--reps must be an integer from 1 to 1000, got 0/],
+      [['--reps', '3,4'], /--reps must be an integer/],
+      [['--copies=-1'], /--copies must be a non-negative integer, got "-1"/],
+      [['--runtime', 'gpu'], /--runtime must be one of node, browser/],
       [['--shape-json', '{nope'], /--shape-json \{nope: not JSON/],
-      [['--bogus'], /Unknown option '--bogus'/],
-      [['--disable', 'subgroups,warp-drive'], /--disable subgroups,warp-drive: Unknown feature "warp-drive"/],
+      [['--bogus'], /Unknown flag --bogus/],
+      [['--disable', 'subgroups,warp-drive'], /--disable: Unknown feature "warp-drive"/],
     ];
     for (const [argv, message] of cases) {
       expect(() => parseMatvecArgs(argv), argv.join(' ')).toThrow(UsageError);
