@@ -5,12 +5,13 @@
  * from; the rows, depth curve, summary, verdicts, kernel breakdown and ceiling values are kept, and
  * only as the last steps rounded to more digits than any table shows. What each step takes from a
  * section is that section's module's `trim` (measure/sections/). The trimmed result says what went
- * in its `notes` and `trimmed` flag.
+ * in its `notes` and `trimmed` flag. Every link, trimmed or not, carries its numbers to nine
+ * significant digits (codec.ts LINK_DIGITS), past which a timing holds only floating-point residue.
  */
 import type { BenchResult } from '../measure/schema.ts';
 import { RESULT_SECTIONS } from '../measure/schema.ts';
 import { TRIM_STEPS, type SectionKey, type SectionTrim, type TrimStep } from '../measure/section.ts';
-import { checkedLength, decodeFragment, encodeFragment } from './codec.ts';
+import { checkedLength, decodeFragment, encodeFragment, linkRounded } from './codec.ts';
 import { validateResult } from '../measure/validate.ts';
 
 /** Default size of a shared link's fragment, characters: short enough for chat apps and issue trackers. */
@@ -41,12 +42,12 @@ interface Fitted {
 }
 
 /**
- * The result as it goes into a link: untouched when its fragment fits `budgetChars`, else trimmed
- * step by step until it does. Past every step it may still be over the budget (many prompt
+ * The result as it goes into a link: whole (its numbers to LINK_DIGITS significant digits) when
+ * its fragment fits `budgetChars`, else trimmed step by step until it does. Past every step it may still be over the budget (many prompt
  * lengths); it is then shared as is, unless it is over what decoding accepts.
  */
 async function fit(result: BenchResult, budgetChars: number): Promise<Fitted> {
-  let current = result;
+  let current = linkRounded(result);
   let fragment = await encodeFragment('r', current);
   for (const step of TRIM_STEPS) {
     if (fragment.length <= budgetChars) break;

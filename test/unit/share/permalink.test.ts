@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CEILING_KEYS, type BenchResult } from '../../../src/measure/schema.ts';
-import { MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
+import { LINK_DIGITS, linkRounded, MAX_FRAGMENT_CHARS } from '../../../src/share/codec.ts';
 import { CEILING_SAMPLES_KEPT } from '../../../src/measure/sections/environment.ts';
 import { decodeReport, encodeReport, LINK_BUDGET_CHARS, shareable } from '../../../src/share/permalink.ts';
 import { serveResult } from '../../../src/serve/metrics.ts';
@@ -15,18 +15,35 @@ describe('a small result', () => {
     const fragment = await encodeReport(r);
     expect(fragment).toMatch(/^#r=[A-Za-z0-9_-]+$/);
     expect(fragment.length).toBeLessThan(LINK_BUDGET_CHARS);
-    expect(await shareable(r)).toEqual(r);
-    expect(await decodeReport(fragment)).toEqual(r);
+    expect(await shareable(r)).toEqual(linkRounded(r));
+    expect(await decodeReport(fragment)).toEqual(linkRounded(r));
+    expect((await decodeReport(fragment)).trimmed).toBeUndefined();
+  });
+
+  it(`keeps every number to ${LINK_DIGITS} significant digits: a clock difference's residue goes, nothing else`, async () => {
+    const r = smallResult();
+    const request = latencyOf(r).requests[0];
+    request.token_ms = [121.09999999962747, 0.30000000000000004, 7, 1e-12 / 3];
+    request.gpu_prefill_ms = 44.647138;
+    const decoded = latencyOf(await decodeReport(await encodeReport(r))).requests[0];
+    expect(decoded.token_ms).toEqual([121.1, 0.3, 7, 3.33333333e-13]);
+    expect(decoded.gpu_prefill_ms).toBe(44.647138);
+    // Everything else is within half a unit in the ninth digit of what was measured.
+    const numbers = (v: unknown): number[] => (typeof v === 'number' ? [v] : v && typeof v === 'object' ? Object.values(v).flatMap(numbers) : []);
+    const [before, after] = [numbers(r), numbers(await decodeReport(await encodeReport(r)))];
+    expect(after).toHaveLength(before.length);
+    before.forEach((x, i) => expect(Math.abs(after[i] - x)).toBeLessThanOrEqual(Math.abs(x) * 5 * 10 ** -LINK_DIGITS));
   });
 
   it('decodes without the leading #', async () => {
     const r = smallResult();
-    expect(await decodeReport((await encodeReport(r)).slice(1))).toEqual(r);
+    expect(await decodeReport((await encodeReport(r)).slice(1))).toEqual(linkRounded(r));
   });
 });
 
 describe('a large result', () => {
   const large = largeResult();
+  const exact = linkRounded(large);
 
   it('trims under the budget, keeping rows and ceiling values exact', async () => {
     const fragment = await encodeReport(large);
@@ -35,11 +52,11 @@ describe('a large result', () => {
     const decoded = await decodeReport(fragment);
     expect(decoded).toEqual(await shareable(large));
     const l = latencyOf(decoded);
-    expect(l.rows).toEqual(latencyOf(large).rows);
+    expect(l.rows).toEqual(latencyOf(exact).rows);
     for (const key of CEILING_KEYS) {
-      expect(decoded.ceilings![key]).toBe(large.ceilings![key]);
+      expect(decoded.ceilings![key]).toBe(exact.ceilings![key]);
       const { samples: _a, ...kept } = decoded.ceilings!.measurements[key]!;
-      const { samples: _b, ...original } = large.ceilings!.measurements[key]!;
+      const { samples: _b, ...original } = exact.ceilings!.measurements[key]!;
       expect(kept).toEqual(original);
       expect(decoded.ceilings!.measurements[key]!.samples).toHaveLength(CEILING_SAMPLES_KEPT);
     }
@@ -68,14 +85,14 @@ describe('a large result', () => {
     expect(l.requests).toHaveLength(latencyOf(large).requests.length);
     expect(l.requests.every((q) => q.token_ms.length === 0 && q.gpu_decode_ms !== null && q.gpu_decode_ms.length === 0)).toBe(true);
     expect(l.requests.map((q) => q.prompt_tokens)).toEqual(latencyOf(large).requests.map((q) => q.prompt_tokens));
-    expect(r.ceilings).toEqual(large.ceilings);
+    expect(r.ceilings).toEqual(exact.ceilings);
   });
 
   it('trims a sweep that stopped early (requests and rows only)', async () => {
     const { requests, rows } = latencyOf(large);
     const stopped = { ...large, latency: { requests, rows } };
     const decoded = await decodeReport(await encodeReport(stopped));
-    expect(decoded.latency).toEqual({ requests: [], rows, trimmed: true });
+    expect(decoded.latency).toEqual({ requests: [], rows: latencyOf(exact).rows, trimmed: true });
   });
 
   it("drops a real prompt's token ids with the requests", async () => {
@@ -98,10 +115,10 @@ describe('a large result', () => {
     const r: BenchResult = JSON.parse(JSON.stringify({ ...withoutLatency, serve }));
     const onlyItls = await shareable(r, 40_000);
     expect(onlyItls.notes).toEqual([expect.stringMatching(NOTE_PER_TOKEN)]);
-    expect(onlyItls.serve).toEqual({ ...(r.serve as object), itls: new Array(400).fill([]) });
+    expect(onlyItls.serve).toEqual({ ...(linkRounded(r).serve as object), itls: new Array(400).fill([]) });
     const decoded = await decodeReport(await encodeReport(r));
     const perRequestCleared = Object.fromEntries(Object.entries(serve).map(([k, v]) => [k, Array.isArray(v) ? [] : v]));
-    expect(decoded.serve).toEqual(perRequestCleared);
+    expect(decoded.serve).toEqual(linkRounded(perRequestCleared));
   });
 
   it('re-sharing a shared result changes nothing', async () => {
