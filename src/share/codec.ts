@@ -86,8 +86,12 @@ export async function inflateRawCapped(bytes: Uint8Array<ArrayBuffer>, maxBytes:
  */
 export const LINK_DIGITS = 9;
 
-const linkNumber = (_key: string, value: unknown): unknown =>
-  typeof value === 'number' && !Number.isInteger(value) && Number.isFinite(value) ? Number(value.toPrecision(LINK_DIGITS)) : value;
+/** x to LINK_DIGITS significant digits (integers and non-finite values as they are). */
+export function linkPrecision(x: number): number {
+  return Number.isInteger(x) || !Number.isFinite(x) ? x : Number(x.toPrecision(LINK_DIGITS));
+}
+
+const linkNumber = (_key: string, value: unknown): unknown => (typeof value === 'number' ? linkPrecision(value) : value);
 
 /** The value as a link carries it: a JSON copy with every non-integer number to LINK_DIGITS significant digits. */
 export function linkRounded<T>(value: T): T {

@@ -1,17 +1,33 @@
-/** Number formatting shared by the page's tables and charts (text only). */
+/**
+ * Number formatting shared by the page's tables and charts (text only). Each figure is first
+ * settled to the nine significant digits a link carries (share/codec.ts linkPrecision), then
+ * rounded for show: a live report and its link print the same digits, and a figure that is
+ * exactly a tie (300 W × 0.4092 s / 24 tokens = 5.115 J) rounds one way, not by float residue.
+ */
+import { linkPrecision } from '../share/codec.ts';
+
+/** x.toFixed(digits) of x settled to a link's precision. */
+export function fixed(x: number, digits: number): string {
+  return linkPrecision(x).toFixed(digits);
+}
+
+/** x.toPrecision(digits) of x settled to a link's precision. */
+export function precision(x: number, digits: number): string {
+  return linkPrecision(x).toPrecision(digits);
+}
 
 /** Three significant figures or so: 1234 → "1234", 12.34 → "12.3", 1.234 → "1.23", 0.01234 → "0.0123". */
 export function num(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return '—';
   const a = Math.abs(x);
-  if (a >= 100) return x.toFixed(0);
-  if (a >= 10) return x.toFixed(1);
-  if (a >= 1 || a === 0) return x.toFixed(2);
-  return x.toPrecision(3);
+  if (a >= 100) return fixed(x, 0);
+  if (a >= 10) return fixed(x, 1);
+  if (a >= 1 || a === 0) return fixed(x, 2);
+  return precision(x, 3);
 }
 
 export function pct(x: number | null | undefined): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(1)}%`;
+  return x === null || x === undefined || !Number.isFinite(x) ? '—' : `${fixed(100 * x, 1)}%`;
 }
 
 export function bytes(n: number): string {
@@ -31,5 +47,5 @@ export function count(n: number): string {
 
 /** A ratio as "×1.23". */
 export function ratio(x: number | null): string {
-  return x === null || !Number.isFinite(x) ? '—' : `×${x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)}`;
+  return x === null || !Number.isFinite(x) ? '—' : `×${fixed(x, x >= 100 ? 0 : x >= 10 ? 1 : 2)}`;
 }

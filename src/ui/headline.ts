@@ -12,6 +12,7 @@ import type { Bound, Verdict } from '../measure/roofline.ts';
 import { computeRoof, prefillGemmRoof, type BenchResult, type Ceilings, type FmaPeak } from '../measure/schema.ts';
 import type { DecodeWaterfall } from '../measure/latency-summary.ts';
 import type { LatencyView } from './series.ts';
+import { fixed, precision } from './format.ts';
 
 /** The compute and bandwidth roofs every view of a report uses (roofline, verdicts, what-if). */
 export interface ReportRoofs {
@@ -140,8 +141,8 @@ export function decodeLoss(latency: LatencyView | null): DecodeLoss | null {
   return { part, ms, share: ms / w.tpot_ms, waterfall: w };
 }
 
-const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
-const ms = (x: number) => `${x >= 10 ? x.toFixed(1) : x.toPrecision(2)} ms`;
+const pct = (x: number) => `${fixed(100 * x, x < 0.1 ? 1 : 0)}%`;
+const ms = (x: number) => `${x >= 10 ? fixed(x, 1) : precision(x, 2)} ms`;
 
 /** One or two sentences on the largest loss, in the waterfall's own numbers. */
 function lossWords(loss: DecodeLoss, latency: LatencyView, dispatchUs: number | undefined, cpu: boolean, tiny: boolean): string {
@@ -149,7 +150,7 @@ function lossWords(loss: DecodeLoss, latency: LatencyView, dispatchUs: number | 
   const of = `Of a decode token's ${ms(w.tpot_ms)} after ${w.prompt_tokens} tokens`;
   const dispatches = latency.dispatches_per_step?.decode;
   if (loss.part === 'launch') {
-    const count = dispatches !== undefined && dispatchUs !== undefined ? `: ${dispatches} dependent dispatches × ${dispatchUs.toPrecision(3)} µs` : '';
+    const count = dispatches !== undefined && dispatchUs !== undefined ? `: ${dispatches} dependent dispatches × ${precision(dispatchUs, 3)} µs` : '';
     return (
       `${of}, the launch floor is the largest part${count} = ${ms(w.launch_ms)} (${pct(loss.share)}).` +
       (cpu ? ' On this CPU implementation of WebGPU every dispatch goes through a software queue.' : '') +

@@ -1,7 +1,7 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { LlamaBenchRow } from '../measure/metrics.ts';
-import { count } from './format.ts';
+import { count, fixed } from './format.ts';
 import { shared } from './styles.ts';
 
 /** llama-bench's table (pp: prompt tokens/s, tg: generated tokens/s; mean ± sample std). */
@@ -35,7 +35,7 @@ export class LlamaBenchTable extends LitElement {
                   <td>${r.backend}</td>
                   <td class="num">${r.ngl}</td>
                   <th scope="row">${r.test}</th>
-                  <td class="num">${r.meanTokensPerS.toFixed(2)} ± ${r.stdTokensPerS.toFixed(2)}</td>
+                  <td class="num">${fixed(r.meanTokensPerS, 2)} ± ${fixed(r.stdTokensPerS, 2)}</td>
                 </tr>`,
             )}
           </tbody>

@@ -1,7 +1,7 @@
 import { LitElement, html } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { PrefixTtftRow } from '../measure/latency.ts';
-import { num } from './format.ts';
+import { fixed, num } from './format.ts';
 import { shared } from './styles.ts';
 
 /**
@@ -40,7 +40,7 @@ export class PrefixTtftTable extends LitElement {
                   <td class="num">${num(r.ttft.p50)}</td>
                   <td class="num">${num(r.uncached_ttft_p50_ms)}</td>
                   <td class="num">${num(r.saved_ms)}</td>
-                  <td class="num">${(r.saved_share * 100).toFixed(0)}%</td>
+                  <td class="num">${fixed(r.saved_share * 100, 0)}%</td>
                 </tr>`,
             )}
           </tbody>

@@ -5,6 +5,7 @@ import { CEILING_KEYS, computeRoof, NOT_RUN, type CeilingKey, type Ceilings } fr
 import { shared } from './styles.ts';
 import { guarded } from './guard.ts';
 import { humanDate } from './headline.ts';
+import { fixed, precision } from './format.ts';
 
 const LABELS: Record<CeilingKey, [string, string]> = {
   read_bandwidth_gbps: ['Streaming read', 'sums every byte once — closest to what decode does'],
@@ -23,7 +24,7 @@ const LABELS: Record<CeilingKey, [string, string]> = {
 };
 
 function fmt(x: number): string {
-  return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+  return fixed(x, x >= 100 ? 0 : x >= 10 ? 1 : 2);
 }
 
 /** The measured roofs (each the best median of consecutive samples lasting 250 ms; older results: of 5, their upper decile or median) with median, spread, sample count, clock and the checks that failed. */
@@ -96,7 +97,7 @@ export class RoofsTable extends LitElement {
           ? c.drift.warning
             ? html`<p class="banner warn" role="note" id="roof-drift">${c.drift.warning}</p>`
             : html`<p class="muted" id="roof-drift">
-                Read roof re-measured after the model phases: ${c.drift.read_after_gbps.toPrecision(3)} GB/s (×${c.drift.ratio.toFixed(2)}), within ±15%.
+                Read roof re-measured after the model phases: ${precision(c.drift.read_after_gbps, 3)} GB/s (×${fixed(c.drift.ratio, 2)}), within ±15%.
               </p>`
           : ''
       }`;
