@@ -45,9 +45,13 @@ const LINEAR_IO: LinearIo[] = [
  */
 const ROWS = inBrowser ? [1, 3, 8, 64] : [1, 2, 3, 4, 5, 6, 7, 8, 16, 64];
 
-/** This device's capabilities, and the same presented as a GPU or as a CPU adapter (every shape select.ts can pick here). */
+/**
+ * This device's capabilities with and without subgroups (a run may turn them off), presented as a
+ * CPU adapter and, on lavapipe, also as a GPU: every shape select.ts can pick. Chromium compiles
+ * only the shapes the page picks on SwiftShader (a CPU adapter's); lavapipe compiles the GPUs'.
+ */
 function capsVariants(caps: Capabilities): Capabilities[] {
-  return [true, false].flatMap((cpuLike) =>
+  return (inBrowser ? [caps.cpuLike] : [true, false]).flatMap((cpuLike) =>
     [caps.subgroups, false].filter((s, i, all) => all.indexOf(s) === i).map((subgroups) => ({ ...caps, cpuLike, subgroups })),
   );
 }
