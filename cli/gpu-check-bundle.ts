@@ -146,7 +146,7 @@ const MATVEC_SH = launcher(
   'The linear-layer micro-benchmark: ./matvec.sh --format q4_0 --shapes 2048x2048 --candidates (flags of npm run bench:matvec)',
   'tokenscope-matvec-bench.mjs',
   `cd "$work"
-"$node_bin" "$work/tokenscope-matvec-bench.mjs" "$@"`,
+TOKENSCOPE_MATVEC_COMMAND=./matvec.sh "$node_bin" "$work/tokenscope-matvec-bench.mjs" "$@"`,
 );
 
 async function main(argv: string[]): Promise<void> {

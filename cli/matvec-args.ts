@@ -26,11 +26,10 @@ export const MATVEC_FLAGS: Record<string, FlagSpec> = {
   help: { type: 'boolean', help: 'show this help' },
 };
 
-export const USAGE = usage(
-  'npm run bench:matvec --',
-  'Times linear() on decode shapes against the streaming read over the same bytes, alternating rep by rep.',
-  MATVEC_FLAGS,
-);
+/** The command its usage names: `./matvec.sh` where the GPU check bundle's launcher says so. */
+const COMMAND = (typeof process !== 'undefined' && process.env.TOKENSCOPE_MATVEC_COMMAND) || 'npm run bench:matvec --';
+
+export const USAGE = usage(COMMAND, 'Times linear() on decode shapes against the streaming read over the same bytes, alternating rep by rep.', MATVEC_FLAGS);
 
 /** The run `argv` asks for, or null for --help; a mistake throws a UsageError naming the flag. */
 export function parseMatvecArgs(argv: string[]): { opts: MatvecBenchOptions; runtime: string; browser?: string; disable: string[] } | null {
