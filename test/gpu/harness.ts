@@ -107,8 +107,8 @@ export const Q8_LOGITS_TOLERANCE = 1e-3;
  * layer's attention output by NMSE ≤ 2u²/3 ≈ 6.4e-7 (attention.test.ts): 8e-7 per layer. With f16
  * weights (`f16Weights`), every linear on them rounds its input to f16 (linear_io.wgsl's X_F16, as
  * llama.cpp does): NMSE ≈ (2⁻¹¹)²/3 ≈ 8e-8 per linear, seven a layer: another 8e-7 per layer
- * (Chromium, f32 cache, the F16 tiny models of architectures.test.ts: 1.7e-7 and 3.2e-7 at 2 layers, 9.5e-7 at 6). A wrong key,
- * head or row gives ≥ 1e-3.
+ * (Chromium, f32 cache, the F16 tiny models of architectures.test.ts: 1.7e-7 and 3.2e-7 at 2
+ * layers, 9.5e-7 at 6). A wrong key, head or row gives ≥ 1e-3.
  */
 export function logitsTolerance(kvCache: 'f16' | 'f32', layers: number, f16Weights = false): number {
   const perLayer = (kvCache === 'f16' ? 8e-7 : 0) + (f16Weights ? 8e-7 : 0);
