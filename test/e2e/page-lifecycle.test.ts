@@ -70,7 +70,7 @@ describe('run lifecycle', () => {
   );
 
   /**
-   * Twenty roofs-only runs, then a latency sweep on the tiny preset (roofs + engine), through the
+   * Two roofs-only runs, then a latency sweep on the tiny preset (roofs + engine), through the
    * automation API; the live-buffer count is checked after each, so one leaking run fails the test.
    */
   it('two roofs-only runs and a latency sweep leave the number of live GPU buffers where it started', async () => {
