@@ -43,8 +43,9 @@ interface Fitted {
 
 /**
  * The result as it goes into a link: whole (its numbers to LINK_DIGITS significant digits) when
- * its fragment fits `budgetChars`, else trimmed step by step until it does. Past every step it may still be over the budget (many prompt
- * lengths); it is then shared as is, unless it is over what decoding accepts.
+ * its fragment fits `budgetChars`, else trimmed step by step until it does. Past every step it may
+ * still be over the budget (many prompt lengths); it is then shared as is, unless it is over what
+ * decoding accepts.
  */
 async function fit(result: BenchResult, budgetChars: number): Promise<Fitted> {
   let current = linkRounded(result);

@@ -45,7 +45,7 @@ describe('a large result', () => {
   const large = largeResult();
   const exact = linkRounded(large);
 
-  it('trims under the budget, keeping rows and ceiling values exact', async () => {
+  it('trims under the budget, keeping rows and ceiling values (to the link’s nine digits)', async () => {
     const fragment = await encodeReport(large);
     expect(JSON.stringify(large).length).toBeGreaterThan(400_000);
     expect(fragment.length).toBeLessThanOrEqual(LINK_BUDGET_CHARS);
